@@ -1,0 +1,38 @@
+/* Runtime CPU dispatch: the package is compiled with portable baseline flags;
+ * hot kernels carry __attribute__((target(...))) variants that are selected
+ * here with __builtin_cpu_supports (ARCHITECTURE.md habit 6). */
+#include <string.h>
+#include "secea.h"
+#include "internal.h"
+
+int secea_cpu_supports(const char *f)
+{
+#if SECEA_X86
+    __builtin_cpu_init();
+    if (!strcmp(f, "aes")) return __builtin_cpu_supports("aes") ? 1 : 0;
+    if (!strcmp(f, "vaes")) return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") ? 1 : 0;
+    if (!strcmp(f, "avx2")) return __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (!strcmp(f, "bmi2")) return __builtin_cpu_supports("bmi2") ? 1 : 0;
+    if (!strcmp(f, "avx512f")) return __builtin_cpu_supports("avx512f") ? 1 : 0;
+    if (!strcmp(f, "avx512ifma"))
+        return __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("avx512f") ? 1 : 0;
+#else
+    (void)f;
+#endif
+    return 0;
+}
+
+void secea_dispatch_init(int force_portable)
+{
+    secea__field_select(force_portable);
+    secea__matmul_select(force_portable);
+    secea__aes_select(force_portable);
+}
+
+const char *secea_kernel_variant(const char *kernel)
+{
+    if (!strcmp(kernel, "field")) return secea__field_variant();
+    if (!strcmp(kernel, "matmul")) return secea__matmul_variant();
+    if (!strcmp(kernel, "aes")) return secea__aes_variant();
+    return NULL;
+}

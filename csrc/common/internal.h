@@ -1,0 +1,124 @@
+/* Internal helpers shared by the kernel families (not part of the C API). */
+#ifndef SECEA_INTERNAL_H
+#define SECEA_INTERNAL_H
+#include <stdint.h>
+#include <stddef.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define SECEA_X86 1
+#define SECEA_TARGET(s) __attribute__((target(s)))
+#else
+#define SECEA_X86 0
+#define SECEA_TARGET(s)
+#endif
+
+typedef unsigned __int128 secea_u128;
+
+/* Each kernel family selects its variant; called by secea_dispatch_init. */
+void secea__field_select(int force_portable);
+void secea__matmul_select(int force_portable);
+void secea__aes_select(int force_portable);
+const char *secea__field_variant(void);
+const char *secea__matmul_variant(void);
+const char *secea__aes_variant(void);
+
+/* ---- scalar modular arithmetic for any modulus 2 <= p < 2^64 ----
+ * Division by an invariant integer with a precomputed reciprocal
+ * (Moller & Granlund, "Improved division by invariant integers", IEEE TC
+ * 2011, Algorithm 4).  p is normalised by a left shift so its top bit is set. */
+typedef struct {
+    uint64_t p;      /* the modulus */
+    uint64_t d;      /* p << shift */
+    uint64_t v;      /* floor((2^128 - 1) / d) - 2^64 */
+    unsigned shift;  /* leading zeros of p */
+} secea_modctx;
+
+static inline void secea_modctx_init(secea_modctx *c, uint64_t p)
+{
+    c->p = p;
+    c->shift = (unsigned)__builtin_clzll(p);
+    c->d = p << c->shift;
+    /* v = floor((2^128-1)/d) - 2^64 = floor(((~d) * 2^64 + (2^64-1)) / d) */
+    secea_u128 num = ((secea_u128)(~c->d) << 64) | UINT64_MAX;
+    c->v = (uint64_t)(num / c->d);
+}
+
+/* <u1,u0> mod d for u1 < d (d normalised). */
+static inline uint64_t secea__rem_norm(uint64_t u1, uint64_t u0, uint64_t d, uint64_t v)
+{
+    secea_u128 q = (secea_u128)v * u1;
+    q += ((secea_u128)u1 << 64) | u0;
+    uint64_t q1 = (uint64_t)(q >> 64) + 1;
+    uint64_t q0 = (uint64_t)q;
+    uint64_t r = u0 - q1 * d;
+    if (r > q0) r += d;
+    if (r >= d) r -= d;
+    return r;
+}
+
+/* x mod p for any 128-bit x with x < p * 2^64 (e.g. a product of two
+ * residues, or hi < p). */
+static inline uint64_t secea_mod128(const secea_modctx *c, secea_u128 x)
+{
+    uint64_t hi = (uint64_t)(x >> 64), lo = (uint64_t)x;
+    unsigned s = c->shift;
+    uint64_t u1 = s ? (hi << s) | (lo >> (64 - s)) : hi;
+    uint64_t u0 = lo << s;
+    return secea__rem_norm(u1, u0, c->d, c->v) >> s;
+}
+
+/* x mod p for any 64-bit x. */
+static inline uint64_t secea_mod64(const secea_modctx *c, uint64_t x)
+{
+    return secea_mod128(c, (secea_u128)x);
+}
+
+static inline uint64_t secea_mulmod(const secea_modctx *c, uint64_t a, uint64_t b)
+{
+    return secea_mod128(c, (secea_u128)a * b);
+}
+
+/* 192-bit value top*2^128 + hi*2^64 + lo reduced mod p. */
+static inline uint64_t secea_mod192(const secea_modctx *c, uint64_t top, uint64_t hi, uint64_t lo)
+{
+    uint64_t r = secea_mod64(c, top);
+    r = secea_mod128(c, ((secea_u128)r << 64) | hi);
+    return secea_mod128(c, ((secea_u128)r << 64) | lo);
+}
+
+static inline uint64_t secea_addmod(uint64_t a, uint64_t b, uint64_t p)
+{
+    uint64_t s = a + b;
+    /* a, b < p: the true sum is < 2p; reduce if it overflowed or reached p */
+    if (s < a || s >= p) s -= p;
+    return s;
+}
+
+static inline uint64_t secea_submod(uint64_t a, uint64_t b, uint64_t p)
+{
+    return a >= b ? a - b : a - b + p;
+}
+
+/* ---- Goldilocks p = 2^64 - 2^32 + 1:  2^64 = 2^32 - 1,  2^96 = -1 ---- */
+#define SECEA_GOLDILOCKS 0xFFFFFFFF00000001ULL
+
+static inline uint64_t secea_gl_reduce128(secea_u128 x)
+{
+    const uint64_t eps = 0xFFFFFFFFULL; /* 2^64 mod p */
+    uint64_t lo = (uint64_t)x, hi = (uint64_t)(x >> 64);
+    uint64_t hi_hi = hi >> 32, hi_lo = hi & eps;
+    uint64_t t0 = lo - hi_hi;                 /* lo - hi_hi * 2^96 */
+    if (lo < hi_hi) t0 -= eps;                /* borrow: add p = subtract 2^64 - p */
+    uint64_t t1 = hi_lo * eps;                /* hi_lo * 2^64 */
+    uint64_t t2 = t0 + t1;
+    if (t2 < t1) t2 += eps;                   /* carry: 2^64 = eps */
+    if (t2 >= SECEA_GOLDILOCKS) t2 -= SECEA_GOLDILOCKS;
+    return t2;
+}
+
+static inline uint64_t secea_gl_mul(uint64_t a, uint64_t b)
+{
+    return secea_gl_reduce128((secea_u128)a * b);
+}
+
+#endif

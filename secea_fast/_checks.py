@@ -1,0 +1,69 @@
+"""Input validation shared by the managed (public) kernel functions.
+
+Validation happens once, at the API boundary; the raw bindings in
+``secea_fast._native`` trust their inputs (ARCHITECTURE.md habit 2).
+"""
+from __future__ import annotations
+
+import numbers
+from functools import lru_cache
+
+import gmpy2
+import numpy as np
+
+U64_LIMIT = 1 << 64
+
+
+@lru_cache(maxsize=256)
+def _is_prime(p: int) -> bool:
+    # strong BPSW has no known pseudoprime, and none exists below 2^64
+    return bool(gmpy2.is_strong_bpsw_prp(p)) if p > 3 else p in (2, 3)
+
+
+def check_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    return int(value)
+
+
+def check_prime(p, name: str = "p") -> int:
+    """The modulus: a prime with 2 <= p < 2^64."""
+    p = check_int(p, name)
+    if not 2 <= p < U64_LIMIT:
+        raise ValueError(f"{name} must satisfy 2 <= {name} < 2^64, got {p}")
+    if not _is_prime(p):
+        raise ValueError(f"{name} = {p} is not prime")
+    return p
+
+
+def check_array(a, name: str, *, ndim=None) -> np.ndarray:
+    """A NumPy uint64 array, returned C-contiguous (copied only if needed)."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"{name} must be a numpy.ndarray of dtype uint64, got {type(a).__name__}")
+    if a.dtype != np.uint64:
+        raise TypeError(f"{name} must have dtype uint64, got {a.dtype}")
+    if ndim is not None and a.ndim not in (ndim if isinstance(ndim, tuple) else (ndim,)):
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {a.shape}")
+    return np.ascontiguousarray(a)
+
+
+def check_elements(a, p: int, name: str, *, ndim=None) -> np.ndarray:
+    """A uint64 array whose entries are reduced field elements (< p)."""
+    a = check_array(a, name, ndim=ndim)
+    if a.size and int(a.max()) >= p:
+        bad = int(np.argmax(a >= np.uint64(p)))
+        raise ValueError(
+            f"{name} has an entry >= p at flat index {bad} (value {int(a.flat[bad])}, p = {p})")
+    return a
+
+
+def check_same_shape(a: np.ndarray, b: np.ndarray, names=("a", "b")) -> None:
+    if a.shape != b.shape:
+        raise ValueError(f"shape mismatch: {names[0]} has shape {a.shape}, {names[1]} has shape {b.shape}")
+
+
+def check_scalar_element(c, p: int, name: str) -> int:
+    c = check_int(c, name)
+    if not 0 <= c < p:
+        raise ValueError(f"{name} must satisfy 0 <= {name} < p = {p}, got {c}")
+    return c

@@ -1,0 +1,99 @@
+"""Thin bindings to the compiled kernels (``secea_fast._native._lib``).
+
+Everything here is *raw*: callers have validated their inputs (see
+``secea_fast._checks``).  This module also owns run-time backend selection:
+
+* ``SECEA_FAST_BACKEND=portable`` (read at import) forces the portable C path;
+  ``set_backend("portable" | "auto")`` switches at run time (tests use it to run
+  both paths in one process).
+* ``backend_info()`` tells which variant each kernel family uses.
+* ``SECEA_FAST_NUM_THREADS`` / ``threads=`` set the thread count of parallel
+  kernels (default: the cores this process may run on).
+"""
+from __future__ import annotations
+
+import os
+
+try:
+    from ._lib import ffi, lib
+except ImportError as exc:  # pragma: no cover - depends on the install
+    raise ImportError(
+        "secea_fast's C extension is not built; install the package with "
+        "`python -m pip install -e .` (or `pip install .`) so cffi compiles csrc/"
+    ) from exc
+
+_BACKENDS = ("auto", "portable")
+_state = {"backend": "auto"}
+
+
+def set_backend(name: str) -> None:
+    """Select the kernel variants: ``"auto"`` (best the CPU supports) or
+    ``"portable"`` (plain C everywhere)."""
+    if not isinstance(name, str):
+        raise TypeError(f"backend must be a str, got {type(name).__name__}")
+    if name not in _BACKENDS:
+        raise ValueError(f"backend must be one of {_BACKENDS}, got {name!r}")
+    lib.secea_dispatch_init(1 if name == "portable" else 0)
+    _state["backend"] = name
+
+
+def get_backend() -> str:
+    return _state["backend"]
+
+
+def backend_info() -> dict:
+    """Which variant each kernel family runs, and what the CPU offers.
+
+    >>> info = backend_info(); sorted(info["kernels"])
+    ['aes', 'field', 'matmul']
+    """
+    kernels = {}
+    for name in ("aes", "field", "matmul"):
+        v = lib.secea_kernel_variant(name.encode())
+        kernels[name] = ffi.string(v).decode() if v != ffi.NULL else "unknown"
+    cpu = {f: bool(lib.secea_cpu_supports(f.encode()))
+           for f in ("aes", "vaes", "avx2", "bmi2", "avx512f", "avx512ifma")}
+    return {"backend": _state["backend"], "kernels": kernels, "cpu": cpu,
+            "threads": default_threads()}
+
+
+def default_threads() -> int:
+    env = os.environ.get("SECEA_FAST_NUM_THREADS")
+    if env:
+        try:
+            t = int(env)
+        except ValueError:
+            raise ValueError(f"SECEA_FAST_NUM_THREADS must be a positive integer, got {env!r}") from None
+        if t < 1:
+            raise ValueError(f"SECEA_FAST_NUM_THREADS must be a positive integer, got {env!r}")
+        return t
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
+
+
+def resolve_threads(threads) -> int:
+    """``threads=None`` means the default; otherwise a positive int (<= 64)."""
+    if threads is None:
+        return min(default_threads(), 64)
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads must be a positive int or None, got {type(threads).__name__}")
+    if not 1 <= threads <= 64:
+        raise ValueError(f"threads must be between 1 and 64, got {threads}")
+    return threads
+
+
+def u64ptr(arr):
+    """``uint64_t *`` view of a C-contiguous uint64 array (read or write)."""
+    return ffi.cast("uint64_t *", ffi.from_buffer(arr))
+
+
+def u8ptr(buf):
+    return ffi.cast("uint8_t *", ffi.from_buffer(buf))
+
+
+_env_backend = os.environ.get("SECEA_FAST_BACKEND", "").strip().lower() or "auto"
+if _env_backend not in _BACKENDS:
+    raise ValueError(f"SECEA_FAST_BACKEND must be 'auto' or 'portable', got {_env_backend!r}")
+set_backend(_env_backend)
