@@ -1,0 +1,180 @@
+/* Vectorised arithmetic in F_p for any prime 2 <= p < 2^64.
+ *
+ * Generic moduli reduce a 128-bit product by Moller-Granlund division with a
+ * precomputed reciprocal (internal.h); the Goldilocks prime 2^64 - 2^32 + 1 has
+ * a dedicated reduction using 2^64 = 2^32 - 1 and 2^96 = -1 (mod p).
+ * Each loop body is written once (FP_VEC_BODIES) and instantiated twice: a
+ * portable build and an AVX2+BMI2 build (mulx, vectorised add/sub), chosen at
+ * run time by secea__field_select.
+ */
+#include "secea.h"
+#include "internal.h"
+
+#define FP_VEC_BODIES(SFX, ATTR)                                                        \
+ATTR static void add_##SFX(uint64_t *out, const uint64_t *a, const uint64_t *b,         \
+                           size_t n, uint64_t p)                                        \
+{                                                                                       \
+    for (size_t i = 0; i < n; i++) {                                                    \
+        uint64_t s = a[i] + b[i];                                                       \
+        out[i] = (s < a[i] || s >= p) ? s - p : s;                                      \
+    }                                                                                   \
+}                                                                                       \
+ATTR static void sub_##SFX(uint64_t *out, const uint64_t *a, const uint64_t *b,         \
+                           size_t n, uint64_t p)                                        \
+{                                                                                       \
+    for (size_t i = 0; i < n; i++) {                                                    \
+        uint64_t d = a[i] - b[i];                                                       \
+        out[i] = a[i] >= b[i] ? d : d + p;                                              \
+    }                                                                                   \
+}                                                                                       \
+ATTR static void neg_##SFX(uint64_t *out, const uint64_t *a, size_t n, uint64_t p)      \
+{                                                                                       \
+    for (size_t i = 0; i < n; i++) out[i] = a[i] ? p - a[i] : 0;                        \
+}                                                                                       \
+ATTR static void mul_##SFX(uint64_t *out, const uint64_t *a, const uint64_t *b,         \
+                           size_t n, uint64_t p)                                        \
+{                                                                                       \
+    if (p == SECEA_GOLDILOCKS) {                                                        \
+        for (size_t i = 0; i < n; i++) out[i] = secea_gl_mul(a[i], b[i]);               \
+        return;                                                                         \
+    }                                                                                   \
+    secea_modctx c; secea_modctx_init(&c, p);                                           \
+    for (size_t i = 0; i < n; i++) out[i] = secea_mulmod(&c, a[i], b[i]);               \
+}                                                                                       \
+ATTR static void mul_scalar_##SFX(uint64_t *out, const uint64_t *a, uint64_t k,         \
+                                  size_t n, uint64_t p)                                 \
+{                                                                                       \
+    if (p == SECEA_GOLDILOCKS) {                                                        \
+        for (size_t i = 0; i < n; i++) out[i] = secea_gl_mul(a[i], k);                  \
+        return;                                                                         \
+    }                                                                                   \
+    secea_modctx c; secea_modctx_init(&c, p);                                           \
+    for (size_t i = 0; i < n; i++) out[i] = secea_mulmod(&c, a[i], k);                  \
+}                                                                                       \
+ATTR static void dot_rows_##SFX(uint64_t *out, const uint64_t *a, const uint64_t *b,    \
+                                size_t rows, size_t len, size_t bs, uint64_t p)        \
+{                                                                                       \
+    secea_modctx c; secea_modctx_init(&c, p);                                           \
+    for (size_t r = 0; r < rows; r++) {                                                 \
+        const uint64_t *x = a + r * len, *y = b + r * bs;                               \
+        secea_u128 acc0 = 0, acc1 = 0;                                                  \
+        uint64_t top = 0;                                                               \
+        size_t i = 0;                                                                   \
+        for (; i + 1 < len; i += 2) {                                                   \
+            secea_u128 t0 = (secea_u128)x[i] * y[i];                                    \
+            secea_u128 t1 = (secea_u128)x[i + 1] * y[i + 1];                            \
+            acc0 += t0; top += acc0 < t0;                                               \
+            acc1 += t1; top += acc1 < t1;                                               \
+        }                                                                               \
+        if (i < len) {                                                                  \
+            secea_u128 t0 = (secea_u128)x[i] * y[i];                                    \
+            acc0 += t0; top += acc0 < t0;                                               \
+        }                                                                               \
+        acc0 += acc1; top += acc0 < acc1;                                               \
+        out[r] = secea_mod192(&c, top, (uint64_t)(acc0 >> 64), (uint64_t)acc0);               \
+    }                                                                                   \
+}
+
+FP_VEC_BODIES(portable, )
+#if SECEA_X86
+FP_VEC_BODIES(avx2, SECEA_TARGET("avx2,bmi2"))
+#endif
+
+typedef void (*binop_fn)(uint64_t *, const uint64_t *, const uint64_t *, size_t, uint64_t);
+typedef void (*unop_fn)(uint64_t *, const uint64_t *, size_t, uint64_t);
+typedef void (*scal_fn)(uint64_t *, const uint64_t *, uint64_t, size_t, uint64_t);
+typedef void (*dot_fn)(uint64_t *, const uint64_t *, const uint64_t *, size_t, size_t, size_t, uint64_t);
+
+static struct {
+    binop_fn add, sub, mul;
+    unop_fn neg;
+    scal_fn mul_scalar;
+    dot_fn dot_rows;
+    const char *name;
+} FP = {add_portable, sub_portable, mul_portable, neg_portable, mul_scalar_portable,
+        dot_rows_portable, "portable"};
+
+void secea__field_select(int force_portable)
+{
+#if SECEA_X86
+    if (!force_portable && secea_cpu_supports("avx2") && secea_cpu_supports("bmi2")) {
+        FP.add = add_avx2; FP.sub = sub_avx2; FP.mul = mul_avx2; FP.neg = neg_avx2;
+        FP.mul_scalar = mul_scalar_avx2; FP.dot_rows = dot_rows_avx2; FP.name = "avx2";
+        return;
+    }
+#endif
+    (void)force_portable;
+    FP.add = add_portable; FP.sub = sub_portable; FP.mul = mul_portable; FP.neg = neg_portable;
+    FP.mul_scalar = mul_scalar_portable; FP.dot_rows = dot_rows_portable; FP.name = "portable";
+}
+
+const char *secea__field_variant(void) { return FP.name; }
+
+void secea_fp_add(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { FP.add(out, a, b, n, p); }
+void secea_fp_sub(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { FP.sub(out, a, b, n, p); }
+void secea_fp_neg(uint64_t *out, const uint64_t *a, size_t n, uint64_t p) { FP.neg(out, a, n, p); }
+void secea_fp_mul(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { FP.mul(out, a, b, n, p); }
+void secea_fp_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t k, size_t n, uint64_t p) { FP.mul_scalar(out, a, k, n, p); }
+void secea_fp_dot_rows(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t rows, size_t len, size_t b_stride, uint64_t p)
+{
+    FP.dot_rows(out, a, b, rows, len, b_stride, p);
+}
+
+/* ---- exponentiation and inversion (latency bound; one scalar path) ---- */
+static inline uint64_t mulmod_any(const secea_modctx *c, uint64_t a, uint64_t b)
+{
+    return c->p == SECEA_GOLDILOCKS ? secea_gl_mul(a, b) : secea_mulmod(c, a, b);
+}
+
+static uint64_t powmod(const secea_modctx *c, uint64_t a, uint64_t e)
+{
+    uint64_t r = c->p == 1 ? 0 : 1, b = a;
+    while (e) {
+        if (e & 1) r = mulmod_any(c, r, b);
+        e >>= 1;
+        if (e) b = mulmod_any(c, b, b);
+    }
+    return r;
+}
+
+void secea_fp_pow(uint64_t *out, const uint64_t *a, const uint64_t *e, size_t n, uint64_t p)
+{
+    secea_modctx c; secea_modctx_init(&c, p);
+    for (size_t i = 0; i < n; i++) out[i] = powmod(&c, a[i], e[i]);
+}
+
+void secea_fp_pow_scalar(uint64_t *out, const uint64_t *a, uint64_t e, size_t n, uint64_t p)
+{
+    secea_modctx c; secea_modctx_init(&c, p);
+    for (size_t i = 0; i < n; i++) out[i] = powmod(&c, a[i], e);
+}
+
+size_t secea_fp_batch_inv(uint64_t *out, const uint64_t *a, size_t n, uint64_t p)
+{
+    if (n == 0) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] == 0) return i + 1;
+    secea_modctx c; secea_modctx_init(&c, p);
+    /* out[i] = a[0] * ... * a[i]  (prefix products; out may alias a, so
+     * keep the running product and read a[i] before writing out[i]) */
+    uint64_t run = 1;
+    for (size_t i = 0; i < n; i++) {
+        run = mulmod_any(&c, run, a[i]);
+        out[i] = run;
+    }
+    uint64_t inv = powmod(&c, run, p - 2);   /* Fermat: run^(p-2) = run^-1 */
+    for (size_t i = n - 1; i > 0; i--) {
+        uint64_t ai = a[i];                     /* read before out[i] overwrites it */
+        uint64_t r = mulmod_any(&c, inv, out[i - 1]);
+        inv = mulmod_any(&c, inv, ai);
+        out[i] = r;
+    }
+    out[0] = inv;
+    return 0;
+}
+
+void secea_fp_reduce(uint64_t *out, const uint64_t *x, size_t n, uint64_t p)
+{
+    secea_modctx c; secea_modctx_init(&c, p);
+    for (size_t i = 0; i < n; i++) out[i] = secea_mod64(&c, x[i]);
+}

@@ -1,0 +1,126 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import secea_fast
+from secea_fast import field
+from secea_fast.field import reference as ref
+
+from conftest import PRIMES, rand_elems
+
+elem_lists = st.integers(min_value=0, max_value=2**64 - 1)
+
+
+def residues(p, n):
+    return st.lists(st.one_of(st.integers(0, p - 1), st.sampled_from([0, 1 % p, p - 1, p // 2])),
+                    min_size=n, max_size=n)
+
+
+@pytest.mark.parametrize("p", PRIMES)
+def test_elementwise_matches_reference(p, backend):
+    rng = np.random.default_rng(p % 1000)
+    a = rand_elems(rng, p, 257)
+    b = rand_elems(rng, p, 257)[::-1].copy()
+    assert field.add(a, b, p).tolist() == ref.add(a, b, p)
+    assert field.sub(a, b, p).tolist() == ref.sub(a, b, p)
+    assert field.neg(a, p).tolist() == ref.neg(a, p)
+    assert field.mul(a, b, p).tolist() == ref.mul(a, b, p)
+    assert field.mul(a, p - 1, p).tolist() == ref.mul(a, [p - 1] * a.size, p)
+    assert field.add(a, 1 % p, p).tolist() == ref.add(a, [1 % p] * a.size, p)
+    e = rng.integers(0, 2**64 - 1, size=a.size, dtype=np.uint64, endpoint=True)
+    e[:3] = [0, 1, 2**64 - 1]
+    assert field.pow(a, e, p).tolist() == ref.pow(a, e, p)
+    assert field.dot(a, b, p) == ref.dot(a, b, p)
+    nz = a.copy()
+    nz[nz == 0] = 1
+    inv = field.batch_inv(nz, p)
+    assert inv.tolist() == ref.inv(nz, p)
+    assert field.mul(inv, nz, p).tolist() == [1 % p] * nz.size
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(PRIMES).flatmap(lambda p: st.tuples(st.just(p), residues(p, 9), residues(p, 9))))
+def test_hypothesis_ops(args):
+    p, a, b = args
+    A = np.array(a, dtype=np.uint64)
+    B = np.array(b, dtype=np.uint64)
+    assert field.add(A, B, p).tolist() == ref.add(a, b, p)
+    assert field.sub(A, B, p).tolist() == ref.sub(a, b, p)
+    assert field.mul(A, B, p).tolist() == ref.mul(a, b, p)
+    assert field.dot(A, B, p) == ref.dot(a, b, p)
+    assert field.pow(A, B, p).tolist() == ref.pow(a, b, p)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(PRIMES), st.integers(-2**200, 2**200))
+def test_pow_big_and_negative_exponents(p, e):
+    a = np.array([1 % p, p - 1, 2 % p, (p // 3) or 1], dtype=np.uint64)
+    a = a[a != 0]
+    assert field.pow(a, e, p).tolist() == [pow(int(x), e, p) for x in a]
+    z = np.array([0], dtype=np.uint64)
+    if e > 0:
+        assert field.pow(z, e, p).tolist() == [0]
+    elif e == 0:
+        assert field.pow(z, e, p).tolist() == [1]
+    else:
+        with pytest.raises(ValueError):
+            field.pow(z, e, p)
+
+
+def test_dot_rows_and_long_sums(backend):
+    p = secea_fast.GOLDILOCKS
+    a = np.full((3, 5000), p - 1, dtype=np.uint64)  # forces the 192-bit carry
+    b = np.full((3, 5000), p - 1, dtype=np.uint64)
+    out = field.dot(a, b, p)
+    assert out.shape == (3,)
+    assert out.tolist() == [5000 % p] * 3   # (p-1)^2 = 1
+
+
+def test_inv_scalar_and_errors():
+    p = 101
+    assert field.inv(5, p) * 5 % p == 1
+    with pytest.raises(ValueError, match="zero"):
+        field.inv(0, p)
+    with pytest.raises(ValueError, match="index 2"):
+        field.batch_inv(np.array([1, 2, 0, 3], dtype=np.uint64), p)
+
+
+def test_reduce_and_asarray():
+    p = 2**61 - 1
+    x = np.array([0, p, p + 5, 2**64 - 1], dtype=np.uint64)
+    assert field.reduce(x, p).tolist() == [int(v) % p for v in x]
+    assert field.asarray([-1, 2**100, 3], p).tolist() == [p - 1, 2**100 % p, 3]
+    with pytest.raises(TypeError):
+        field.asarray([1.5], p)
+
+
+@pytest.mark.parametrize("bad_p, exc", [(4, ValueError), (1, ValueError), (0, ValueError),
+                                        (2**64 + 13, ValueError), (2**64 - 1, ValueError),
+                                        (1.0, TypeError), ("7", TypeError), (True, TypeError)])
+def test_bad_modulus(bad_p, exc):
+    a = np.array([1], dtype=np.uint64)
+    with pytest.raises(exc):
+        field.add(a, a, bad_p)
+
+
+def test_bad_arrays():
+    p = 101
+    a = np.array([1, 2, 3], dtype=np.uint64)
+    with pytest.raises(TypeError, match="uint64"):
+        field.add(a.astype(np.int64), a, p)
+    with pytest.raises(TypeError, match="ndarray"):
+        field.mul([1, 2, 3], a, p)
+    with pytest.raises(ValueError, match=">= p"):
+        field.mul(np.array([1, 101], dtype=np.uint64), np.array([1, 1], dtype=np.uint64), p)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        field.add(a, a[:2], p)
+    with pytest.raises(ValueError):
+        field.mul(a, 101, p)
+    with pytest.raises(TypeError):
+        field.pow(a, 1.5, p)
+
+
+def test_non_contiguous_inputs():
+    p = 65537
+    a = np.arange(20, dtype=np.uint64)[::2]
+    assert field.mul(a, a, p).tolist() == ref.mul(a, a, p)
