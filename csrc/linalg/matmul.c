@@ -1,0 +1,150 @@
+/* Exact matrix product over F_p, C = A * B mod p (any prime p < 2^64).
+ *
+ * Front end: picks a variant (tuning assumptions below), packs B once, splits
+ * the rows of A into contiguous ranges and runs them on `threads` POSIX
+ * threads (the Python caller has released the GIL).
+ *
+ * Variants (ARCHITECTURE.md habit 1), measured on AMD Zen 5 (see
+ * secea_fast/tuning.py for the figures):
+ *   ifma1     p <= 2^52: AVX-512 IFMA, one 52-bit limb, 2 IFMA per multiply-add
+ *   ifma2     p <  2^64: AVX-512 IFMA, limbs 52 + 12 bits, 7 IFMA per multiply-add
+ *   avx2      scalar 64x64->128 products (mulx) with 192-bit accumulators,
+ *             compiled for AVX2+BMI2
+ *   portable  the same scalar kernel with baseline flags
+ * Products are accumulated exactly and reduced once per output element, so
+ * the result never depends on the route.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "secea.h"
+#include "matmul_internal.h"
+
+/* ---- scalar kernel: B transposed, 2x2 register blocks of 192-bit sums ---- */
+static void *pack_bt(const uint64_t *B, size_t k, size_t n, uint64_t p)
+{
+    (void)p;
+    uint64_t *Bt = malloc((k * n ? k * n : 1) * sizeof(uint64_t));
+    if (!Bt) return NULL;
+    for (size_t t = 0; t < k; t++)
+        for (size_t j = 0; j < n; j++) Bt[j * k + t] = B[t * n + j];
+    return Bt;
+}
+
+#define ACC(acc, top, x, y) do { secea_u128 t_ = (secea_u128)(x) * (y); acc += t_; top += acc < t_; } while (0)
+#define FIN(acc, top) secea_mod192(&c, top, (uint64_t)((acc) >> 64), (uint64_t)(acc))
+
+#define SCALAR_KERNEL(SFX, ATTR)                                                        \
+ATTR static void run_##SFX(secea__mm_job *jb)                                           \
+{                                                                                       \
+    const uint64_t *Bt = jb->Bpacked;                                                   \
+    size_t k = jb->k, n = jb->n;                                                        \
+    secea_modctx c; secea_modctx_init(&c, jb->p);                                       \
+    size_t i = jb->row0;                                                                \
+    for (; i + 1 < jb->row1; i += 2) {                                                  \
+        const uint64_t *a0 = jb->A + i * k, *a1 = a0 + k;                               \
+        size_t j = 0;                                                                   \
+        for (; j + 1 < n; j += 2) {                                                     \
+            const uint64_t *b0 = Bt + j * k, *b1 = b0 + k;                              \
+            secea_u128 s00 = 0, s01 = 0, s10 = 0, s11 = 0;                              \
+            uint64_t t00 = 0, t01 = 0, t10 = 0, t11 = 0;                                \
+            for (size_t t = 0; t < k; t++) {                                            \
+                ACC(s00, t00, a0[t], b0[t]); ACC(s01, t01, a0[t], b1[t]);               \
+                ACC(s10, t10, a1[t], b0[t]); ACC(s11, t11, a1[t], b1[t]);               \
+            }                                                                           \
+            jb->C[i * n + j] = FIN(s00, t00); jb->C[i * n + j + 1] = FIN(s01, t01);     \
+            jb->C[(i + 1) * n + j] = FIN(s10, t10);                                     \
+            jb->C[(i + 1) * n + j + 1] = FIN(s11, t11);                                 \
+        }                                                                               \
+        for (; j < n; j++) {                                                            \
+            const uint64_t *b0 = Bt + j * k;                                            \
+            secea_u128 s0 = 0, s1 = 0; uint64_t t0 = 0, t1 = 0;                         \
+            for (size_t t = 0; t < k; t++) { ACC(s0, t0, a0[t], b0[t]); ACC(s1, t1, a1[t], b0[t]); } \
+            jb->C[i * n + j] = FIN(s0, t0); jb->C[(i + 1) * n + j] = FIN(s1, t1);       \
+        }                                                                               \
+    }                                                                                   \
+    for (; i < jb->row1; i++) {                                                         \
+        const uint64_t *a0 = jb->A + i * k;                                             \
+        for (size_t j = 0; j < n; j++) {                                                \
+            const uint64_t *b0 = Bt + j * k;                                            \
+            secea_u128 s0 = 0; uint64_t t0 = 0;                                         \
+            for (size_t t = 0; t < k; t++) ACC(s0, t0, a0[t], b0[t]);                   \
+            jb->C[i * n + j] = FIN(s0, t0);                                             \
+        }                                                                               \
+    }                                                                                   \
+    jb->status = 0;                                                                     \
+}
+
+SCALAR_KERNEL(portable, )
+static const secea__mm_variant mm_portable = {"portable", 2, pack_bt, run_portable};
+#if SECEA_X86
+SCALAR_KERNEL(avx2, SECEA_TARGET("avx2,bmi2"))
+static const secea__mm_variant mm_avx2 = {"avx2", 2, pack_bt, run_avx2};
+#endif
+
+/* ---- dispatch ---- */
+static int use_ifma = 0;
+static const secea__mm_variant *scalar_variant = &mm_portable;
+
+void secea__matmul_select(int force_portable)
+{
+    use_ifma = 0;
+    scalar_variant = &mm_portable;
+    if (force_portable) return;
+#if SECEA_X86
+    if (secea_cpu_supports("avx2") && secea_cpu_supports("bmi2")) scalar_variant = &mm_avx2;
+    use_ifma = secea__mm_ifma_available();
+#endif
+}
+
+const char *secea__matmul_variant(void) { return use_ifma ? "ifma" : scalar_variant->name; }
+
+static const secea__mm_variant *choose(uint64_t p)
+{
+    if (use_ifma) return p <= (1ULL << 52) ? &secea__mm_ifma1 : &secea__mm_ifma2;
+    return scalar_variant;
+}
+
+static void *thread_main(void *arg)
+{
+    const secea__mm_variant *v = ((void **)arg)[0];
+    v->run((secea__mm_job *)((void **)arg)[1]);
+    return NULL;
+}
+
+int secea_fp_mat_mul(uint64_t *C, const uint64_t *A, const uint64_t *B,
+                     size_t m, size_t k, size_t n, uint64_t p, int threads)
+{
+    if (m == 0 || n == 0) return 0;
+    if (k == 0) { memset(C, 0, m * n * sizeof(uint64_t)); return 0; }
+    const secea__mm_variant *v = choose(p);
+    void *Bp = v->pack_b(B, k, n, p);
+    if (!Bp) return -1;
+    size_t tiles = (m + v->row_align - 1) / v->row_align;
+    if (threads < 1) threads = 1;
+    if ((size_t)threads > tiles) threads = (int)tiles;
+    secea__mm_job jobs[64];
+    pthread_t tid[64];
+    void *args[64][2];
+    int started[64] = {0};
+    if (threads > 64) threads = 64;
+    for (int t = 0; t < threads; t++) {
+        size_t t0 = tiles * (size_t)t / (size_t)threads, t1 = tiles * (size_t)(t + 1) / (size_t)threads;
+        jobs[t] = (secea__mm_job){C, A, Bp, m, k, n, t0 * v->row_align,
+                                  t1 * v->row_align < m ? t1 * v->row_align : m, p, -1};
+        args[t][0] = (void *)v;
+        args[t][1] = &jobs[t];
+    }
+    /* thread 0's share runs on the calling thread */
+    for (int t = 1; t < threads; t++)
+        started[t] = pthread_create(&tid[t], NULL, thread_main, args[t]) == 0;
+    v->run(&jobs[0]);
+    int status = jobs[0].status;
+    for (int t = 1; t < threads; t++) {
+        if (started[t]) pthread_join(tid[t], NULL);
+        else v->run(&jobs[t]);                 /* could not start a thread: do it here */
+        if (jobs[t].status) status = jobs[t].status;
+    }
+    free(Bp);
+    return status;
+}

@@ -1,0 +1,70 @@
+"""Exact matrix products over F_p (any prime p < 2^64).
+
+``matmul(A, B, p)`` is the coded-query response of SecEA (seed 002, eq. 20;
+Table 1): each client multiplies its block of query vectors by its stored
+shares.  Products are accumulated exactly and reduced once per output entry,
+so the result is bit-for-bit the schoolbook product mod p whatever the route.
+
+Routes (chosen in C at run time, see ``backend_info()["kernels"]["matmul"]``
+and ``secea_fast.tuning``):
+
+* ``ifma``: AVX-512 IFMA, one 52-bit limb for p <= 2^52 (the default
+  embedding prime), two limbs (52 + 12 bits) for larger p (Goldilocks);
+* ``avx2`` / ``portable``: scalar 64x64->128-bit products with 192-bit sums.
+
+The RNS-over-float64-BLAS route (FFLAS-FFPACK style) was measured and left
+out: see ``secea_fast.tuning.MATMUL_NOTES``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._checks import check_elements, check_prime
+from .._native import ffi, lib, resolve_threads, u64ptr
+
+__all__ = ["matmul", "matvec"]
+
+
+def matmul(A, B, p, threads=None):
+    """``A @ B mod p`` for ``uint64`` matrices ``A`` (m x k) and ``B`` (k x n).
+
+    ``threads``: number of threads (default ``SECEA_FAST_NUM_THREADS`` or all
+    cores); the GIL is released while the kernel runs.
+
+    >>> import numpy as np
+    >>> A = np.array([[1, 2], [3, 4]], dtype=np.uint64)
+    >>> matmul(A, A, 5).tolist()
+    [[2, 0], [0, 2]]
+    """
+    p = check_prime(p)
+    A = check_elements(A, p, "A", ndim=2)
+    B = check_elements(B, p, "B", ndim=2)
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"shape mismatch: A is {A.shape}, B is {B.shape} (need A.shape[1] == B.shape[0])")
+    threads = resolve_threads(threads)
+    m, k = A.shape
+    n = B.shape[1]
+    C = np.empty((m, n), dtype=np.uint64)
+    if C.size == 0:
+        return C
+    if lib.secea_fp_mat_mul(u64ptr(C), u64ptr(A) if A.size else ffi.NULL,
+                            u64ptr(B) if B.size else ffi.NULL, m, k, n, p, threads) != 0:
+        raise MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
+    return C
+
+
+def matvec(A, x, p):
+    """``A @ x mod p`` for a ``uint64`` matrix ``A`` (m x k) and vector ``x`` (k,)."""
+    p = check_prime(p)
+    A = check_elements(A, p, "A", ndim=2)
+    x = check_elements(x, p, "x", ndim=1)
+    if A.shape[1] != x.shape[0]:
+        raise ValueError(f"shape mismatch: A is {A.shape}, x is {x.shape} (need A.shape[1] == x.shape[0])")
+    out = np.empty(A.shape[0], dtype=np.uint64)
+    if out.size == 0:
+        return out
+    if A.shape[1] == 0:
+        out[:] = 0
+        return out
+    lib.secea_fp_dot_rows(u64ptr(out), u64ptr(A), u64ptr(x), A.shape[0], A.shape[1], 0, p)
+    return out

@@ -1,0 +1,68 @@
+import numpy as np
+import pytest
+
+import secea_fast
+from secea_fast import linalg
+from secea_fast.field import reference as ref
+
+from conftest import PRIMES, rand_elems
+
+SHAPES = [(1, 1, 1), (2, 3, 4), (17, 33, 7), (16, 600, 6), (33, 1100, 13), (5, 2, 65)]
+
+
+@pytest.mark.parametrize("p", PRIMES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_matmul_matches_reference(p, shape, backend):
+    m, k, n = shape
+    rng = np.random.default_rng(m * 1000 + k + n)
+    A = rand_elems(rng, p, (m, k))
+    B = rand_elems(rng, p, (k, n))
+    expect = ref.matmul(A, B, p)
+    for threads in (1, 2, 3):
+        assert linalg.matmul(A, B, p, threads=threads).tolist() == expect
+
+
+@pytest.mark.parametrize("p", [secea_fast.GOLDILOCKS, secea_fast.EMBEDDING_PRIME, 2**52])
+def test_matmul_extremal_long_inner_dimension(p, backend):
+    """All entries p-1 over k = 5000: every accumulator word sees its maximum."""
+    if p == 2**52:
+        p = 2**52 - 47  # largest prime below 2^52 uses the one-limb route at its limit
+    A = np.full((20, 5000), p - 1, dtype=np.uint64)
+    B = np.full((5000, 9), p - 1, dtype=np.uint64)
+    C = linalg.matmul(A, B, p)
+    assert (C == np.uint64(5000 % p)).all()
+
+
+def test_matmul_degenerate_shapes():
+    p = 101
+    A = np.zeros((3, 0), dtype=np.uint64)
+    B = np.zeros((0, 4), dtype=np.uint64)
+    assert linalg.matmul(A, B, p).tolist() == [[0] * 4] * 3
+    assert linalg.matmul(np.zeros((0, 5), dtype=np.uint64), np.zeros((5, 2), dtype=np.uint64), p).shape == (0, 2)
+
+
+def test_matvec(backend):
+    p = secea_fast.GOLDILOCKS
+    rng = np.random.default_rng(3)
+    A = rand_elems(rng, p, (9, 301))
+    x = rand_elems(rng, p, 301)
+    assert linalg.matvec(A, x, p).tolist() == [row[0] for row in ref.matmul(A, x[:, None], p)]
+
+
+def test_matmul_bad_inputs():
+    p = 101
+    A = np.ones((2, 3), dtype=np.uint64)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        linalg.matmul(A, A, p)
+    with pytest.raises(TypeError):
+        linalg.matmul(A.astype(np.float64), A.T, p)
+    with pytest.raises(ValueError, match="dimension"):
+        linalg.matmul(np.ones(3, dtype=np.uint64), A.T, p)
+    with pytest.raises(ValueError, match=">= p"):
+        linalg.matmul(A * np.uint64(101), A.T.copy(), p)
+    with pytest.raises(ValueError, match="not prime"):
+        linalg.matmul(A, A.T.copy(), 100)
+    with pytest.raises(ValueError, match="threads"):
+        linalg.matmul(A, A.T.copy(), p, threads=0)
+    with pytest.raises(TypeError, match="threads"):
+        linalg.matmul(A, A.T.copy(), p, threads=1.5)
