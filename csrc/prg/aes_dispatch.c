@@ -1,0 +1,128 @@
+/* AES-128 public entry points and run-time variant selection.
+ *
+ * secea_aes128_ctr: CTR keystream per NIST SP 800-38A Sec. 6.5 with the
+ * whole 16-byte block as a big-endian counter incremented mod 2^128 (the
+ * convention of OpenSSL's EVP_aes_128_ctr): keystream block i is
+ * AES-128_key(iv + i) (FIPS-197).  The request is split where the low 64-bit
+ * counter word wraps (at most once per 2^64 blocks) so the variants never
+ * handle the carry; the last partial block is truncated.
+ * secea_aes128_ecb_encrypt: independent block encryptions.
+ *
+ * Variants (aes_portable.c, aes_x86.c): "vaes", "aesni", "portable".  The
+ * default before secea__aes_select is the portable one, so every call is
+ * correct even before dispatch initialisation.  Expanded keys are wiped. */
+#include <string.h>
+#include "secea.h"
+#include "aes_internal.h"
+
+static const secea__aes_impl *aes_impl = &secea__aes_impl_portable;
+
+static inline const secea__aes_impl *aes_current(void)
+{
+    return __atomic_load_n(&aes_impl, __ATOMIC_ACQUIRE);
+}
+
+static inline void aes_set(const secea__aes_impl *p)
+{
+    __atomic_store_n(&aes_impl, p, __ATOMIC_RELEASE);
+}
+
+static void aes_wipe(void *p, size_t n)
+{
+    static void *(*const volatile memset_v)(void *, int, size_t) = memset;
+    memset_v(p, 0, n);
+}
+
+static inline uint64_t ld64be(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
+    return v;
+}
+
+void secea_aes128_ctr(uint8_t *out, size_t nbytes, const uint8_t *key, const uint8_t *iv)
+{
+    if (nbytes == 0) return;
+    const secea__aes_impl *impl = aes_current();
+    _Alignas(64) uint8_t rk[SECEA_AES_RK_BYTES];
+    impl->expand(rk, key);
+    uint64_t hi = ld64be(iv), lo = ld64be(iv + 8);
+    size_t nb = nbytes / 16;
+    while (nb) {
+        size_t n = nb;
+        /* blocks left before the low word wraps: 2^64 - lo (lo == 0: 2^64) */
+        uint64_t until = (uint64_t)0 - lo;
+        if (lo != 0 && (uint64_t)n > until) n = (size_t)until;
+        impl->ctr(rk, out, n, hi, lo);
+        out += 16 * n;
+        nb -= n;
+        lo += (uint64_t)n;
+        if (lo == 0) hi++;   /* carry into the high word; wraps mod 2^128 */
+    }
+    size_t tail = nbytes & 15;
+    if (tail) {
+        uint8_t tmp[16];
+        impl->ctr(rk, tmp, 1, hi, lo);
+        memcpy(out, tmp, tail);
+        aes_wipe(tmp, sizeof tmp);
+    }
+    aes_wipe(rk, sizeof rk);
+}
+
+void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key)
+{
+    if (nblocks == 0) return;
+    const secea__aes_impl *impl = aes_current();
+    _Alignas(64) uint8_t rk[SECEA_AES_RK_BYTES];
+    impl->expand(rk, key);
+    impl->ecb(rk, out, in, nblocks);
+    aes_wipe(rk, sizeof rk);
+}
+
+#if SECEA_X86
+static int aes_has_vaes(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("aes") &&
+           __builtin_cpu_supports("avx2");
+}
+
+static int aes_has_aesni(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1");
+}
+#endif
+
+void secea__aes_select(int force_portable)
+{
+    const secea__aes_impl *p = &secea__aes_impl_portable;
+#if SECEA_X86
+    if (!force_portable) {
+        if (aes_has_vaes()) p = &secea__aes_impl_vaes;
+        else if (aes_has_aesni()) p = &secea__aes_impl_aesni;
+    }
+#else
+    (void)force_portable;
+#endif
+    aes_set(p);
+}
+
+int secea__aes_select_named(const char *name)
+{
+    const secea__aes_impl *p = NULL;
+    if (!strcmp(name, "portable")) p = &secea__aes_impl_portable;
+#if SECEA_X86
+    else if (!strcmp(name, "aesni") && aes_has_aesni()) p = &secea__aes_impl_aesni;
+    else if (!strcmp(name, "vaes") && aes_has_vaes()) p = &secea__aes_impl_vaes;
+#endif
+    if (!p) return -1;
+    aes_set(p);
+    return 0;
+}
+
+const char *secea__aes_variant(void)
+{
+    return aes_current()->name;
+}

@@ -1,0 +1,39 @@
+/* Internal interface of the AES-128 kernel family (csrc/prg/).
+ *
+ * Every variant works on the standard FIPS-197 expanded key: 11 round keys of
+ * 16 bytes each (176 bytes), in the byte order of the KeyExpansion words.
+ * The public drivers in aes_dispatch.c expand the key once per call, split a
+ * CTR request where the low 64-bit counter word wraps, and handle the final
+ * partial block; the variants only see whole blocks. */
+#ifndef SECEA_AES_INTERNAL_H
+#define SECEA_AES_INTERNAL_H
+#include <stddef.h>
+#include <stdint.h>
+#include "internal.h"
+
+#define SECEA_AES_RK_BYTES 176
+
+typedef struct {
+    const char *name;
+    /* rk (176 bytes, 64-byte aligned) := KeyExpansion(key). */
+    void (*expand)(uint8_t *rk, const uint8_t *key);
+    /* out[16*i .. 16*i+15] = AES_rk(counter (hi, lo) + i) for i < nblocks,
+     * the counter written big-endian (hi first).  The caller guarantees that
+     * the low word does not wrap: lo + (nblocks - 1) < 2^64. */
+    void (*ctr)(const uint8_t *rk, uint8_t *out, size_t nblocks, uint64_t hi, uint64_t lo);
+    /* ECB encryption of nblocks blocks; out may alias in (exactly). */
+    void (*ecb)(const uint8_t *rk, uint8_t *out, const uint8_t *in, size_t nblocks);
+} secea__aes_impl;
+
+extern const secea__aes_impl secea__aes_impl_portable;
+#if SECEA_X86
+extern const secea__aes_impl secea__aes_impl_aesni;
+extern const secea__aes_impl secea__aes_impl_vaes;
+#endif
+
+/* Selects a variant by name ("vaes", "aesni", "portable") if this CPU can run
+ * it.  Returns 0 on success, -1 (selection unchanged) otherwise.  Used by
+ * tests and benchmarks to compare variants. */
+int secea__aes_select_named(const char *name);
+
+#endif

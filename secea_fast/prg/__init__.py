@@ -1,0 +1,243 @@
+"""Cryptographic randomness: AES-128-CTR, seeded streams, uniform field
+elements, and pairwise seed agreement.
+
+Construction (ARCHITECTURE.md habit 4):
+
+* ``aes128_ctr(key, iv, nbytes)``: the AES-128 CTR keystream of NIST
+  SP 800-38A (the 16-byte IV is a big-endian 128-bit counter, wrapping mod
+  2^128), bit-identical to OpenSSL.  C kernel with VAES (16 blocks in flight),
+  AES-NI (8 blocks) and a portable constant-time fallback (no secret-indexed
+  tables), chosen at run time.
+* ``Prg(seed, domain)``: a keystream bound to a purpose.  Its AES key is
+  ``SHA-256("secea_fast.prg.v1" || len(domain) || domain || seed)[:16]``
+  (a PRF of the seed separated by domain), and its counter starts at 0 and
+  only moves forward.  Distinct ``(seed, domain)`` pairs therefore never use
+  the same AES key, so no (key, counter) pair serves two purposes.  Two
+  parties holding the same seed and domain obtain the same stream (pairwise
+  masks); callers must give every purpose, round and pair its own domain.
+* ``Prg.field(count, p)``: uniform elements of F_p by rejection sampling:
+  64-bit words are masked to bitlen(p - 1) bits and kept if below p (no
+  modulo bias; acceptance >= 1/2).  The stream is consumed in order, so the
+  output does not depend on internal batch sizes.
+* ``random_seed()`` and ``uniform(count, p)``: fresh secrets from ``secrets``
+  (the OS CSPRNG).  Nothing here touches ``random`` or ``numpy.random``.
+* ``X25519KeyPair`` / ``pairwise_seed``: X25519 key agreement followed by
+  HKDF-SHA256 from ``cryptography`` (RFC 7748, RFC 5869).
+"""
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+import numpy as np
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from .._checks import check_int, check_prime
+from .._native import ffi, lib, u8ptr
+
+__all__ = ["aes128_ctr", "aes128_ctr_into", "aes128_ecb", "Prg", "random_seed", "uniform",
+           "X25519KeyPair", "pairwise_seed"]
+
+_PRG_LABEL = b"secea_fast.prg.v1"
+_PAIR_LABEL = b"secea_fast.pairwise.v1"
+
+
+def _check_bytes(value, name, length=None, min_len=None):
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{name} must be bytes, got {type(value).__name__}")
+    value = bytes(value)
+    if length is not None and len(value) != length:
+        raise ValueError(f"{name} must be {length} bytes, got {len(value)}")
+    if min_len is not None and len(value) < min_len:
+        raise ValueError(f"{name} must be at least {min_len} bytes, got {len(value)}")
+    return value
+
+
+def aes128_ctr(key: bytes, iv: bytes, nbytes: int) -> bytes:
+    """``nbytes`` of AES-128-CTR keystream (SP 800-38A), as OpenSSL produces it.
+
+    >>> aes128_ctr(bytes(16), bytes(16), 16).hex()
+    '66e94bd4ef8a2c3b884cfa59ca342b2e'
+    """
+    key = _check_bytes(key, "key", 16)
+    iv = _check_bytes(iv, "iv", 16)
+    nbytes = check_int(nbytes, "nbytes")
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be >= 0, got {nbytes}")
+    out = bytearray(nbytes)
+    if nbytes:
+        lib.secea_aes128_ctr(u8ptr(out), nbytes, key, iv)
+    return bytes(out)
+
+
+def aes128_ctr_into(key: bytes, iv: bytes, out) -> None:
+    """Write the keystream into a writable buffer (bytearray, NumPy array,
+    memoryview): no allocation, for bulk use."""
+    key = _check_bytes(key, "key", 16)
+    iv = _check_bytes(iv, "iv", 16)
+    try:
+        buf = ffi.from_buffer(out, require_writable=True)
+    except (TypeError, BufferError) as exc:
+        raise TypeError(f"out must be a writable buffer: {exc}") from None
+    if len(buf):
+        lib.secea_aes128_ctr(ffi.cast("uint8_t *", buf), len(buf), key, iv)
+
+
+def aes128_ecb(key: bytes, blocks: bytes) -> bytes:
+    """AES-128 encryption of each 16-byte block (FIPS-197); for known answers
+    and fixed-key hashing, not a mode for data."""
+    key = _check_bytes(key, "key", 16)
+    blocks = _check_bytes(blocks, "blocks")
+    if len(blocks) % 16:
+        raise ValueError(f"blocks must be a multiple of 16 bytes, got {len(blocks)}")
+    out = bytearray(len(blocks))
+    if blocks:
+        lib.secea_aes128_ecb_encrypt(u8ptr(out), blocks, len(blocks) // 16, key)
+    return bytes(out)
+
+
+def random_seed(nbytes: int = 32) -> bytes:
+    """A fresh secret seed from the OS CSPRNG (``secrets``)."""
+    nbytes = check_int(nbytes, "nbytes")
+    if nbytes < 16:
+        raise ValueError(f"a seed needs at least 16 bytes, got {nbytes}")
+    return secrets.token_bytes(nbytes)
+
+
+class Prg:
+    """A forward-only AES-128-CTR stream bound to ``(seed, domain)``.
+
+    ``seed``: 16 to 64 secret bytes; ``domain``: str or bytes naming the purpose
+    (e.g. ``"secea/psu-mask/round-3/pair-0-4"``).
+
+    >>> a = Prg(bytes(32), "doc").field(4, 101); b = Prg(bytes(32), "doc").field(4, 101)
+    >>> bool((a == b).all()), bool((a < 101).all())
+    (True, True)
+    """
+
+    __slots__ = ("_key", "_pos", "domain")
+
+    def __init__(self, seed: bytes, domain):
+        seed = _check_bytes(seed, "seed", min_len=16)
+        if len(seed) > 64:
+            raise ValueError(f"seed must be at most 64 bytes, got {len(seed)}")
+        if isinstance(domain, str):
+            domain = domain.encode()
+        domain = _check_bytes(domain, "domain")
+        self.domain = domain
+        h = hashlib.sha256(_PRG_LABEL + len(domain).to_bytes(4, "big") + domain + seed)
+        self._key = h.digest()[:16]
+        self._pos = 0  # bytes of keystream consumed
+
+    def __repr__(self):  # never show the key
+        return f"Prg(domain={self.domain!r}, position={self._pos})"
+
+    def __reduce__(self):
+        raise TypeError("Prg objects hold secret key material and are not picklable")
+
+    def bytes(self, nbytes: int) -> bytes:
+        """The next ``nbytes`` bytes of the stream."""
+        nbytes = check_int(nbytes, "nbytes")
+        if nbytes < 0:
+            raise ValueError(f"nbytes must be >= 0, got {nbytes}")
+        buf = np.empty(nbytes, dtype=np.uint8)
+        self._fill(buf)
+        return buf.tobytes()
+
+    def _fill(self, out_u8: np.ndarray) -> None:
+        n = out_u8.size
+        if n == 0:
+            return
+        block, skip = divmod(self._pos, 16)
+        if skip == 0:
+            aes128_ctr_into(self._key, block.to_bytes(16, "big"), out_u8)
+        else:
+            tmp = np.empty(n + skip, dtype=np.uint8)
+            aes128_ctr_into(self._key, block.to_bytes(16, "big"), tmp)
+            out_u8[:] = tmp[skip:]
+        self._pos += n
+
+    def uint64(self, count: int) -> np.ndarray:
+        """``count`` uniform 64-bit words (little-endian reading of the stream)."""
+        count = check_int(count, "count")
+        if count < 0:
+            raise ValueError(f"count must be >= 0, got {count}")
+        out = np.empty(count, dtype="<u8")
+        self._fill(out.view(np.uint8))
+        return out.astype(np.uint64, copy=False)
+
+    def field(self, count: int, p: int) -> np.ndarray:
+        """``count`` independent uniform elements of F_p (rejection sampling)."""
+        p = check_prime(p)
+        count = check_int(count, "count")
+        if count < 0:
+            raise ValueError(f"count must be >= 0, got {count}")
+        mask = np.uint64((1 << (p - 1).bit_length()) - 1)
+        pu = np.uint64(p)
+        out = np.empty(count, dtype=np.uint64)
+        have = 0
+        while have < count:
+            need = count - have
+            # expected acceptance >= 1/2; draw a little more than needed
+            draw = need + need // 8 + 16 if p > (1 << 63) else 2 * need + 32
+            words = self.uint64(draw) & mask
+            ok = np.flatnonzero(words < pu)
+            take = ok[:need]
+            out[have:have + take.size] = words[take]
+            have += take.size
+            if take.size == need and take.size:
+                # give back the words after the last one used, so that the
+                # stream is consumed canonically (independent of `draw`)
+                self._pos -= 8 * (draw - 1 - int(take[-1]))
+        return out
+
+
+def uniform(count: int, p: int) -> np.ndarray:
+    """``count`` fresh secret uniform elements of F_p (seeded from ``secrets``)."""
+    return Prg(random_seed(32), b"secea_fast.uniform").field(count, p)
+
+
+class X25519KeyPair:
+    """An X25519 key pair for pairwise seed agreement (RFC 7748).
+
+    >>> a, b = X25519KeyPair(), X25519KeyPair()
+    >>> pairwise_seed(a, b.public_bytes, b"ctx") == pairwise_seed(b, a.public_bytes, b"ctx")
+    True
+    """
+
+    __slots__ = ("_sk", "public_bytes")
+
+    def __init__(self):
+        self._sk = X25519PrivateKey.generate()
+        self.public_bytes = self._sk.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+    def __repr__(self):
+        return f"X25519KeyPair(public={self.public_bytes.hex()})"
+
+    def __reduce__(self):
+        raise TypeError("X25519KeyPair holds a private key and is not picklable")
+
+    def exchange(self, peer_public: bytes) -> bytes:
+        peer_public = _check_bytes(peer_public, "peer_public", 32)
+        try:
+            return self._sk.exchange(X25519PublicKey.from_public_bytes(peer_public))
+        except ValueError as exc:  # all-zero shared secret: small-order point
+            raise ValueError(f"invalid peer public key: {exc}") from None
+
+
+def pairwise_seed(keypair: X25519KeyPair, peer_public: bytes, context: bytes, nbytes: int = 32) -> bytes:
+    """Seed shared by two parties: HKDF-SHA256(X25519(sk, peer_pk)) with
+    ``info = "secea_fast.pairwise.v1" || context``.  ``context`` must name the
+    protocol, round and the (ordered) pair so seeds differ across them."""
+    if not isinstance(keypair, X25519KeyPair):
+        raise TypeError(f"keypair must be an X25519KeyPair, got {type(keypair).__name__}")
+    context = _check_bytes(context.encode() if isinstance(context, str) else context, "context")
+    nbytes = check_int(nbytes, "nbytes")
+    if not 16 <= nbytes <= 64:
+        raise ValueError(f"nbytes must be in [16, 64], got {nbytes}")
+    shared = keypair.exchange(peer_public)
+    return HKDF(algorithm=hashes.SHA256(), length=nbytes, salt=None,
+                info=_PAIR_LABEL + b"\0" + context).derive(shared)

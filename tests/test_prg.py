@@ -1,0 +1,158 @@
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+import secea_fast
+from secea_fast import prg
+
+VECTORS = json.loads((Path(__file__).parent / "vectors" / "aes.json").read_text())
+
+
+def openssl_ctr(key, iv, n):
+    return Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor().update(bytes(n))
+
+
+def test_fips197_known_answers(backend):
+    for v in VECTORS["fips197_ecb"]:
+        assert prg.aes128_ecb(bytes.fromhex(v["key"]), bytes.fromhex(v["plaintext"])).hex() == v["ciphertext"]
+
+
+def test_sp800_38a_ctr(backend):
+    v = VECTORS["sp800_38a_ctr"]
+    ks = prg.aes128_ctr(bytes.fromhex(v["key"]), bytes.fromhex(v["init_counter"]), 64)
+    assert ks.hex() == "".join(v["output_blocks"])
+    pt = bytes.fromhex("".join(v["plaintext"]))
+    assert bytes(x ^ y for x, y in zip(pt, ks)).hex() == "".join(v["ciphertext"])
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1024 + 3, 70001])
+def test_ctr_matches_openssl(n, backend):
+    key, iv = os.urandom(16), os.urandom(16)
+    assert prg.aes128_ctr(key, iv, n) == openssl_ctr(key, iv, n)
+
+
+@pytest.mark.parametrize("iv_int", [2**64 - 3, 2**64 - 1, 2**128 - 5, 2**128 - 1, (2**64 - 2) * 2**64 + 2**64 - 7])
+def test_ctr_counter_wrap(iv_int, backend):
+    key = os.urandom(16)
+    iv = iv_int.to_bytes(16, "big")
+    for n in (16 * 9 + 5, 16 * 40):
+        assert prg.aes128_ctr(key, iv, n) == openssl_ctr(key, iv, n)
+
+
+def test_bulk_equals_block_by_block(backend):
+    key, iv = os.urandom(16), os.urandom(16)
+    bulk = prg.aes128_ctr(key, iv, 16 * 50)
+    c = int.from_bytes(iv, "big")
+    blocks = b"".join(prg.aes128_ecb(key, ((c + i) % 2**128).to_bytes(16, "big")) for i in range(50))
+    assert bulk == blocks
+
+
+def test_ctr_into_buffers(backend):
+    key, iv = os.urandom(16), os.urandom(16)
+    out = np.empty(1000, dtype=np.uint8)
+    prg.aes128_ctr_into(key, iv, out)
+    assert out.tobytes() == openssl_ctr(key, iv, 1000)
+    with pytest.raises(TypeError):
+        prg.aes128_ctr_into(key, iv, b"read-only")
+
+
+def test_aes_bad_input():
+    with pytest.raises(ValueError, match="16 bytes"):
+        prg.aes128_ctr(bytes(15), bytes(16), 3)
+    with pytest.raises(ValueError, match="16 bytes"):
+        prg.aes128_ctr(bytes(16), bytes(17), 3)
+    with pytest.raises(TypeError):
+        prg.aes128_ctr("0" * 16, bytes(16), 3)
+    with pytest.raises(ValueError):
+        prg.aes128_ctr(bytes(16), bytes(16), -1)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        prg.aes128_ecb(bytes(16), bytes(17))
+
+
+def test_prg_deterministic_and_domain_separated():
+    seed = bytes(range(32))
+    a = prg.Prg(seed, "mask/round-1").bytes(100)
+    assert a == prg.Prg(seed, "mask/round-1").bytes(100)
+    assert a != prg.Prg(seed, "mask/round-2").bytes(100)
+    assert a != prg.Prg(seed[::-1], "mask/round-1").bytes(100)
+    # forward only: successive draws are consecutive pieces of one stream
+    g = prg.Prg(seed, "mask/round-1")
+    assert g.bytes(7) + g.bytes(30) + g.bytes(63) == a
+    assert "key" not in repr(g) and seed.hex() not in repr(g)
+
+
+def test_field_sampling_is_canonical_stream_use():
+    seed = os.urandom(32)
+    p = 2**61 - 1
+    whole = prg.Prg(seed, "x").field(1000, p)
+    g = prg.Prg(seed, "x")
+    parts = np.concatenate([g.field(1, p), g.field(333, p), g.field(666, p)])
+    assert (whole == parts).all()
+    # rejection: the accepted words are exactly the masked stream words below p
+    words = prg.Prg(seed, "x").uint64(3000) & np.uint64(2**61 - 1)
+    assert (whole == words[words < np.uint64(p)][:1000]).all()
+
+
+@pytest.mark.parametrize("p", [2, 3, 5, 257, 2**31 - 1, secea_fast.EMBEDDING_PRIME, secea_fast.GOLDILOCKS])
+def test_field_sampling_range(p):
+    x = prg.Prg(os.urandom(32), "r").field(5000, p)
+    assert x.dtype == np.uint64 and x.size == 5000 and (x < np.uint64(p)).all()
+
+
+def test_field_sampling_chi_square():
+    """Uniformity of Prg.field on F_p, p = 257 (acceptance 257/511): chi-square
+    with 256 degrees of freedom; 99.9% critical value 330.5."""
+    p, n = 257, 257 * 400
+    x = prg.Prg(os.urandom(32), "chi2").field(n, p)
+    counts = np.bincount(x.astype(np.int64), minlength=p)
+    expected = n / p
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    assert chi2 < 330.5, chi2
+    # and a 64-bit prime: the top bit-bucket distribution over 16 buckets
+    y = prg.Prg(os.urandom(32), "chi2-64").field(64000, secea_fast.GOLDILOCKS)
+    buckets = Counter((int(v) * 16) // secea_fast.GOLDILOCKS for v in y)
+    chi2 = sum((buckets[i] - 4000) ** 2 / 4000 for i in range(16))
+    assert chi2 < 37.7  # 15 dof, 99.9%
+
+
+def test_secret_apis_use_no_insecure_rng(no_insecure_rng):
+    s = prg.random_seed()
+    assert len(s) == 32
+    x = prg.uniform(100, secea_fast.GOLDILOCKS)
+    assert x.size == 100
+    a, b = prg.X25519KeyPair(), prg.X25519KeyPair()
+    assert prg.pairwise_seed(a, b.public_bytes, b"ctx") == prg.pairwise_seed(b, a.public_bytes, b"ctx")
+
+
+def test_pairwise_seed_context_and_errors():
+    a, b, c = prg.X25519KeyPair(), prg.X25519KeyPair(), prg.X25519KeyPair()
+    ab = prg.pairwise_seed(a, b.public_bytes, b"round-1/0-1")
+    assert ab != prg.pairwise_seed(a, b.public_bytes, b"round-2/0-1")
+    assert ab != prg.pairwise_seed(a, c.public_bytes, b"round-1/0-1")
+    with pytest.raises(ValueError, match="32 bytes"):
+        prg.pairwise_seed(a, b.public_bytes[:31], b"x")
+    with pytest.raises(ValueError, match="invalid peer"):
+        prg.pairwise_seed(a, bytes(32), b"x")  # small-order point
+    with pytest.raises(TypeError):
+        prg.pairwise_seed("not a key", b.public_bytes, b"x")
+    import pickle
+    with pytest.raises(TypeError):
+        pickle.dumps(a)
+    with pytest.raises(TypeError):
+        pickle.dumps(prg.Prg(bytes(16), "x"))
+
+
+def test_prg_bad_input():
+    with pytest.raises(ValueError, match="at least 16"):
+        prg.Prg(bytes(8), "x")
+    with pytest.raises(TypeError):
+        prg.Prg(bytes(16), 3)
+    with pytest.raises(ValueError, match="not prime"):
+        prg.Prg(bytes(16), "x").field(3, 10)
+    with pytest.raises(ValueError):
+        prg.random_seed(8)
