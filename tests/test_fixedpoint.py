@@ -1,0 +1,86 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import secea_fast
+from secea_fast import field
+from secea_fast.fixedpoint import FixedPoint
+
+P = secea_fast.EMBEDDING_PRIME
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(-1000, 1000, allow_nan=False), min_size=1, max_size=20),
+       st.integers(0, 8))
+def test_roundtrip_is_quantization(xs, digits):
+    fx = FixedPoint(P, digits=digits)
+    q = fx.quantize(xs)
+    assert q.tolist() == [int(np.rint(np.float64(x) * 10**digits)) for x in xs]
+    assert fx.decode_int(fx.encode(xs)).tolist() == q.tolist()
+    assert np.allclose(fx.decode(fx.encode(xs)), q / 10**digits)
+
+
+def test_bits_scale():
+    fx = FixedPoint(P, bits=16)
+    assert fx.scale == 65536
+    assert fx.decode(fx.encode([0.5, -0.25])).tolist() == [0.5, -0.25]
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_n_extremal_inputs_decode_exactly(sign):
+    """N summands at the bound B with p just above 2 N B scale: the sum is exact."""
+    digits, n = 8, 100
+    bound = (P // 2 - 1) // (n * 10**digits)   # largest integer bound that fits
+    fx = FixedPoint(P, digits=digits, bound=float(bound), n_summands=n)
+    enc = fx.encode(np.full(n, sign * float(bound)))
+    total = np.zeros(1, dtype=np.uint64)
+    for v in enc:
+        total = field.add(total, np.array([v], dtype=np.uint64), P)
+    assert fx.decode_int(total).tolist() == [sign * n * bound * 10**digits]
+
+
+def test_capacity_check_refuses_small_modulus():
+    with pytest.raises(ValueError, match="capacity"):
+        FixedPoint(P, digits=8, bound=1e5, n_summands=100)
+    fx = FixedPoint(P, digits=8)
+    fx.check_capacity(100, 1000.0)
+    with pytest.raises(ValueError, match="capacity"):
+        fx.check_capacity(10**6, 1000.0)
+
+
+def test_encode_refuses_out_of_bound_and_overflow():
+    fx = FixedPoint(P, digits=8, bound=10.0, n_summands=3)
+    with pytest.raises(ValueError, match="bound"):
+        fx.encode([1.0, 10.5])
+    fx2 = FixedPoint(P, digits=8)
+    with pytest.raises(ValueError, match="does not fit"):
+        fx2.encode([1e9])   # 1e17 > (p-1)/2
+    with pytest.raises(ValueError, match="NaN"):
+        fx2.encode([float("nan")])
+    with pytest.raises(ValueError, match="NaN"):
+        fx2.encode([float("inf")])
+    with pytest.raises(TypeError):
+        fx2.encode(["1.0"])
+
+
+def test_constructor_errors():
+    with pytest.raises(ValueError, match="exactly one"):
+        FixedPoint(P)
+    with pytest.raises(ValueError, match="exactly one"):
+        FixedPoint(P, digits=2, bits=3)
+    with pytest.raises(ValueError):
+        FixedPoint(P, digits=-1)
+    with pytest.raises(ValueError, match="not prime"):
+        FixedPoint(100, digits=2)
+    with pytest.raises(ValueError):
+        FixedPoint(P, digits=2, bound=-1)
+    with pytest.raises(TypeError):
+        FixedPoint(P, digits=2.5)
+
+
+def test_decode_with_divisor_and_goldilocks():
+    fx = FixedPoint(secea_fast.GOLDILOCKS, digits=6)
+    enc = fx.encode([3.0, -3.0])
+    assert fx.decode(enc, divisor=np.array([2.0, 3.0])).tolist() == [1.5, -1.0]
+    with pytest.raises(ValueError, match=">= p"):
+        FixedPoint(101, digits=0).decode(np.array([101], dtype=np.uint64))

@@ -1,0 +1,56 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
+import secea_fast
+from secea_fast import _native
+
+
+def test_backend_info_and_switch():
+    info = secea_fast.backend_info()
+    assert set(info["kernels"]) == {"aes", "field", "matmul"}
+    secea_fast.set_backend("portable")
+    try:
+        assert set(secea_fast.backend_info()["kernels"].values()) == {"portable"}
+    finally:
+        secea_fast.set_backend("auto")
+    cpu = info["cpu"]
+    if cpu["vaes"]:
+        assert info["kernels"]["aes"] == "vaes"
+    elif cpu["aes"]:
+        assert info["kernels"]["aes"] == "aesni"
+    if cpu["avx512ifma"]:
+        assert info["kernels"]["matmul"] == "ifma"
+    with pytest.raises(ValueError):
+        secea_fast.set_backend("turbo")
+    with pytest.raises(TypeError):
+        secea_fast.set_backend(1)
+
+
+def _run(code, **env):
+    e = dict(os.environ, **env)
+    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True)
+
+
+def test_env_forces_portable_path():
+    r = _run("import secea_fast, json; print(json.dumps(secea_fast.backend_info()))",
+             SECEA_FAST_BACKEND="portable", SECEA_FAST_NUM_THREADS="3")
+    assert r.returncode == 0, r.stderr
+    assert '"aes": "portable"' in r.stdout and '"matmul": "portable"' in r.stdout
+    assert '"threads": 3' in r.stdout
+
+
+def test_env_bad_values_raise_clearly():
+    r = _run("import secea_fast", SECEA_FAST_BACKEND="fastest")
+    assert r.returncode != 0 and "SECEA_FAST_BACKEND" in r.stderr
+    r = _run("import secea_fast; secea_fast.backend_info()", SECEA_FAST_NUM_THREADS="zero")
+    assert r.returncode != 0 and "SECEA_FAST_NUM_THREADS" in r.stderr
+
+
+def test_resolve_threads():
+    assert _native.resolve_threads(None) >= 1
+    assert _native.resolve_threads(2) == 2
+    with pytest.raises(ValueError):
+        _native.resolve_threads(65)
