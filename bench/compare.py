@@ -1,0 +1,67 @@
+"""Side-by-side comparison for the closing-note ratios: ours and the peer on the
+same input in the same process, alternating, median of several runs.
+
+    python bench/compare.py            # all targets of issue 2
+    python bench/compare.py matmul     # one of: matmul, aes
+"""
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import secea_fast
+from secea_fast import linalg, prg
+
+
+def alternate(fns, rounds):
+    times = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def matmul(rounds=5):
+    import flint
+    rng = np.random.default_rng(1)
+    m, k, n = 1024, 10000, 65
+    for pname, p in (("Goldilocks", secea_fast.GOLDILOCKS), ("embedding prime", secea_fast.EMBEDDING_PRIME)):
+        A = rng.integers(0, p, (m, k), dtype=np.uint64)
+        B = rng.integers(0, p, (k, n), dtype=np.uint64)
+        FA, FB = flint.nmod_mat(A.tolist(), p), flint.nmod_mat(B.tolist(), p)
+        C = linalg.matmul(A, B, p, threads=1)
+        assert C.tolist() == (FA * FB).tolist(), "results differ from python-flint"
+        med = alternate({"ours 1t": lambda: linalg.matmul(A, B, p, threads=1),
+                         "ours 2t": lambda: linalg.matmul(A, B, p, threads=2),
+                         "flint": lambda: FA * FB}, rounds)
+        macs = m * k * n
+        print(f"matmul {m}x{k} by {k}x{n} mod {pname} (median of {rounds}, alternating):")
+        for name, t in med.items():
+            print(f"  {name:8s} {t * 1e3:8.1f} ms  {macs / t / 1e9:6.2f} G multiply-adds/s")
+        print(f"  ratio ours(1 thread)/flint: {med['flint'] / med['ours 1t']:.2f}x; "
+              f"2 threads / 1 thread: {med['ours 1t'] / med['ours 2t']:.2f}x")
+
+
+def aes(rounds=21):
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    for size in (1 << 20, 1 << 26):
+        out = np.empty(size, dtype=np.uint8)
+        zeros = np.zeros(size, dtype=np.uint8)
+        key, iv = os.urandom(16), os.urandom(16)
+        enc = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
+        med = alternate({"ours": lambda: prg.aes128_ctr_into(key, iv, out),
+                         "openssl": lambda: enc.update_into(zeros, out)}, rounds)
+        print(f"AES-128-CTR keystream {size >> 20} MiB (median of {rounds}, alternating): "
+              f"ours {size / med['ours'] / 1e9:.2f} GB/s, OpenSSL {size / med['openssl'] / 1e9:.2f} GB/s, "
+              f"ratio {med['openssl'] / med['ours']:.2f}x")
+
+
+if __name__ == "__main__":
+    which = sys.argv[1:] or ["matmul", "aes"]
+    print(f"backend: {secea_fast.backend_info()['kernels']}; load average: {os.getloadavg()}")
+    for w in which:
+        {"matmul": matmul, "aes": aes}[w]()

@@ -1,0 +1,120 @@
+"""``secea-fast``: command-line entry point.
+
+``secea-fast`` (or ``secea-fast selfcheck``) runs the kernel self-check on
+every available backend and a benchmark summary on the built-in default
+workload (SecEA's coded-query response shape: 1024 query rows, M = 10^4,
+65 share columns).  ``secea-fast info`` prints the backend selection.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+from . import GOLDILOCKS, EMBEDDING_PRIME, backend_info, field, get_backend, linalg, prg, set_backend
+from .field import reference as ref
+from .fixedpoint import FixedPoint
+
+
+def _best(fn, repeat):
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _checks(rng) -> list:
+    """Each check compares a kernel with its reference twin or with OpenSSL."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    results = []
+    for p in (2**31 - 1, EMBEDDING_PRIME, GOLDILOCKS, 2**64 - 59):
+        a = rng.integers(0, min(p, 2**63), 300, dtype=np.uint64) % np.uint64(p)
+        b = rng.integers(0, min(p, 2**63), 300, dtype=np.uint64) % np.uint64(p)
+        a[0], b[0] = p - 1, p - 1
+        ok = (field.mul(a, b, p).tolist() == ref.mul(a, b, p)
+              and field.add(a, b, p).tolist() == ref.add(a, b, p)
+              and field.dot(a, b, p) == ref.dot(a, b, p))
+        results.append((f"field ops mod {p}", ok))
+        A = rng.integers(0, min(p, 2**63), (19, 700), dtype=np.uint64) % np.uint64(p)
+        B = rng.integers(0, min(p, 2**63), (700, 7), dtype=np.uint64) % np.uint64(p)
+        A[0, :] = p - 1
+        B[:, 0] = p - 1
+        results.append((f"matmul mod {p}", linalg.matmul(A, B, p).tolist() == ref.matmul(A, B, p)))
+    key, iv = os.urandom(16), (2**64 - 2).to_bytes(16, "big")
+    ours = prg.aes128_ctr(key, iv, 4099)
+    theirs = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor().update(bytes(4099))
+    results.append(("AES-128-CTR vs OpenSSL", ours == theirs))
+    results.append(("AES-128 FIPS-197 C.1", prg.aes128_ecb(bytes(range(16)),
+                    bytes.fromhex("00112233445566778899aabbccddeeff")).hex()
+                    == "69c4e0d86a7b0430d8cdb78070b4c55a"))
+    fx = FixedPoint(EMBEDDING_PRIME, digits=8, bound=100.0, n_summands=50)
+    x = rng.uniform(-100, 100, 1000)
+    results.append(("fixed point round trip", (fx.decode_int(fx.encode(x)) == fx.quantize(x)).all()))
+    return results
+
+
+def selfcheck(quick: bool = False) -> int:
+    rng = np.random.default_rng(2026)   # simulation data only
+    info = backend_info()
+    print("secea_fast self-check")
+    print(f"  cpu: {', '.join(f for f, v in info['cpu'].items() if v) or 'baseline'}; "
+          f"threads: {info['threads']}")
+    failed = 0
+    before = get_backend()
+    for backend in ("auto", "portable"):
+        set_backend(backend)
+        kernels = backend_info()["kernels"]
+        print(f"\n[{backend}] kernels: " + ", ".join(f"{k}={v}" for k, v in kernels.items()))
+        for name, ok in _checks(rng):
+            failed += not ok
+            print(f"  {'PASS' if ok else 'FAIL'}  {name}")
+    set_backend(before)
+
+    m, k, n = (256, 4000, 65) if quick else (1024, 10000, 65)
+    print(f"\nbenchmark summary (best of 3; {'quick' if quick else 'default'} workload)")
+    for name, p in (("Goldilocks", GOLDILOCKS), ("embedding prime", EMBEDDING_PRIME)):
+        A = rng.integers(0, p, (m, k), dtype=np.uint64)
+        B = rng.integers(0, p, (k, n), dtype=np.uint64)
+        for threads in sorted({1, info["threads"]}):
+            dt = _best(lambda: linalg.matmul(A, B, p, threads=threads), 3)
+            print(f"  matmul {m}x{k} by {k}x{n} mod {name}, {threads} thread(s): "
+                  f"{dt * 1e3:8.1f} ms  {m * k * n / dt / 1e9:6.2f} G multiply-adds/s")
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    size = (8 if quick else 64) << 20
+    buf = np.empty(size, dtype=np.uint8)
+    zeros = np.zeros(size, dtype=np.uint8)
+    key, iv = os.urandom(16), os.urandom(16)
+    ours = _best(lambda: prg.aes128_ctr_into(key, iv, buf), 5)
+    enc = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
+    theirs = _best(lambda: enc.update_into(zeros, buf), 5)
+    print(f"  AES-128-CTR keystream {size >> 20} MiB: {size / ours / 1e9:6.2f} GB/s "
+          f"(OpenSSL via cryptography: {size / theirs / 1e9:.2f} GB/s, ratio {theirs / ours:.2f}x)")
+    x = rng.integers(0, GOLDILOCKS, 1 << 22, dtype=np.uint64)
+    dt = _best(lambda: field.mul(x, x, GOLDILOCKS), 3)
+    print(f"  field.mul mod Goldilocks, 2^22 elements: {x.size / dt / 1e9:6.2f} G elements/s")
+    print(f"\n{'all checks passed' if not failed else f'{failed} check(s) FAILED'}")
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="secea-fast", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command")
+    sc = sub.add_parser("selfcheck", help="kernel self-check and benchmark summary (default)")
+    sc.add_argument("--quick", action="store_true", help="smaller benchmark workload")
+    sub.add_parser("info", help="print backend_info() as JSON")
+    args = parser.parse_args(argv)
+    if args.command == "info":
+        print(json.dumps(backend_info(), indent=2))
+        return 0
+    return selfcheck(quick=getattr(args, "quick", False))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
