@@ -51,8 +51,10 @@ static inline uint64_t secea__rem_norm(uint64_t u1, uint64_t u0, uint64_t d, uin
     uint64_t q1 = (uint64_t)(q >> 64) + 1;
     uint64_t q0 = (uint64_t)q;
     uint64_t r = u0 - q1 * d;
-    if (r > q0) r += d;
-    if (r >= d) r -= d;
+    /* both corrections are data dependent: masks instead of branches (random
+     * operands would mispredict about half the time) */
+    r += d & (0 - (uint64_t)(r > q0));
+    r -= d & (0 - (uint64_t)(r >= d));
     return r;
 }
 
@@ -107,12 +109,12 @@ static inline uint64_t secea_gl_reduce128(secea_u128 x)
     const uint64_t eps = 0xFFFFFFFFULL; /* 2^64 mod p */
     uint64_t lo = (uint64_t)x, hi = (uint64_t)(x >> 64);
     uint64_t hi_hi = hi >> 32, hi_lo = hi & eps;
-    uint64_t t0 = lo - hi_hi;                 /* lo - hi_hi * 2^96 */
-    if (lo < hi_hi) t0 -= eps;                /* borrow: add p = subtract 2^64 - p */
-    uint64_t t1 = hi_lo * eps;                /* hi_lo * 2^64 */
+    uint64_t t0 = lo - hi_hi;                     /* lo - hi_hi * 2^96 */
+    t0 -= eps & (0 - (uint64_t)(lo < hi_hi));     /* borrow: -2^64 = -eps */
+    uint64_t t1 = hi_lo * eps;                    /* hi_lo * 2^64 */
     uint64_t t2 = t0 + t1;
-    if (t2 < t1) t2 += eps;                   /* carry: 2^64 = eps */
-    if (t2 >= SECEA_GOLDILOCKS) t2 -= SECEA_GOLDILOCKS;
+    t2 += eps & (0 - (uint64_t)(t2 < t1));        /* carry: 2^64 = eps */
+    t2 -= SECEA_GOLDILOCKS & (0 - (uint64_t)(t2 >= SECEA_GOLDILOCKS));
     return t2;
 }
 
