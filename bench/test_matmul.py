@@ -36,22 +36,14 @@ def _name(shape):
     return "x".join(map(str, shape))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shape", SHAPES, ids=_name)
 @pytest.mark.parametrize("pname", PRIMES)
-def test_matmul_ours_1thread(benchmark, data, shape, pname):
+def test_matmul_ours(benchmark, data, shape, pname, threads):
     p, A, B, _, _ = data(pname, shape)
     benchmark.group = f"matmul {pname} {_name(shape)}"
-    benchmark.extra_info.update(macs=shape[0] * shape[1] * shape[2], impl="secea_fast", threads=1)
-    benchmark.pedantic(linalg.matmul, args=(A, B, p), kwargs={"threads": 1}, rounds=5, warmup_rounds=1)
-
-
-@pytest.mark.parametrize("shape", SHAPES, ids=_name)
-@pytest.mark.parametrize("pname", PRIMES)
-def test_matmul_ours_2threads(benchmark, data, shape, pname):
-    p, A, B, _, _ = data(pname, shape)
-    benchmark.group = f"matmul {pname} {_name(shape)}"
-    benchmark.extra_info.update(macs=shape[0] * shape[1] * shape[2], impl="secea_fast", threads=2)
-    benchmark.pedantic(linalg.matmul, args=(A, B, p), kwargs={"threads": 2}, rounds=5, warmup_rounds=1)
+    benchmark.extra_info.update(macs=shape[0] * shape[1] * shape[2], impl="secea_fast", threads=threads)
+    benchmark.pedantic(linalg.matmul, args=(A, B, p), kwargs={"threads": threads}, rounds=5, warmup_rounds=1)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=_name)

@@ -7,7 +7,7 @@ import secea_fast
 
 # primes the kernels are compared on: tiny, near 2^31, 2^61, the defaults, near 2^64
 PRIMES = [2, 3, 65537, 2**31 - 1, 2**31 + 11, 2**61 - 1, secea_fast.EMBEDDING_PRIME,
-          2**52 - 47, 2**52 + 21, secea_fast.GOLDILOCKS, 2**64 - 59]
+          2**50 - 27, 2**52 - 47, 2**52 + 21, secea_fast.GOLDILOCKS, 2**64 - 59]
 
 
 @pytest.fixture(params=["auto", "portable"])

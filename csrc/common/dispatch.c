@@ -13,6 +13,8 @@ int secea_cpu_supports(const char *f)
     if (!strcmp(f, "vaes")) return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") ? 1 : 0;
     if (!strcmp(f, "avx2")) return __builtin_cpu_supports("avx2") ? 1 : 0;
     if (!strcmp(f, "bmi2")) return __builtin_cpu_supports("bmi2") ? 1 : 0;
+    if (!strcmp(f, "avx512dq"))
+        return __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") ? 1 : 0;
     if (!strcmp(f, "avx512f")) return __builtin_cpu_supports("avx512f") ? 1 : 0;
     if (!strcmp(f, "avx512ifma"))
         return __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("avx512f") ? 1 : 0;

@@ -3,8 +3,11 @@
  * Generic moduli reduce a 128-bit product by Moller-Granlund division with a
  * precomputed reciprocal (internal.h); the Goldilocks prime 2^64 - 2^32 + 1 has
  * a dedicated reduction using 2^64 = 2^32 - 1 and 2^96 = -1 (mod p).
- * Each loop body is written once (FP_VEC_BODIES) and instantiated twice: a
- * portable build and an AVX2+BMI2 build (mulx, vectorised add/sub), chosen at
+ * Primes below 2^50 (the default embedding prime) multiply through a
+ * double-precision quotient estimate (internal.h, secea_mulmod_f64).
+ * Each loop body is written once (FP_VEC_BODIES) and instantiated three
+ * times: portable, AVX2+BMI2 (mulx, vectorised add/sub) and AVX-512DQ
+ * (vectorised 64-bit multiplies and conversions for the f64 path), chosen at
  * run time by secea__field_select.
  */
 #include "secea.h"
@@ -38,6 +41,11 @@ ATTR static void mul_##SFX(uint64_t *out, const uint64_t *a, const uint64_t *b, 
         for (size_t i = 0; i < n; i++) out[i] = secea_gl_mul(a[i], b[i]);               \
         return;                                                                         \
     }                                                                                   \
+    if (p < SECEA_F64_MAX_P) {                                                          \
+        const double pinv = 1.0 / (double)p;                                            \
+        for (size_t i = 0; i < n; i++) out[i] = secea_mulmod_f64(a[i], b[i], p, pinv);  \
+        return;                                                                         \
+    }                                                                                   \
     secea_modctx c; secea_modctx_init(&c, p);                                           \
     for (size_t i = 0; i < n; i++) out[i] = secea_mulmod(&c, a[i], b[i]);               \
 }                                                                                       \
@@ -46,6 +54,11 @@ ATTR static void mul_scalar_##SFX(uint64_t *out, const uint64_t *a, uint64_t k, 
 {                                                                                       \
     if (p == SECEA_GOLDILOCKS) {                                                        \
         for (size_t i = 0; i < n; i++) out[i] = secea_gl_mul(a[i], k);                  \
+        return;                                                                         \
+    }                                                                                   \
+    if (p < SECEA_F64_MAX_P) {                                                          \
+        const double pinv = 1.0 / (double)p;                                            \
+        for (size_t i = 0; i < n; i++) out[i] = secea_mulmod_f64(a[i], k, p, pinv);     \
         return;                                                                         \
     }                                                                                   \
     secea_modctx c; secea_modctx_init(&c, p);                                           \
@@ -78,6 +91,7 @@ ATTR static void dot_rows_##SFX(uint64_t *out, const uint64_t *a, const uint64_t
 FP_VEC_BODIES(portable, )
 #if SECEA_X86
 FP_VEC_BODIES(avx2, SECEA_TARGET("avx2,bmi2"))
+FP_VEC_BODIES(avx512, SECEA_TARGET("avx512f,avx512dq,avx512vl,avx2,bmi2"))
 #endif
 
 typedef void (*binop_fn)(uint64_t *, const uint64_t *, const uint64_t *, size_t, uint64_t);
@@ -97,6 +111,11 @@ static struct {
 void secea__field_select(int force_portable)
 {
 #if SECEA_X86
+    if (!force_portable && secea_cpu_supports("avx512dq") && secea_cpu_supports("bmi2")) {
+        FP.add = add_avx512; FP.sub = sub_avx512; FP.mul = mul_avx512; FP.neg = neg_avx512;
+        FP.mul_scalar = mul_scalar_avx512; FP.dot_rows = dot_rows_avx512; FP.name = "avx512";
+        return;
+    }
     if (!force_portable && secea_cpu_supports("avx2") && secea_cpu_supports("bmi2")) {
         FP.add = add_avx2; FP.sub = sub_avx2; FP.mul = mul_avx2; FP.neg = neg_avx2;
         FP.mul_scalar = mul_scalar_avx2; FP.dot_rows = dot_rows_avx2; FP.name = "avx2";

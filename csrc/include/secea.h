@@ -17,10 +17,10 @@
  * C path everywhere (SECEA_FAST_BACKEND=portable). */
 void secea_dispatch_init(int force_portable);
 /* Name of the variant currently used by a kernel family ("aes", "matmul",
- * "field"), e.g. "vaes", "aesni", "ifma", "avx2", "portable"; NULL if unknown. */
+ * "field"), e.g. "vaes", "aesni", "ifma", "avx512", "avx2", "portable"; NULL if unknown. */
 const char *secea_kernel_variant(const char *kernel);
 /* 1 if the CPU supports the named feature ("aes", "vaes", "avx2",
- * "avx512f", "avx512ifma", "bmi2"), else 0. */
+ * "avx512f", "avx512dq", "avx512ifma", "bmi2"), else 0. */
 int secea_cpu_supports(const char *feature);
 
 /* ---- prime field vectors (csrc/field/fp_vec.c) ---- */
