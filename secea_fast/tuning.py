@@ -26,10 +26,50 @@ Matrix product (``secea_fast.linalg.matmul``, C: ``csrc/linalg/``)
   embedding prime 6 primes (>= 225 ms against 62 ms for ``ifma1``).  On a CPU
   without IFMA it would beat the scalar route (1.46 G MAC/s, i.e. 455 ms for
   that shape); it is the candidate for an ``_rns`` variant there.
+
+Measured results (``python bench/compare.py``, median of 5 alternating runs,
+1024x10000 by 10000x65, load average < 0.6):
+
+* Goldilocks, ``ifma2``: 3.38 G multiply-adds/s on one thread (81% of the 4.2
+  G/s IFMA ceiling above), 6.34 G/s on two (1.88x); python-flint nmod_mat in
+  the same run 1.33 G/s: 2.55x.
+* Embedding prime, ``ifma1``: 10.6 G/s on one thread (73% of 14.6 G/s), 19.1
+  G/s on two; python-flint 1.85 G/s: 5.7x.
+* Scalar route (``SECEA_FAST_BACKEND=portable``): 1.46 G/s for both primes.
+
+Field elementwise multiply (``secea_fast.field.mul``, C: ``csrc/field/``)
+-------------------------------------------------------------------------
+Raw kernel on 2^22 elements: Goldilocks 0.47 G/s (scalar, branch-free
+reduction; the branchy version mispredicted to 0.15 G/s); p < 2^50 through the
+double-precision quotient estimate 2.36 G/s with AVX-512DQ (NumPy's plain
+wrapping uint64 multiply runs at 2.4 G/s on the same data: memory bound); other
+primes (Moller-Granlund) 0.34-0.38 G/s.  ``F64_MAX_P = 2^50`` is a correctness
+bound (the quotient estimate must be off by at most one), not a speed one.
+
+AES-128-CTR (``secea_fast.prg``, C: ``csrc/prg/``)
+--------------------------------------------------
+* Measured VAES ceiling on this machine: one ``vaesenc zmm`` per cycle (and two
+  ``xmm``/``ymm`` per cycle, the same bytes), so 10 rounds cost 10 cycles per 4
+  blocks: 22.7 GB/s at 3.55 GHz.  The VAES kernel computes round 1 of a run of
+  counters from a 256-entry table indexed by the public low counter byte
+  (9 AES instructions per 4 blocks, ceiling about 25 GB/s); it is used from
+  ``VAES_TABLE_MIN`` = 1024 blocks up, where building the table (256 rounds)
+  is amortised.
+* Measured: 22.6-24 GB/s for 1 MiB and 64 MiB into a preallocated buffer;
+  OpenSSL 3 through ``cryptography`` 9.0-9.4 GB/s in the same runs (it has a
+  VAES path here, unlike the 4.8 GB/s in PERFORMANCE.md): 2.5x.  A 3x ratio
+  would need 27-28 GB/s, above the 25 GB/s ceiling: out of reach on this CPU.
+* Small calls: a Python call costs about 0.8 us (0.4 us of it is
+  ``ffi.from_buffer`` on a NumPy array); below 16 KiB OpenSSL's 0.25 us call
+  wins.  Protocol code that draws many small streams should batch them or use
+  the raw binding.
 """
 
 MATMUL_IFMA1_MAX_P = 2**52
 MATMUL_MR, MATMUL_KC = 16, 512
 MATMUL_NC = {"ifma1": 6, "ifma2": 4}
+
+FIELD_F64_MAX_P = 2**50
+AES_VAES_TABLE_MIN_BLOCKS = 1024
 
 MATMUL_NOTES = __doc__

@@ -75,14 +75,18 @@ def aes128_ctr(key: bytes, iv: bytes, nbytes: int) -> bytes:
 def aes128_ctr_into(key: bytes, iv: bytes, out) -> None:
     """Write the keystream into a writable buffer (bytearray, NumPy array,
     memoryview): no allocation, for bulk use."""
-    key = _check_bytes(key, "key", 16)
-    iv = _check_bytes(iv, "iv", 16)
+    # hot path for exact bytes of the right length: this call is made per
+    # DPF level / per mask and its overhead shows below 64 KiB
+    if not (type(key) is bytes and len(key) == 16):
+        key = _check_bytes(key, "key", 16)
+    if not (type(iv) is bytes and len(iv) == 16):
+        iv = _check_bytes(iv, "iv", 16)
     try:
-        buf = ffi.from_buffer(out, require_writable=True)
+        buf = ffi.from_buffer("uint8_t[]", out, require_writable=True)
     except (TypeError, BufferError) as exc:
         raise TypeError(f"out must be a writable buffer: {exc}") from None
     if len(buf):
-        lib.secea_aes128_ctr(ffi.cast("uint8_t *", buf), len(buf), key, iv)
+        lib.secea_aes128_ctr(buf, len(buf), key, iv)
 
 
 def aes128_ecb(key: bytes, blocks: bytes) -> bytes:
