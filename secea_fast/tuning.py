@@ -73,3 +73,20 @@ FIELD_F64_MAX_P = 2**50
 AES_VAES_TABLE_MIN_BLOCKS = 1024
 
 MATMUL_NOTES = __doc__
+
+# ---- polynomial kernels (secea_fast.poly) -------------------------------
+# Products: classical C kernel while the shorter operand has at most this many
+# coefficients, NTT above (see POLY_NOTES for the measurement).
+POLY_MUL_CLASSICAL_MAX = 48
+# Division / remainder: classical while the quotient or divisor is this short.
+POLY_DIV_CLASSICAL_MAX = 48
+# Remainder tree: stop at nodes of at most this many points and use Horner.
+POLY_EVAL_LEAF = 32
+# Half-GCD: classical Euclid (C) at and below this degree.
+HGCD_CLASSICAL_MAX = 128
+# Evaluation / interpolation at at most this many points use the matrix route
+# (Vandermonde / Lagrange matrix on the matmul kernel): the LCC regime.
+POLY_LCC_MAX_POINTS = 64
+# Root finding: test every field element when p is at most this.
+ROOTS_SMALL_FIELD = 1 << 16
+ROOTS_BRUTE_MAX = 0

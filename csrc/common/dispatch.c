@@ -29,6 +29,7 @@ void secea_dispatch_init(int force_portable)
     secea__field_select(force_portable);
     secea__matmul_select(force_portable);
     secea__aes_select(force_portable);
+    secea__ntt_select(force_portable);
 }
 
 const char *secea_kernel_variant(const char *kernel)
@@ -36,5 +37,6 @@ const char *secea_kernel_variant(const char *kernel)
     if (!strcmp(kernel, "field")) return secea__field_variant();
     if (!strcmp(kernel, "matmul")) return secea__matmul_variant();
     if (!strcmp(kernel, "aes")) return secea__aes_variant();
+    if (!strcmp(kernel, "ntt")) return secea__ntt_variant();
     return NULL;
 }

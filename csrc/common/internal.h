@@ -10,6 +10,28 @@
 #else
 #define SECEA_X86 0
 #define SECEA_TARGET(s)
+/* Either reduction, chosen by the modulus (latency-bound scalar code). */
+static inline uint64_t secea_mulmod_any(const secea_modctx *c, uint64_t a, uint64_t b)
+{
+    return c->p == SECEA_GOLDILOCKS ? secea_gl_mul(a, b) : secea_mulmod(c, a, b);
+}
+
+static inline uint64_t secea_powmod(const secea_modctx *c, uint64_t a, uint64_t e)
+{
+    uint64_t r = 1, b = a;
+    while (e) {
+        if (e & 1) r = secea_mulmod_any(c, r, b);
+        e >>= 1;
+        if (e) b = secea_mulmod_any(c, b, b);
+    }
+    return r;
+}
+
+/* Inverse of a nonzero residue (Fermat). */
+static inline uint64_t secea_invmod(const secea_modctx *c, uint64_t a)
+{
+    return secea_powmod(c, a, c->p - 2);
+}
 #endif
 
 typedef unsigned __int128 secea_u128;
@@ -18,6 +40,8 @@ typedef unsigned __int128 secea_u128;
 void secea__field_select(int force_portable);
 void secea__matmul_select(int force_portable);
 void secea__aes_select(int force_portable);
+void secea__ntt_select(int force_portable);
+const char *secea__ntt_variant(void);
 const char *secea__field_variant(void);
 const char *secea__matmul_variant(void);
 const char *secea__aes_variant(void);
@@ -140,4 +164,26 @@ static inline uint64_t secea_gl_mul(uint64_t a, uint64_t b)
     return secea_gl_reduce128((secea_u128)a * b);
 }
 
+/* Either reduction, chosen by the modulus (latency-bound scalar code). */
+static inline uint64_t secea_mulmod_any(const secea_modctx *c, uint64_t a, uint64_t b)
+{
+    return c->p == SECEA_GOLDILOCKS ? secea_gl_mul(a, b) : secea_mulmod(c, a, b);
+}
+
+static inline uint64_t secea_powmod(const secea_modctx *c, uint64_t a, uint64_t e)
+{
+    uint64_t r = 1, b = a;
+    while (e) {
+        if (e & 1) r = secea_mulmod_any(c, r, b);
+        e >>= 1;
+        if (e) b = secea_mulmod_any(c, b, b);
+    }
+    return r;
+}
+
+/* Inverse of a nonzero residue (Fermat). */
+static inline uint64_t secea_invmod(const secea_modctx *c, uint64_t a)
+{
+    return secea_powmod(c, a, c->p - 2);
+}
 #endif

@@ -140,32 +140,16 @@ void secea_fp_dot_rows(uint64_t *out, const uint64_t *a, const uint64_t *b, size
 }
 
 /* ---- exponentiation and inversion (latency bound; one scalar path) ---- */
-static inline uint64_t mulmod_any(const secea_modctx *c, uint64_t a, uint64_t b)
-{
-    return c->p == SECEA_GOLDILOCKS ? secea_gl_mul(a, b) : secea_mulmod(c, a, b);
-}
-
-static uint64_t powmod(const secea_modctx *c, uint64_t a, uint64_t e)
-{
-    uint64_t r = c->p == 1 ? 0 : 1, b = a;
-    while (e) {
-        if (e & 1) r = mulmod_any(c, r, b);
-        e >>= 1;
-        if (e) b = mulmod_any(c, b, b);
-    }
-    return r;
-}
-
 void secea_fp_pow(uint64_t *out, const uint64_t *a, const uint64_t *e, size_t n, uint64_t p)
 {
     secea_modctx c; secea_modctx_init(&c, p);
-    for (size_t i = 0; i < n; i++) out[i] = powmod(&c, a[i], e[i]);
+    for (size_t i = 0; i < n; i++) out[i] = secea_powmod(&c, a[i], e[i]);
 }
 
 void secea_fp_pow_scalar(uint64_t *out, const uint64_t *a, uint64_t e, size_t n, uint64_t p)
 {
     secea_modctx c; secea_modctx_init(&c, p);
-    for (size_t i = 0; i < n; i++) out[i] = powmod(&c, a[i], e);
+    for (size_t i = 0; i < n; i++) out[i] = secea_powmod(&c, a[i], e);
 }
 
 size_t secea_fp_batch_inv(uint64_t *out, const uint64_t *a, size_t n, uint64_t p)
@@ -178,14 +162,14 @@ size_t secea_fp_batch_inv(uint64_t *out, const uint64_t *a, size_t n, uint64_t p
      * keep the running product and read a[i] before writing out[i]) */
     uint64_t run = 1;
     for (size_t i = 0; i < n; i++) {
-        run = mulmod_any(&c, run, a[i]);
+        run = secea_mulmod_any(&c, run, a[i]);
         out[i] = run;
     }
-    uint64_t inv = powmod(&c, run, p - 2);   /* Fermat: run^(p-2) = run^-1 */
+    uint64_t inv = secea_powmod(&c, run, p - 2);   /* Fermat: run^(p-2) = run^-1 */
     for (size_t i = n - 1; i > 0; i--) {
         uint64_t ai = a[i];                     /* read before out[i] overwrites it */
-        uint64_t r = mulmod_any(&c, inv, out[i - 1]);
-        inv = mulmod_any(&c, inv, ai);
+        uint64_t r = secea_mulmod_any(&c, inv, out[i - 1]);
+        inv = secea_mulmod_any(&c, inv, ai);
         out[i] = r;
     }
     out[0] = inv;

@@ -47,6 +47,54 @@ void secea_fp_reduce(uint64_t *out, const uint64_t *x, size_t n, uint64_t p);
 int secea_fp_mat_mul(uint64_t *C, const uint64_t *A, const uint64_t *B,
                      size_t m, size_t k, size_t n, uint64_t p, int threads);
 
+/* ---- classical polynomial kernels (csrc/poly/poly_classical.c) ----
+ * Coefficient arrays are lowest degree first; lengths count coefficients. */
+/* Batched product: out[c] (length la+lb-1) = a[c] (length la) * b[c] (length lb)
+ * for c < count; b_stride = lb for per-row b, 0 to share one b.  Exact
+ * 192-bit sums, one reduction per coefficient. la, lb >= 1. */
+void secea_fp_poly_mul_classical(uint64_t *out, const uint64_t *a, size_t la, const uint64_t *b, size_t lb, size_t b_stride, size_t count, uint64_t p);
+/* a = q b + r with deg r < deg b; needs la >= lb >= 1 and b[lb-1] != 0.
+ * q has la-lb+1 entries, r has lb-1 entries (r may be NULL if lb == 1).
+ * Returns 0, or -1 if memory runs out. */
+int secea_fp_poly_divrem_classical(uint64_t *q, uint64_t *r, const uint64_t *a, size_t la, const uint64_t *b, size_t lb, uint64_t p);
+/* Batched remainder by monic divisors: out[c] (length lb-1) = a[c] mod b[c],
+ * a[c] of length la (la >= lb), b[c] monic of length lb >= 2; b_stride = lb
+ * per row or 0 for one shared divisor.  Returns 0, or -1 if memory runs out. */
+int secea_fp_poly_rem_monic_batch(uint64_t *out, const uint64_t *a, size_t la, const uint64_t *b, size_t lb, size_t b_stride, size_t count, uint64_t p);
+/* out[c*npts + j] = f_c(x[c*npts + j]) for c < count, j < npts (Horner);
+ * f_c = f + c*lf; x_stride = npts for per-row points, 0 to share one set. */
+void secea_fp_poly_eval_horner(uint64_t *out, const uint64_t *f, size_t lf, const uint64_t *x, size_t npts, size_t x_stride, size_t count, uint64_t p);
+/* Euclid on (a, b), deg a > deg b (la > lb, a[la-1] != 0, b trimmed), until
+ * the remainder has degree < stop_deg.
+ * Outputs consecutive remainders r0 (degree >= stop_deg), r1 (< stop_deg) and
+ * the matrix M with M (a, b)^T = (r0, r1)^T; every buffer holds la entries.
+ * lens[0..5] receive the trimmed lengths of r0, r1, m00, m01, m10, m11
+ * (0 for the zero polynomial).  Returns 0, or -1 if memory runs out. */
+int secea_fp_poly_hgcd_classical(uint64_t *r0, uint64_t *r1, uint64_t *m00, uint64_t *m01, uint64_t *m10, uint64_t *m11, size_t *lens, const uint64_t *a, size_t la, const uint64_t *b, size_t lb, size_t stop_deg, uint64_t p);
+
+/* ---- number-theoretic transforms (csrc/poly/ntt*.c) ---- */
+/* A plan for length-2^logn transforms over F_p, where w is a primitive
+ * 2^logn-th root of unity mod p (logn <= 30).  Supported: p = Goldilocks
+ * (vectorised fast path) and any prime p < 2^63 with 2^logn | p - 1.
+ * Returns NULL if memory runs out or the arguments are unsupported. */
+typedef struct secea_ntt_plan secea_ntt_plan;
+secea_ntt_plan *secea_ntt_plan_new(uint64_t p, uint64_t w, unsigned logn);
+void secea_ntt_plan_free(secea_ntt_plan *plan);
+/* In place on `count` contiguous vectors of length 2^logn.
+ * forward: natural order in, bit-reversed order out:  out[bitrev(j)] = sum_i a[i] w^(ij).
+ * inverse: bit-reversed order in, natural order out, scaled by 2^-logn,
+ * so inverse(forward(a)) = a.  Entries must be < p; outputs are canonical. */
+void secea_ntt_forward(const secea_ntt_plan *plan, uint64_t *a, size_t count);
+void secea_ntt_inverse(const secea_ntt_plan *plan, uint64_t *a, size_t count);
+/* a[i] = a[i] * b[i] mod p for i < n (the pointwise step between transforms). */
+void secea_ntt_pointwise(const secea_ntt_plan *plan, uint64_t *a, const uint64_t *b, size_t n);
+/* Chinese remaindering for the three-prime NTT product (secea_fast.poly):
+ * out[i] = X mod p where X is the unique integer in [0, q0 q1 q2) with
+ * X = r0[i] mod q0, X = r1[i] mod q1, X = r2[i] mod q2, for the fixed primes
+ * q0 = Goldilocks, q1 = SECEA_NTT_Q1, q2 = SECEA_NTT_Q2 (secea_ntt_crt_primes). */
+void secea_ntt_crt_primes(uint64_t out3[3]);
+void secea_ntt_crt3(uint64_t *out, const uint64_t *r0, const uint64_t *r1, const uint64_t *r2, size_t n, uint64_t p);
+
 /* ---- AES-128 (csrc/prg/) ---- */
 /* Keystream of AES-128 in CTR mode (NIST SP 800-38A): block i is
  * AES_key(iv + i), the 16-byte iv read as a big-endian 128-bit counter that

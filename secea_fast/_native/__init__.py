@@ -45,10 +45,10 @@ def backend_info() -> dict:
     """Which variant each kernel family runs, and what the CPU offers.
 
     >>> info = backend_info(); sorted(info["kernels"])
-    ['aes', 'field', 'matmul']
+    ['aes', 'field', 'matmul', 'ntt']
     """
     kernels = {}
-    for name in ("aes", "field", "matmul"):
+    for name in ("aes", "field", "matmul", "ntt"):
         v = lib.secea_kernel_variant(name.encode())
         kernels[name] = ffi.string(v).decode() if v != ffi.NULL else "unknown"
     cpu = {f: bool(lib.secea_cpu_supports(f.encode()))
@@ -85,12 +85,17 @@ def resolve_threads(threads) -> int:
 
 
 def u64ptr(arr):
-    """``uint64_t *`` view of a C-contiguous uint64 array (read or write)."""
-    return ffi.cast("uint64_t *", ffi.from_buffer(arr))
+    """``uint64_t[]`` cdata over a C-contiguous uint64 array (read or write).
+
+    The returned object keeps ``arr`` alive, so temporaries such as
+    ``u64ptr(np.ascontiguousarray(x))`` stay valid for the whole call (a bare
+    ``ffi.cast`` of ``ffi.from_buffer`` would not: the buffer could be freed
+    before the C function runs)."""
+    return ffi.from_buffer("uint64_t[]", arr)
 
 
 def u8ptr(buf):
-    return ffi.cast("uint8_t *", ffi.from_buffer(buf))
+    return ffi.from_buffer("uint8_t[]", buf)
 
 
 _env_backend = os.environ.get("SECEA_FAST_BACKEND", "").strip().lower() or "auto"

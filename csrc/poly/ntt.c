@@ -1,0 +1,631 @@
+/* Number-theoretic transforms over F_p: plans, the portable kernels, runtime
+ * variant selection, and the three-prime Chinese remaindering.
+ *
+ * Transform.  For n = 2^logn and a primitive n-th root of unity w,
+ *     forward:  A[bitrev(k)] = sum_i a[i] w^(ik)            (natural in)
+ *     inverse:  a[i] = n^-1 sum_k A[bitrev(k)] w^(-ik)       (natural out)
+ * so that inverse(forward(a) .* forward(b)) is the cyclic convolution of a
+ * and b (Cooley & Tukey, Math. Comp. 19, 1965; Pollard, Math. Comp. 25,
+ * 1971).  The forward transform is decimation in frequency (Gentleman-Sande
+ * butterflies (x, y) -> (x + y, (x - y) w)), the inverse decimation in time
+ * ((x, y) -> (x + y w, x - y w)) with the inverse twiddles: it undoes the
+ * forward butterflies in reverse order, so no bit-reversal permutation is
+ * ever performed.
+ *
+ * Two algorithms:
+ *
+ * 1. Radix 2 (any prime p < 2^63 with 2^logn | p - 1; Goldilocks for
+ *    logn < 6).  Twiddles per level: fw[h + j] = w_{2h}^j for the butterflies
+ *    of half-span h, plus Shoup quotients w' = floor(w 2^64 / p) (V. Shoup,
+ *    NTL; D. Harvey, "Faster arithmetic for number-theoretic transforms",
+ *    J. Symb. Comp. 60, 2014): for any x < 2^64,
+ *        q = floor(x w' / 2^64),  r = x w - q p  (mod 2^64)  lies in [0, 2p),
+ *    so one multiply-high, two low multiplies and one correction give x w mod
+ *    p; p < 2^63 keeps 2p and every butterfly intermediate below 2^64.  Large
+ *    transforms recurse depth first (one level over the block, then each
+ *    half) until a block fits in L1, where the remaining levels run
+ *    iteratively.  n^-1 is folded into the last inverse level.
+ *
+ * 2. Goldilocks stages (p = 2^64 - 2^32 + 1, logn >= 6).  2 has order 192
+ *    mod p (2^96 = -1), so every 64-th root of unity is a power of two and
+ *    multiplying by it is a shift plus the Goldilocks reduction
+ *    (2^64 = 2^32 - 1, 2^96 = -1) instead of a full 64 x 64 multiplication.
+ *    The transform is factored Cooley-Tukey style ("four-step", Bailey,
+ *    J. Supercomputing 4, 1990; radix-64 use of 2^(3k) roots: R. Bloemen,
+ *    "The Goldilocks prime", 2022) into stages of k <= 6 levels: a block of
+ *    N = R M entries, R = 2^k, is split into R rows of stride M, and
+ *        b_q[j] = w_N^(jq) sum_m a[j + m M] w_R^(mq)      (j < M, q < R)
+ *    is stored at row bitrev_k(q); then each row (length M) is transformed
+ *    recursively.  The inner R-point DFT (R = R1 R2) is two passes of
+ *    radix-R1 then radix-R2 with the inter-pass twiddles w_R^(m0 q1), all
+ *    powers of two; only w_N^(jq) needs general multiplications (one per
+ *    entry per stage, instead of one per entry per two levels in radix 2).
+ *    The last three levels are 8-point DFTs on consecutive blocks.  Stages
+ *    run depth first, so after the first stage a row fits in L2.  The
+ *    portable variant runs the same algorithm one entry at a time (so both
+ *    variants share the plan's tables); ntt_avx512.c vectorises it over 8
+ *    consecutive j.  n^-1 is folded into the twiddles of the top inverse
+ *    stage.
+ *
+ * Chinese remaindering (secea_ntt_crt3): Garner's algorithm (H. L. Garner,
+ * IRE Trans. EC-8, 1959) with q0 = Goldilocks and the primes q1, q2 of
+ * ntt_internal.h:
+ *     x0 = r0,  x1 = (r1 - x0) q0^-1 mod q1,
+ *     x2 = (r2 - x0 - x1 q0) (q0 q1)^-1 mod q2,
+ *     X  = x0 + x1 q0 + x2 q0 q1  in [0, q0 q1 q2),
+ * and X mod p = (x0 + x1 (q0 mod p) + x2 (q0 q1 mod p)) mod p.  With x1 < q1,
+ * x2 < q2 and q1 + q2 < 2^64 - 2^33, that sum is below p 2^64, so it is one
+ * 128-bit value reduced by a single Moller-Granlund division (internal.h).
+ * The constant multiplications mod q1, q2 use Shoup's method.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "ntt_internal.h"
+
+#define GL SECEA_GOLDILOCKS
+
+/* ------------------------------------------------------------------ */
+/* scalar helpers                                                      */
+
+static inline uint64_t shoup_pre(uint64_t w, uint64_t p)
+{
+    return (uint64_t)(((secea_u128)w << 64) / p);
+}
+
+/* x w mod p for any x < 2^64 (p < 2^63, w < p, ws = shoup_pre(w, p)) */
+static inline uint64_t shoup_mul(uint64_t x, uint64_t w, uint64_t ws, uint64_t p)
+{
+    uint64_t q = (uint64_t)(((secea_u128)x * ws) >> 64);
+    uint64_t r = x * w - q * p;
+    return r >= p ? r - p : r;
+}
+
+static inline uint64_t gl_add(uint64_t a, uint64_t b) { return secea_addmod(a, b, GL); }
+static inline uint64_t gl_sub(uint64_t a, uint64_t b) { return secea_submod(a, b, GL); }
+
+static uint64_t powmod_ctx(const secea_modctx *c, uint64_t a, uint64_t e)
+{
+    uint64_t r = 1 % c->p;
+    a = secea_mod64(c, a);
+    while (e) {
+        if (e & 1) r = secea_mulmod(c, r, a);
+        a = secea_mulmod(c, a, a);
+        e >>= 1;
+    }
+    return r;
+}
+
+uint64_t secea__ntt_gl_pow2(unsigned e)
+{
+    e %= 192;
+    uint64_t r = 1;
+    for (unsigned i = 0; i < e; i++) r = gl_add(r, r);
+    return r;
+}
+
+/* deterministic Miller-Rabin for 64-bit n (the first 12 prime bases suffice
+ * below 3.3 * 10^24: Sorenson & Webster, Math. Comp. 86, 2017) */
+static int is_prime_u64(uint64_t n)
+{
+    static const uint64_t bases[12] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37};
+    if (n < 2) return 0;
+    for (int i = 0; i < 12; i++) {
+        if (n == bases[i]) return 1;
+        if (n % bases[i] == 0) return 0;
+    }
+    secea_modctx c;
+    secea_modctx_init(&c, n);
+    uint64_t d = n - 1;
+    unsigned s = 0;
+    while (!(d & 1)) { d >>= 1; s++; }
+    for (int i = 0; i < 12; i++) {
+        uint64_t x = powmod_ctx(&c, bases[i], d);
+        if (x == 1 || x == n - 1) continue;
+        unsigned r = 1;
+        for (; r < s; r++) {
+            x = secea_mulmod(&c, x, x);
+            if (x == n - 1) break;
+        }
+        if (r == s) return 0;
+    }
+    return 1;
+}
+
+static unsigned bitrev(unsigned x, unsigned bits)
+{
+    unsigned r = 0;
+    for (unsigned i = 0; i < bits; i++) r |= ((x >> i) & 1u) << (bits - 1 - i);
+    return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* plan                                                                */
+
+static size_t round64(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
+secea_ntt_plan *secea_ntt_plan_new(uint64_t p, uint64_t w, unsigned logn)
+{
+    if (logn > SECEA_NTT_MAX_LOGN || p < 2 || w >= p) return NULL;
+    int gold = p == GL;
+    if (!gold && p >= (1ULL << 63)) return NULL;
+    size_t n = (size_t)1 << logn;
+    if (((p - 1) & (uint64_t)(n - 1)) != 0) return NULL;
+    if (!gold && !is_prime_u64(p)) return NULL;
+    secea_modctx c;
+    secea_modctx_init(&c, p);
+    /* w of exact order n: w^(n/2) = -1 (n >= 2), w = 1 (n = 1) */
+    if (logn == 0) {
+        if (w != 1) return NULL;
+    } else if (powmod_ctx(&c, w, n / 2) != p - 1) {
+        return NULL;
+    }
+
+    secea_ntt_plan *pl = calloc(1, sizeof *pl);
+    if (!pl) return NULL;
+    pl->p = p;
+    pl->w = w;
+    pl->logn = logn;
+    pl->n = n;
+    pl->winv = powmod_ctx(&c, w, n - 1);
+    pl->ninv = p - (p - 1) / n;                  /* n (p - (p-1)/n) = 1 mod p */
+    pl->gold_stages = gold && logn >= 6;
+
+    if (!pl->gold_stages) {
+        int shoup = !gold;
+        size_t words = n * (shoup ? 4 : 2);
+        uint64_t *m = aligned_alloc(64, round64(words * 8));
+        if (!m) { free(pl); return NULL; }
+        pl->mem = m;
+        pl->fw = m;
+        pl->iw = m + n;
+        pl->fws = shoup ? m + 2 * n : NULL;
+        pl->iws = shoup ? m + 3 * n : NULL;
+        pl->fw[0] = pl->iw[0] = 0;
+        if (n >= 2) {
+            size_t h = n / 2;
+            uint64_t x = 1, y = 1;
+            for (size_t j = 0; j < h; j++) {
+                pl->fw[h + j] = x;
+                pl->iw[h + j] = y;
+                x = secea_mulmod(&c, x, w);
+                y = secea_mulmod(&c, y, pl->winv);
+            }
+            for (h = n / 4; h >= 1; h /= 2)
+                for (size_t j = 0; j < h; j++) {
+                    pl->fw[h + j] = pl->fw[2 * h + 2 * j];
+                    pl->iw[h + j] = pl->iw[2 * h + 2 * j];
+                }
+            for (size_t j = 0; j < n / 2; j++)          /* fold n^-1 into the last level */
+                pl->iw[n / 2 + j] = secea_mulmod(&c, pl->iw[n / 2 + j], pl->ninv);
+        }
+        if (shoup) {
+            for (size_t i = 0; i < n; i++) {
+                pl->fws[i] = shoup_pre(pl->fw[i], p);
+                pl->iws[i] = shoup_pre(pl->iw[i], p);
+            }
+            pl->ninv_s = shoup_pre(pl->ninv, p);
+        }
+        return pl;
+    }
+
+    /* Goldilocks stages: logn - 3 levels in stages of <= 6 levels (the
+     * smaller ones last, each >= 3 levels), then 8-point blocks. */
+    unsigned rest = logn - 3, ns = (rest + 5) / 6;
+    pl->nstages = ns;
+    size_t words = 0;
+    {
+        unsigned left = rest;
+        size_t N = n;
+        for (unsigned s = 0; s < ns; s++) {
+            unsigned k = (left + (ns - s) - 1) / (ns - s);   /* ceil: larger first */
+            secea__ntt_stage *st = &pl->st[s];
+            st->k = k;
+            st->k1 = k / 2;
+            st->k2 = k - k / 2;
+            st->N = N;
+            st->M = N >> k;
+            words += 2 * N;
+            N = st->M;
+            left -= k;
+        }
+    }
+    uint64_t *m = aligned_alloc(64, round64(words * 8));
+    if (!m) { free(pl); return NULL; }
+    pl->mem = m;
+    /* w64 = w^(n/64) = 2^e64 */
+    uint64_t w64 = powmod_ctx(&c, w, n / 64);
+    unsigned e64 = 0;
+    {
+        uint64_t x = 1;
+        while (x != w64 && e64 < 192) { x = gl_add(x, x); e64++; }
+    }
+    if (e64 >= 192) { free(m); free(pl); return NULL; }   /* cannot happen */
+    pl->e64 = e64;
+    pl->pow2[0] = 1;
+    for (unsigned e = 1; e < 192; e++) pl->pow2[e] = gl_add(pl->pow2[e - 1], pl->pow2[e - 1]);
+    for (unsigned s = 0; s < ns; s++) {
+        secea__ntt_stage *st = &pl->st[s];
+        size_t R = (size_t)1 << st->k, M = st->M, N = st->N;
+        st->eR = (unsigned)((e64 * (64 / R)) % 192);
+        st->tf = m;
+        st->ti = m + N;
+        st->scale_q0 = s == 0;
+        {
+            unsigned R1 = 1u << st->k1, R2 = 1u << st->k2;
+            for (unsigned m0 = 0; m0 < R2; m0++)
+                for (unsigned t = 0; t < R1; t++) {
+                    unsigned e = (st->eR * m0 * bitrev(t, st->k1)) % 192;
+                    st->ea_f[m0 * R1 + t] = (uint8_t)e;
+                    st->ea_i[m0 * R1 + t] = (uint8_t)((192 - e) % 192);
+                }
+        }
+        m += 2 * N;
+        /* w_N = w^(n/N) */
+        uint64_t wN = powmod_ctx(&c, w, n / N), wNi = powmod_ctx(&c, pl->winv, n / N);
+        uint64_t sc = s == 0 ? pl->ninv : 1;
+        uint64_t wj = 1, wji = 1;
+        for (size_t j = 0; j < M; j++) {
+            uint64_t x = 1, y = sc;
+            for (unsigned q = 0; q < R; q++) {
+                st->tf[secea__ntt_tw_index(st, j, q)] = x;
+                st->ti[secea__ntt_tw_index(st, j, q)] = y;
+                x = secea_gl_mul(x, wj);
+                y = secea_gl_mul(y, wji);
+            }
+            wj = secea_gl_mul(wj, wN);
+            wji = secea_gl_mul(wji, wNi);
+        }
+    }
+    return pl;
+}
+
+void secea_ntt_plan_free(secea_ntt_plan *pl)
+{
+    if (!pl) return;
+    free(pl->mem);
+    free(pl);
+}
+
+/* ------------------------------------------------------------------ */
+/* radix 2, scalar                                                     */
+
+#define R2_BLOCK 4096   /* entries per L1-resident block */
+
+static inline __attribute__((always_inline))
+uint64_t r2_mul(uint64_t x, const uint64_t *t, const uint64_t *ts, size_t i, uint64_t p, int gold)
+{
+    return gold ? secea_gl_mul(x, t[i]) : shoup_mul(x, t[i], ts[i], p);
+}
+
+/* DIF levels h = hmax, hmax/2, .., hmin on the blocks of length 2 hmax of a[0, len) */
+static inline __attribute__((always_inline))
+void r2_fwd_levels(const secea_ntt_plan *pl, uint64_t *a, size_t len, size_t hmax, size_t hmin, int gold)
+{
+    const uint64_t p = pl->p, *t = pl->fw, *ts = pl->fws;
+    for (size_t h = hmax; h >= hmin && h >= 1; h /= 2) {
+        for (size_t b = 0; b < len; b += 2 * h) {
+            uint64_t *x = a + b, *y = a + b + h;
+            if (h == 1) {                       /* twiddle 1 */
+                uint64_t u = x[0], v = y[0];
+                x[0] = secea_addmod(u, v, p);
+                y[0] = secea_submod(u, v, p);
+                continue;
+            }
+            for (size_t j = 0; j < h; j++) {
+                uint64_t u = x[j], v = y[j];
+                x[j] = secea_addmod(u, v, p);
+                /* generic: u - v + p in [1, 2p) < 2^64 is a valid Shoup input */
+                uint64_t d = gold ? secea_submod(u, v, p) : u - v + p;
+                y[j] = r2_mul(d, t, ts, h + j, p, gold);
+            }
+        }
+    }
+}
+
+/* DIT levels h = hmin, 2 hmin, .., hmax on a[0, len); the level h = n/2
+ * (twiddles pre-scaled by n^-1) also scales the upper input by n^-1. */
+static inline __attribute__((always_inline))
+void r2_inv_levels(const secea_ntt_plan *pl, uint64_t *a, size_t len, size_t hmin, size_t hmax, int gold)
+{
+    const uint64_t p = pl->p, *t = pl->iw, *ts = pl->iws;
+    const size_t hlast = pl->n / 2;
+    for (size_t h = hmin; h <= hmax; h *= 2) {
+        for (size_t b = 0; b < len; b += 2 * h) {
+            uint64_t *x = a + b, *y = a + b + h;
+            if (h == hlast) {
+                for (size_t j = 0; j < h; j++) {
+                    uint64_t u = gold ? secea_gl_mul(x[j], pl->ninv) : shoup_mul(x[j], pl->ninv, pl->ninv_s, p);
+                    uint64_t v = r2_mul(y[j], t, ts, h + j, p, gold);
+                    x[j] = secea_addmod(u, v, p);
+                    y[j] = secea_submod(u, v, p);
+                }
+            } else if (h == 1) {
+                uint64_t u = x[0], v = y[0];
+                x[0] = secea_addmod(u, v, p);
+                y[0] = secea_submod(u, v, p);
+            } else {
+                for (size_t j = 0; j < h; j++) {
+                    uint64_t u = x[j], v = r2_mul(y[j], t, ts, h + j, p, gold);
+                    x[j] = secea_addmod(u, v, p);
+                    y[j] = secea_submod(u, v, p);
+                }
+            }
+        }
+    }
+}
+
+#define R2_DEFINE(NAME, GOLD)                                                  \
+static void r2_fwd_##NAME(const secea_ntt_plan *pl, uint64_t *a, size_t len)  \
+{                                                                              \
+    if (len <= R2_BLOCK) { r2_fwd_levels(pl, a, len, len / 2, 1, GOLD); return; } \
+    r2_fwd_levels(pl, a, len, len / 2, len / 2, GOLD);                         \
+    r2_fwd_##NAME(pl, a, len / 2);                                             \
+    r2_fwd_##NAME(pl, a + len / 2, len / 2);                                   \
+}                                                                              \
+static void r2_inv_##NAME(const secea_ntt_plan *pl, uint64_t *a, size_t len)  \
+{                                                                              \
+    if (len <= R2_BLOCK) { r2_inv_levels(pl, a, len, 1, len / 2, GOLD); return; } \
+    r2_inv_##NAME(pl, a, len / 2);                                             \
+    r2_inv_##NAME(pl, a + len / 2, len / 2);                                   \
+    r2_inv_levels(pl, a, len, len / 2, len / 2, GOLD);                         \
+}
+R2_DEFINE(generic, 0)
+R2_DEFINE(gold, 1)
+
+/* ------------------------------------------------------------------ */
+/* Goldilocks stages, scalar (the portable variant)                    */
+
+/* R-point DFT (R <= 8) in place, DIF: natural in, bit-reversed out;
+ * wp[i] = w_R^i for i < R/2 */
+static void gl_dft_fwd(uint64_t *x, unsigned R, const uint64_t *wp)
+{
+    for (unsigned h = R / 2; h >= 1; h /= 2)
+        for (unsigned b = 0; b < R; b += 2 * h)
+            for (unsigned i = 0; i < h; i++) {
+                uint64_t u = x[b + i], v = x[b + i + h];
+                x[b + i] = gl_add(u, v);
+                x[b + i + h] = i ? secea_gl_mul(gl_sub(u, v), wp[i * (R / (2 * h))]) : gl_sub(u, v);
+            }
+}
+
+/* the inverse (unscaled), DIT: bit-reversed in, natural out; wp[i] = w_R^-i */
+static void gl_dft_inv(uint64_t *x, unsigned R, const uint64_t *wp)
+{
+    for (unsigned h = 1; h < R; h *= 2)
+        for (unsigned b = 0; b < R; b += 2 * h)
+            for (unsigned i = 0; i < h; i++) {
+                uint64_t u = x[b + i], v = x[b + i + h];
+                if (i) v = secea_gl_mul(v, wp[i * (R / (2 * h))]);
+                x[b + i] = gl_add(u, v);
+                x[b + i + h] = gl_sub(u, v);
+            }
+}
+
+/* the power-of-two twiddles of one stage: w_R1^i, w_R2^i and w_R^(m0 q1)
+ * (index m0 R1 + s with q1 = bitrev(s)), forward (sign 1) or inverse (-1) */
+typedef struct { uint64_t w1[4], w2[4], tA[64]; } gl_stage_pows;
+
+static void gl_stage_pows_init(gl_stage_pows *sp, const secea_ntt_plan *pl, const secea__ntt_stage *st, int inverse)
+{
+    unsigned R1 = 1u << st->k1, R2 = 1u << st->k2;
+    unsigned e = inverse ? (192 - st->eR) % 192 : st->eR;
+    for (unsigned i = 0; i < 4; i++) {
+        sp->w1[i] = pl->pow2[(e * R2 * i) % 192];
+        sp->w2[i] = pl->pow2[(e * R1 * i) % 192];
+    }
+    for (unsigned i = 0; i < R1 * R2; i++)
+        sp->tA[i] = pl->pow2[inverse ? st->ea_i[i] : st->ea_f[i]];
+}
+
+static void gl_stage_fwd_scalar(const secea_ntt_plan *pl, const secea__ntt_stage *st, uint64_t *a)
+{
+    const unsigned k1 = st->k1, k2 = st->k2, R1 = 1u << k1, R2 = 1u << k2, R = R1 * R2;
+    const size_t M = st->M;
+    gl_stage_pows sp;
+    gl_stage_pows_init(&sp, pl, st, 0);
+    uint64_t x[8];
+    for (size_t j = 0; j < M; j++) {
+        uint64_t *b = a + j;
+        if (R1 > 1)
+            for (unsigned m0 = 0; m0 < R2; m0++) {
+                for (unsigned m1 = 0; m1 < R1; m1++) x[m1] = b[(m0 + (size_t)R2 * m1) * M];
+                gl_dft_fwd(x, R1, sp.w1);
+                for (unsigned s = 0; s < R1; s++)
+                    b[((size_t)s * R2 + m0) * M] = (m0 && s) ? secea_gl_mul(x[s], sp.tA[m0 * R1 + s]) : x[s];
+            }
+        for (unsigned s1 = 0; s1 < R1; s1++) {
+            unsigned q1 = bitrev(s1, k1);
+            for (unsigned m0 = 0; m0 < R2; m0++) x[m0] = b[((size_t)s1 * R2 + m0) * M];
+            gl_dft_fwd(x, R2, sp.w2);
+            for (unsigned s2 = 0; s2 < R2; s2++) {
+                unsigned q = q1 + R1 * bitrev(s2, k2);
+                b[((size_t)s1 * R2 + s2) * M] = q ? secea_gl_mul(x[s2], st->tf[secea__ntt_tw_index(st, j, q)]) : x[s2];
+            }
+        }
+    }
+}
+
+static void gl_stage_inv_scalar(const secea_ntt_plan *pl, const secea__ntt_stage *st, uint64_t *a)
+{
+    const unsigned k1 = st->k1, k2 = st->k2, R1 = 1u << k1, R2 = 1u << k2, R = R1 * R2;
+    const size_t M = st->M;
+    gl_stage_pows sp;
+    gl_stage_pows_init(&sp, pl, st, 1);
+    uint64_t x[8];
+    for (size_t j = 0; j < M; j++) {
+        uint64_t *b = a + j;
+        for (unsigned s1 = 0; s1 < R1; s1++) {
+            unsigned q1 = bitrev(s1, k1);
+            for (unsigned s2 = 0; s2 < R2; s2++) {
+                unsigned q = q1 + R1 * bitrev(s2, k2);
+                uint64_t v = b[((size_t)s1 * R2 + s2) * M];
+                x[s2] = (q || st->scale_q0) ? secea_gl_mul(v, st->ti[secea__ntt_tw_index(st, j, q)]) : v;
+            }
+            gl_dft_inv(x, R2, sp.w2);
+            for (unsigned m0 = 0; m0 < R2; m0++) b[((size_t)s1 * R2 + m0) * M] = x[m0];
+        }
+        if (R1 > 1)
+            for (unsigned m0 = 0; m0 < R2; m0++) {
+                for (unsigned s = 0; s < R1; s++) {
+                    uint64_t v = b[((size_t)s * R2 + m0) * M];
+                    x[s] = (m0 && s) ? secea_gl_mul(v, sp.tA[m0 * R1 + s]) : v;
+                }
+                gl_dft_inv(x, R1, sp.w1);
+                for (unsigned m1 = 0; m1 < R1; m1++) b[(m0 + (size_t)R2 * m1) * M] = x[m1];
+            }
+    }
+}
+
+/* the last three levels: 8-point DFTs of consecutive blocks */
+static void gl_final_scalar(const secea_ntt_plan *pl, uint64_t *a, size_t len, int inverse)
+{
+    unsigned e8 = (pl->e64 * 8) % 192;
+    if (inverse) e8 = (192 - e8) % 192;
+    uint64_t wp[4];
+    for (unsigned i = 0; i < 4; i++) wp[i] = pl->pow2[(e8 * i) % 192];
+    for (size_t b = 0; b < len; b += 8) {
+        if (inverse) gl_dft_inv(a + b, 8, wp);
+        else gl_dft_fwd(a + b, 8, wp);
+    }
+}
+
+static void gl_fwd_rec_scalar(const secea_ntt_plan *pl, uint64_t *a, unsigned s)
+{
+    const secea__ntt_stage *st = &pl->st[s];
+    gl_stage_fwd_scalar(pl, st, a);
+    if (s + 1 < pl->nstages) {
+        for (size_t r = 0; r < ((size_t)1 << st->k); r++) gl_fwd_rec_scalar(pl, a + r * st->M, s + 1);
+    } else {
+        gl_final_scalar(pl, a, st->N, 0);
+    }
+}
+
+static void gl_inv_rec_scalar(const secea_ntt_plan *pl, uint64_t *a, unsigned s)
+{
+    const secea__ntt_stage *st = &pl->st[s];
+    if (s + 1 < pl->nstages) {
+        for (size_t r = 0; r < ((size_t)1 << st->k); r++) gl_inv_rec_scalar(pl, a + r * st->M, s + 1);
+    } else {
+        gl_final_scalar(pl, a, st->N, 1);
+    }
+    gl_stage_inv_scalar(pl, st, a);
+}
+
+static void gl_forward_portable(const secea_ntt_plan *pl, uint64_t *a) { gl_fwd_rec_scalar(pl, a, 0); }
+static void gl_inverse_portable(const secea_ntt_plan *pl, uint64_t *a) { gl_inv_rec_scalar(pl, a, 0); }
+
+static void gl_pointwise_portable(uint64_t *a, const uint64_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) a[i] = secea_gl_mul(a[i], b[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* variant selection and the public entry points                       */
+
+typedef void (*gl_xform_fn)(const secea_ntt_plan *, uint64_t *);
+typedef void (*gl_pw_fn)(uint64_t *, const uint64_t *, size_t);
+
+static struct {
+    gl_xform_fn fwd, inv;
+    gl_pw_fn pw;
+    const char *name;
+} NTT = {gl_forward_portable, gl_inverse_portable, gl_pointwise_portable, "portable"};
+
+void secea__ntt_select(int force_portable)
+{
+#if SECEA_X86
+    if (!force_portable && secea_cpu_supports("avx512f") && secea_cpu_supports("avx512dq")) {
+        NTT.fwd = secea__ntt_gl_forward_avx512;
+        NTT.inv = secea__ntt_gl_inverse_avx512;
+        NTT.pw = secea__ntt_gl_pointwise_avx512;
+        NTT.name = "avx512";
+        return;
+    }
+#endif
+    (void)force_portable;
+    NTT.fwd = gl_forward_portable;
+    NTT.inv = gl_inverse_portable;
+    NTT.pw = gl_pointwise_portable;
+    NTT.name = "portable";
+}
+
+const char *secea__ntt_variant(void) { return NTT.name; }
+
+void secea_ntt_forward(const secea_ntt_plan *pl, uint64_t *a, size_t count)
+{
+    const size_t n = pl->n;
+    if (n == 1) return;
+    for (size_t c = 0; c < count; c++, a += n) {
+        if (pl->gold_stages) NTT.fwd(pl, a);
+        else if (pl->p == GL) r2_fwd_gold(pl, a, n);
+        else r2_fwd_generic(pl, a, n);
+    }
+}
+
+void secea_ntt_inverse(const secea_ntt_plan *pl, uint64_t *a, size_t count)
+{
+    const size_t n = pl->n;
+    if (n == 1) return;
+    for (size_t c = 0; c < count; c++, a += n) {
+        if (pl->gold_stages) NTT.inv(pl, a);
+        else if (pl->p == GL) r2_inv_gold(pl, a, n);
+        else r2_inv_generic(pl, a, n);
+    }
+}
+
+void secea_ntt_pointwise(const secea_ntt_plan *pl, uint64_t *a, const uint64_t *b, size_t n)
+{
+    const uint64_t p = pl->p;
+    if (p == GL) { NTT.pw(a, b, n); return; }
+    if (p < SECEA_F64_MAX_P) {
+        const double pinv = 1.0 / (double)p;
+        for (size_t i = 0; i < n; i++) a[i] = secea_mulmod_f64(a[i], b[i], p, pinv);
+        return;
+    }
+    secea_modctx c;
+    secea_modctx_init(&c, p);
+    for (size_t i = 0; i < n; i++) a[i] = secea_mulmod(&c, a[i], b[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* three-prime Chinese remaindering                                    */
+
+void secea_ntt_crt_primes(uint64_t out3[3])
+{
+    out3[0] = GL;
+    out3[1] = SECEA_NTT_Q1;
+    out3[2] = SECEA_NTT_Q2;
+}
+
+void secea_ntt_crt3(uint64_t *out, const uint64_t *r0, const uint64_t *r1, const uint64_t *r2, size_t n, uint64_t p)
+{
+    const uint64_t q0 = GL, q1 = SECEA_NTT_Q1, q2 = SECEA_NTT_Q2;
+    secea_modctx c1, c2, cp;
+    secea_modctx_init(&c1, q1);
+    secea_modctx_init(&c2, q2);
+    secea_modctx_init(&cp, p);
+    /* constants (cheap to recompute per call; Fermat inverses) */
+    const uint64_t q0m1 = secea_mod64(&c1, q0);                     /* q0 mod q1 */
+    const uint64_t i01 = powmod_ctx(&c1, q0m1, q1 - 2);             /* q0^-1 mod q1 */
+    const uint64_t q0m2 = secea_mod64(&c2, q0);                     /* q0 mod q2 */
+    const uint64_t q01m2 = secea_mulmod(&c2, q0m2, secea_mod64(&c2, q1));
+    const uint64_t i012 = powmod_ctx(&c2, q01m2, q2 - 2);           /* (q0 q1)^-1 mod q2 */
+    const uint64_t i01s = shoup_pre(i01, q1), q0m2s = shoup_pre(q0m2, q2), i012s = shoup_pre(i012, q2);
+    const uint64_t c1p = secea_mod64(&cp, q0);                      /* q0 mod p */
+    const uint64_t c2p = secea_mulmod(&cp, c1p, secea_mod64(&cp, q1)); /* q0 q1 mod p */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x0 = r0[i];
+        /* x0 mod q1, x0 mod q2: q0 < 3 q, at most two subtractions */
+        uint64_t a1 = x0 >= q1 ? x0 - q1 : x0;
+        a1 = a1 >= q1 ? a1 - q1 : a1;
+        uint64_t a2 = x0 >= q2 ? x0 - q2 : x0;
+        a2 = a2 >= q2 ? a2 - q2 : a2;
+        uint64_t x1 = shoup_mul(r1[i] - a1 + q1, i01, i01s, q1);       /* (r1 - x0) / q0 */
+        uint64_t s = shoup_mul(x1, q0m2, q0m2s, q2);                   /* x1 q0 mod q2 */
+        uint64_t d = r2[i] - a2 + q2;                                  /* < 2 q2 */
+        d = d >= s ? d - s : d - s + q2;                               /* r2 - x0 - x1 q0 */
+        uint64_t x2 = shoup_mul(d, i012, i012s, q2);
+        secea_u128 acc = (secea_u128)x1 * c1p + (secea_u128)x2 * c2p + x0;   /* < p 2^64 */
+        out[i] = secea_mod128(&cp, acc);
+    }
+}

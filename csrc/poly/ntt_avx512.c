@@ -1,0 +1,451 @@
+/* AVX-512 Goldilocks transforms: the stage algorithm of ntt.c vectorised
+ * over 8 consecutive columns j (one zmm register = 8 residues).
+ *
+ * Arithmetic mod p = 2^64 - 2^32 + 1 on canonical residues, with
+ * eps = 2^32 - 1 = 2^64 mod p and 2^96 = -1 mod p:
+ *
+ *   a + b:  t = p - b, s = a - t, + p if a < t            (4 operations)
+ *   a - b:  d = a - b, + p if a < b                        (3 operations)
+ *   a * b:  the 128-bit product hi 2^64 + lo from four 32 x 32 -> 64 bit
+ *           vpmuludq partial products; then, with hi = hh 2^32 + hl,
+ *           hi 2^64 = hl eps - hh, so  ab = (lo - hh) + hl eps  where
+ *           lo - hh gets + p on borrow and the sum - p when it reaches p
+ *           (t0 >= p - t1); hl eps is one more vpmuludq.  Both corrections
+ *           are mask-register compares and masked adds, branch free.
+ *   x * 2^s (0 < s < 96, the 64-th roots of unity and their products):
+ *           with 2^96 = -1 every such root is +-2^s; -1 is folded into the
+ *           preceding subtraction (DIF) or the following add/sub pair (DIT).
+ *           Write x 2^s = w0 + w1 2^64 + w2 2^128 (w0 = x << s,
+ *           w1 = x >> (64 - s) or x << (s - 64), w2 = x >> (128 - s)); then
+ *           x 2^s = w0 - B + (w1 mod 2^32) eps with B = x >> (96 - s) the bits
+ *           of x 2^s above 2^96 (B < 2^63).  For s <= 32, B = 0 (7 ops); for
+ *           s >= 64, w0 = 0 and the result is (w1 mod 2^32) eps - B, + p on
+ *           borrow (6 ops); otherwise 11 ops.  Exponents only known at run
+ *           time (the inter-pass twiddles w_R^(m0 q1)) use the general form
+ *           with register shift counts, where counts >= 64 give 0.
+ *
+ * Layout: a stage reads R rows of stride M at columns j .. j+7 (M >= 8);
+ * pass A (radix R1) and pass B (radix R2, then the general twiddles
+ * w_N^(jq) from the plan table [M/8][R][8]) run back to back on the same
+ * R cache lines.  The last three levels load 8 blocks of 8, transpose the
+ * 8 x 8 tile (24 shuffles), run 8-point DFTs across registers and
+ * transpose back.  The inner DFTs are specialised for the four possible
+ * exponents of w_8 = 2^e8 (e8 in {24, 72, 120, 168}).
+ */
+#include "ntt_internal.h"
+
+#if SECEA_X86
+#include <immintrin.h>
+
+#define ATTR SECEA_TARGET("avx512f,avx512dq")
+#define INL static inline __attribute__((always_inline)) ATTR
+
+typedef __m512i V;
+
+#define CP _mm512_set1_epi64((long long)SECEA_GOLDILOCKS)
+#define CE _mm512_set1_epi64(0xFFFFFFFFLL)
+
+INL V v_load(const uint64_t *p) { return _mm512_loadu_si512((const void *)p); }
+INL void v_store(uint64_t *p, V x) { _mm512_storeu_si512((void *)p, x); }
+
+INL V v_add(V a, V b)
+{
+    V t = _mm512_sub_epi64(CP, b);
+    V s = _mm512_sub_epi64(a, t);
+    return _mm512_mask_add_epi64(s, _mm512_cmplt_epu64_mask(a, t), s, CP);
+}
+
+INL V v_sub(V a, V b)
+{
+    V d = _mm512_sub_epi64(a, b);
+    return _mm512_mask_add_epi64(d, _mm512_cmplt_epu64_mask(a, b), d, CP);
+}
+
+/* (hi 2^64 + lo) mod p, canonical, for any hi, lo */
+INL V v_reduce(V lo, V hi)
+{
+    V hh = _mm512_srli_epi64(hi, 32);
+    V t0 = _mm512_sub_epi64(lo, hh);
+    t0 = _mm512_mask_add_epi64(t0, _mm512_cmplt_epu64_mask(lo, hh), t0, CP);
+    V t1 = _mm512_mul_epu32(hi, CE);
+    V r = _mm512_add_epi64(t0, t1);
+    return _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(t0, _mm512_sub_epi64(CP, t1)), r, CP);
+}
+
+/* a b mod p for any 64-bit a, b */
+INL V v_mul(V a, V b)
+{
+    V ah = _mm512_srli_epi64(a, 32), bh = _mm512_srli_epi64(b, 32);
+    V ll = _mm512_mul_epu32(a, b), lh = _mm512_mul_epu32(a, bh);
+    V hl = _mm512_mul_epu32(ah, b), hh = _mm512_mul_epu32(ah, bh);
+    V t = _mm512_add_epi64(lh, _mm512_srli_epi64(ll, 32));        /* < 2^64 */
+    V u = _mm512_add_epi64(hl, _mm512_and_si512(t, CE));          /* < 2^64 */
+    V lo = _mm512_mask_blend_epi32(0xAAAA, ll, _mm512_slli_epi64(u, 32));
+    V hi = _mm512_add_epi64(hh, _mm512_add_epi64(_mm512_srli_epi64(t, 32), _mm512_srli_epi64(u, 32)));
+    return v_reduce(lo, hi);
+}
+
+/* x 2^s mod p for a compile-time 0 < s < 96, any 64-bit x */
+INL V v_shl(V x, const unsigned s)
+{
+    if (s <= 32) {
+        V w0 = _mm512_slli_epi64(x, s);
+        V t1 = _mm512_mul_epu32(_mm512_srli_epi64(x, 64 - s), CE);
+        V r = _mm512_add_epi64(w0, t1);
+        return _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(w0, _mm512_sub_epi64(CP, t1)), r, CP);
+    }
+    if (s >= 64) {
+        V w1 = s == 64 ? x : _mm512_slli_epi64(x, s - 64);
+        V t1 = _mm512_mul_epu32(w1, CE);
+        V B = _mm512_srli_epi64(x, 96 - s);
+        V r = _mm512_sub_epi64(t1, B);
+        return _mm512_mask_add_epi64(r, _mm512_cmplt_epu64_mask(t1, B), r, CP);
+    }
+    V w0 = _mm512_slli_epi64(x, s);
+    V t1 = _mm512_mul_epu32(_mm512_srli_epi64(x, 64 - s), CE);
+    V B = _mm512_srli_epi64(x, 96 - s);
+    V t0 = _mm512_sub_epi64(w0, B);
+    t0 = _mm512_mask_add_epi64(t0, _mm512_cmplt_epu64_mask(w0, B), t0, CP);
+    V r = _mm512_add_epi64(t0, t1);
+    return _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(t0, _mm512_sub_epi64(CP, t1)), r, CP);
+}
+
+/* run-time exponent 0 <= e < 192, by class of s = e mod 96 (the class is
+ * loop invariant in the passes below, so the branch is predicted) */
+typedef struct {
+    __m128i cs, c96, c64, cm64;
+    __mmask8 neg;
+    int cls;            /* 0: s = 0, 1: s <= 32, 2: 32 < s < 64, 3: s >= 64 */
+} shr_t;
+
+static inline void shr_init(shr_t *c, unsigned e)
+{
+    c->neg = e >= 96 ? 0xFF : 0;
+    uint64_t s = e % 96;
+    c->cls = s == 0 ? 0 : s <= 32 ? 1 : s < 64 ? 2 : 3;
+    c->cs = _mm_cvtsi64_si128((long long)s);
+    c->c96 = _mm_cvtsi64_si128((long long)(96 - s));
+    c->c64 = _mm_cvtsi64_si128((long long)(64 - s));
+    c->cm64 = _mm_cvtsi64_si128((long long)(s - 64));
+}
+
+INL V v_shl_rt(V x, const shr_t *c)
+{
+    switch (c->cls) {
+    case 1: {
+        x = _mm512_mask_sub_epi64(x, c->neg, CP, x);       /* -x: any 64-bit value is fine */
+        V w0 = _mm512_sll_epi64(x, c->cs);
+        V t1 = _mm512_mul_epu32(_mm512_srl_epi64(x, c->c64), CE);
+        V r = _mm512_add_epi64(w0, t1);
+        return _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(w0, _mm512_sub_epi64(CP, t1)), r, CP);
+    }
+    case 2: {
+        x = _mm512_mask_sub_epi64(x, c->neg, CP, x);
+        V w0 = _mm512_sll_epi64(x, c->cs);
+        V t1 = _mm512_mul_epu32(_mm512_srl_epi64(x, c->c64), CE);
+        V B = _mm512_srl_epi64(x, c->c96);
+        V t0 = _mm512_sub_epi64(w0, B);
+        t0 = _mm512_mask_add_epi64(t0, _mm512_cmplt_epu64_mask(w0, B), t0, CP);
+        V r = _mm512_add_epi64(t0, t1);
+        return _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(t0, _mm512_sub_epi64(CP, t1)), r, CP);
+    }
+    case 3: {
+        /* r = t1 - B, or B - t1 for -x 2^s; + p on borrow (both < p) */
+        V t1 = _mm512_mul_epu32(_mm512_sll_epi64(x, c->cm64), CE);
+        V B = _mm512_srl_epi64(x, c->c96);
+        V u = _mm512_mask_blend_epi64(c->neg, t1, B), v = _mm512_mask_blend_epi64(c->neg, B, t1);
+        V r = _mm512_sub_epi64(u, v);
+        return _mm512_mask_add_epi64(r, _mm512_cmplt_epu64_mask(u, v), r, CP);
+    }
+    default: {
+        /* s = 0: x or -x, canonical */
+        V r = _mm512_mask_sub_epi64(x, c->neg, CP, x);
+        return _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(r, CP), r, CP);
+    }
+    }
+}
+
+/* ---- butterflies with power-of-two twiddle 2^t, t < 192 compile time ---- */
+
+/* DIF: (u, v) -> (u + v, (u - v) 2^t) */
+INL void bf_dif(V *a, V *b, const unsigned t)
+{
+    V u = *a, v = *b;
+    *a = v_add(u, v);
+    if (t == 0) *b = v_sub(u, v);
+    else if (t < 96) *b = v_shl(v_sub(u, v), t);
+    else if (t == 96) *b = v_sub(v, u);
+    else *b = v_shl(v_sub(v, u), t - 96);
+}
+
+/* DIT: (u, v) -> (u + v 2^t, u - v 2^t) */
+INL void bf_dit(V *a, V *b, const unsigned t)
+{
+    V u = *a, v = *b;
+    if (t == 0 || t == 96) {
+        *a = t ? v_sub(u, v) : v_add(u, v);
+        *b = t ? v_add(u, v) : v_sub(u, v);
+        return;
+    }
+    if (t < 96) {
+        v = v_shl(v, t);
+        *a = v_add(u, v);
+        *b = v_sub(u, v);
+    } else {
+        v = v_shl(v, t - 96);
+        *a = v_sub(u, v);
+        *b = v_add(u, v);
+    }
+}
+
+#define MOD192(x) ((x) % 192u)
+
+/* R-point DFTs in registers, R = 2^k <= 8; e8: w_8 = 2^e8 (w_4 = 2^(2 e8)).
+ * Forward: DIF, natural in, register s holds output bitrev(s).
+ * Inverse: DIT with w^-1 (ei = 192 - e8), bit-reversed in, natural out. */
+INL void dft_fwd(V *x, const unsigned k, const unsigned e8)
+{
+    const unsigned e4 = MOD192(2 * e8);
+    if (k == 3) {
+        bf_dif(&x[0], &x[4], 0);
+        bf_dif(&x[1], &x[5], e8);
+        bf_dif(&x[2], &x[6], e4);
+        bf_dif(&x[3], &x[7], MOD192(3 * e8));
+        bf_dif(&x[0], &x[2], 0);
+        bf_dif(&x[1], &x[3], e4);
+        bf_dif(&x[4], &x[6], 0);
+        bf_dif(&x[5], &x[7], e4);
+        bf_dif(&x[0], &x[1], 0);
+        bf_dif(&x[2], &x[3], 0);
+        bf_dif(&x[4], &x[5], 0);
+        bf_dif(&x[6], &x[7], 0);
+    } else if (k == 2) {
+        bf_dif(&x[0], &x[2], 0);
+        bf_dif(&x[1], &x[3], e4);
+        bf_dif(&x[0], &x[1], 0);
+        bf_dif(&x[2], &x[3], 0);
+    } else if (k == 1) {
+        bf_dif(&x[0], &x[1], 0);
+    }
+}
+
+INL void dft_inv(V *x, const unsigned k, const unsigned e8)
+{
+    const unsigned ei = MOD192(192 - e8), ei4 = MOD192(2 * ei);
+    if (k == 3) {
+        bf_dit(&x[0], &x[1], 0);
+        bf_dit(&x[2], &x[3], 0);
+        bf_dit(&x[4], &x[5], 0);
+        bf_dit(&x[6], &x[7], 0);
+        bf_dit(&x[0], &x[2], 0);
+        bf_dit(&x[1], &x[3], ei4);
+        bf_dit(&x[4], &x[6], 0);
+        bf_dit(&x[5], &x[7], ei4);
+        bf_dit(&x[0], &x[4], 0);
+        bf_dit(&x[1], &x[5], ei);
+        bf_dit(&x[2], &x[6], ei4);
+        bf_dit(&x[3], &x[7], MOD192(3 * ei));
+    } else if (k == 2) {
+        bf_dit(&x[0], &x[1], 0);
+        bf_dit(&x[2], &x[3], 0);
+        bf_dit(&x[0], &x[2], 0);
+        bf_dit(&x[1], &x[3], ei4);
+    } else if (k == 1) {
+        bf_dit(&x[0], &x[1], 0);
+    }
+}
+
+static const uint8_t BR[4][8] = {
+    {0}, {0, 1}, {0, 2, 1, 3}, {0, 4, 2, 6, 1, 5, 3, 7},
+};
+
+/* ---- one stage (see ntt.c).  Pass A (radix R1, twiddles w_R^(m0 q1)) and
+ * pass B (radix R2, twiddles w_N^(jq)) each sweep the block once, 8 rows
+ * at a time with j innermost: the rows are sequential streams (prefetch
+ * friendly, no cache-set thrashing from the power-of-two stride) and the
+ * pass A exponents are loop invariant. ---- */
+INL void stage_fwd_body(const secea__ntt_stage *st, uint64_t *a, const unsigned k1, const unsigned k2,
+                        const unsigned e8)
+{
+    const unsigned R1 = 1u << k1, R2 = 1u << k2;
+    const size_t M = st->M;
+    V x[8];
+    if (R1 > 1) {
+        for (unsigned m0 = 0; m0 < R2; m0++) {
+            shr_t sh[8];
+            for (unsigned s = 0; s < R1; s++) shr_init(&sh[s], st->ea_f[m0 * R1 + s]);
+            uint64_t *in = a + (size_t)m0 * M, *out = a + (size_t)m0 * M;
+            for (size_t jv = 0; jv < M; jv += 8) {
+#pragma GCC unroll 8
+                for (unsigned m1 = 0; m1 < R1; m1++) x[m1] = v_load(in + (size_t)R2 * m1 * M + jv);
+                dft_fwd(x, k1, e8);
+                if (m0) {
+#pragma GCC unroll 8
+                    for (unsigned s = 1; s < R1; s++) x[s] = v_shl_rt(x[s], &sh[s]);
+                }
+#pragma GCC unroll 8
+                for (unsigned s = 0; s < R1; s++) v_store(out + (size_t)s * R2 * M + jv, x[s]);
+            }
+        }
+    }
+    for (unsigned s1 = 0; s1 < R1; s1++) {
+        const unsigned q1 = BR[k1][s1];
+        uint64_t *c = a + (size_t)s1 * R2 * M;
+        const uint64_t *tw = st->tf + (size_t)q1 * M * R2;
+        for (size_t jv = 0; jv < M; jv += 8, tw += 8 * R2) {
+#pragma GCC unroll 8
+            for (unsigned m0 = 0; m0 < R2; m0++) x[m0] = v_load(c + (size_t)m0 * M + jv);
+            dft_fwd(x, k2, e8);
+#pragma GCC unroll 8
+            for (unsigned s2 = 0; s2 < R2; s2++) {
+                const unsigned q2 = BR[k2][s2];
+                V y = x[s2];
+                if (q1 || q2) y = v_mul(y, v_load(tw + (size_t)q2 * 8));
+                v_store(c + (size_t)s2 * M + jv, y);
+            }
+        }
+    }
+}
+
+INL void stage_inv_body(const secea__ntt_stage *st, uint64_t *a, const unsigned k1, const unsigned k2,
+                        const unsigned e8)
+{
+    const unsigned R1 = 1u << k1, R2 = 1u << k2;
+    const size_t M = st->M;
+    const int sc = st->scale_q0;
+    V x[8];
+    for (unsigned s1 = 0; s1 < R1; s1++) {
+        const unsigned q1 = BR[k1][s1];
+        uint64_t *c = a + (size_t)s1 * R2 * M;
+        const uint64_t *tw = st->ti + (size_t)q1 * M * R2;
+        for (size_t jv = 0; jv < M; jv += 8, tw += 8 * R2) {
+#pragma GCC unroll 8
+            for (unsigned s2 = 0; s2 < R2; s2++) {
+                const unsigned q2 = BR[k2][s2];
+                V y = v_load(c + (size_t)s2 * M + jv);
+                if (q1 || q2 || sc) y = v_mul(y, v_load(tw + (size_t)q2 * 8));
+                x[s2] = y;
+            }
+            dft_inv(x, k2, e8);
+#pragma GCC unroll 8
+            for (unsigned m0 = 0; m0 < R2; m0++) v_store(c + (size_t)m0 * M + jv, x[m0]);
+        }
+    }
+    if (R1 > 1) {
+        for (unsigned m0 = 0; m0 < R2; m0++) {
+            shr_t sh[8];
+            for (unsigned s = 0; s < R1; s++) shr_init(&sh[s], st->ea_i[m0 * R1 + s]);
+            uint64_t *io = a + (size_t)m0 * M;
+            for (size_t jv = 0; jv < M; jv += 8) {
+#pragma GCC unroll 8
+                for (unsigned s = 0; s < R1; s++) x[s] = v_load(io + (size_t)s * R2 * M + jv);
+                if (m0) {
+#pragma GCC unroll 8
+                    for (unsigned s = 1; s < R1; s++) x[s] = v_shl_rt(x[s], &sh[s]);
+                }
+                dft_inv(x, k1, e8);
+#pragma GCC unroll 8
+                for (unsigned m1 = 0; m1 < R1; m1++) v_store(io + (size_t)R2 * m1 * M + jv, x[m1]);
+            }
+        }
+    }
+}
+
+/* 8 x 8 transpose of 64-bit entries */
+INL void transpose8(V *r)
+{
+    V t0 = _mm512_unpacklo_epi64(r[0], r[1]), t1 = _mm512_unpackhi_epi64(r[0], r[1]);
+    V t2 = _mm512_unpacklo_epi64(r[2], r[3]), t3 = _mm512_unpackhi_epi64(r[2], r[3]);
+    V t4 = _mm512_unpacklo_epi64(r[4], r[5]), t5 = _mm512_unpackhi_epi64(r[4], r[5]);
+    V t6 = _mm512_unpacklo_epi64(r[6], r[7]), t7 = _mm512_unpackhi_epi64(r[6], r[7]);
+    V u0 = _mm512_shuffle_i64x2(t0, t2, 0x88), u1 = _mm512_shuffle_i64x2(t0, t2, 0xDD);
+    V u2 = _mm512_shuffle_i64x2(t1, t3, 0x88), u3 = _mm512_shuffle_i64x2(t1, t3, 0xDD);
+    V u4 = _mm512_shuffle_i64x2(t4, t6, 0x88), u5 = _mm512_shuffle_i64x2(t4, t6, 0xDD);
+    V u6 = _mm512_shuffle_i64x2(t5, t7, 0x88), u7 = _mm512_shuffle_i64x2(t5, t7, 0xDD);
+    r[0] = _mm512_shuffle_i64x2(u0, u4, 0x88);
+    r[4] = _mm512_shuffle_i64x2(u0, u4, 0xDD);
+    r[2] = _mm512_shuffle_i64x2(u1, u5, 0x88);
+    r[6] = _mm512_shuffle_i64x2(u1, u5, 0xDD);
+    r[1] = _mm512_shuffle_i64x2(u2, u6, 0x88);
+    r[5] = _mm512_shuffle_i64x2(u2, u6, 0xDD);
+    r[3] = _mm512_shuffle_i64x2(u3, u7, 0x88);
+    r[7] = _mm512_shuffle_i64x2(u3, u7, 0xDD);
+}
+
+/* the last three levels on a[0, len), len a multiple of 64 */
+INL void final_body(uint64_t *a, size_t len, const int inverse, const unsigned e8)
+{
+    for (size_t g = 0; g < len; g += 64) {
+        V x[8];
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < 8; i++) x[i] = v_load(a + g + 8 * i);
+        transpose8(x);
+        if (inverse) dft_inv(x, 3, e8);
+        else dft_fwd(x, 3, e8);
+        transpose8(x);
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < 8; i++) v_store(a + g + 8 * i, x[i]);
+    }
+}
+
+/* ---- instantiation per (k1, k2) and e8 ---- */
+typedef void (*stage_fn)(const secea__ntt_stage *, uint64_t *);
+typedef void (*final_fn)(uint64_t *, size_t);
+
+#define INST_STAGE(K1, K2, E8)                                                              \
+    ATTR static void sf_##K1##K2##_##E8(const secea__ntt_stage *st, uint64_t *a)            \
+    { stage_fwd_body(st, a, K1, K2, E8); }                                                 \
+    ATTR static void si_##K1##K2##_##E8(const secea__ntt_stage *st, uint64_t *a)            \
+    { stage_inv_body(st, a, K1, K2, E8); }
+#define INST_E8(E8)                                                                         \
+    INST_STAGE(1, 2, E8) INST_STAGE(2, 2, E8) INST_STAGE(2, 3, E8) INST_STAGE(3, 3, E8)     \
+    ATTR static void ff_##E8(uint64_t *a, size_t len) { final_body(a, len, 0, E8); }       \
+    ATTR static void fi_##E8(uint64_t *a, size_t len) { final_body(a, len, 1, E8); }
+INST_E8(24)
+INST_E8(72)
+INST_E8(120)
+INST_E8(168)
+
+#define ROW(E8) {sf_12_##E8, sf_22_##E8, sf_23_##E8, sf_33_##E8}
+#define ROWI(E8) {si_12_##E8, si_22_##E8, si_23_##E8, si_33_##E8}
+static const stage_fn SF[4][4] = {ROW(24), ROW(72), ROW(120), ROW(168)};
+static const stage_fn SI[4][4] = {ROWI(24), ROWI(72), ROWI(120), ROWI(168)};
+static const final_fn FF[4] = {ff_24, ff_72, ff_120, ff_168};
+static const final_fn FI[4] = {fi_24, fi_72, fi_120, fi_168};
+
+static unsigned e8_index(const secea_ntt_plan *pl) { return ((pl->e64 * 8) % 192) / 48; }   /* 24,72,120,168 -> 0..3 */
+static unsigned cfg_index(const secea__ntt_stage *st) { return st->k - 3; }                  /* k = 3..6 */
+
+static void fwd_rec(const secea_ntt_plan *pl, uint64_t *a, unsigned s, unsigned ie)
+{
+    const secea__ntt_stage *st = &pl->st[s];
+    SF[ie][cfg_index(st)](st, a);
+    if (s + 1 < pl->nstages) {
+        for (size_t r = 0; r < ((size_t)1 << st->k); r++) fwd_rec(pl, a + r * st->M, s + 1, ie);
+    } else {
+        FF[ie](a, st->N);
+    }
+}
+
+static void inv_rec(const secea_ntt_plan *pl, uint64_t *a, unsigned s, unsigned ie)
+{
+    const secea__ntt_stage *st = &pl->st[s];
+    if (s + 1 < pl->nstages) {
+        for (size_t r = 0; r < ((size_t)1 << st->k); r++) inv_rec(pl, a + r * st->M, s + 1, ie);
+    } else {
+        FI[ie](a, st->N);
+    }
+    SI[ie][cfg_index(st)](st, a);
+}
+
+void secea__ntt_gl_forward_avx512(const secea_ntt_plan *pl, uint64_t *a) { fwd_rec(pl, a, 0, e8_index(pl)); }
+void secea__ntt_gl_inverse_avx512(const secea_ntt_plan *pl, uint64_t *a) { inv_rec(pl, a, 0, e8_index(pl)); }
+
+ATTR void secea__ntt_gl_pointwise_avx512(uint64_t *a, const uint64_t *b, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) v_store(a + i, v_mul(v_load(a + i), v_load(b + i)));
+    for (; i < n; i++) a[i] = secea_gl_mul(a[i], b[i]);
+}
+
+#endif

@@ -1,0 +1,180 @@
+/* Classical (quadratic) polynomial kernels over F_p, any prime p < 2^64.
+ *
+ * These are the base cases under the fast algorithms of secea_fast.poly
+ * (NTT products, subproduct trees, half-GCD): below the crossovers recorded in
+ * secea_fast/tuning.py they are faster than the asymptotically fast routes.
+ * Products accumulate exactly in 192 bits (one reduction per coefficient);
+ * division and Euclid steps use one modular inverse per step.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "secea.h"
+#include "internal.h"
+
+void secea_fp_poly_mul_classical(uint64_t *out, const uint64_t *a, size_t la, const uint64_t *b,
+                                 size_t lb, size_t b_stride, size_t count, uint64_t p)
+{
+    secea_modctx c;
+    secea_modctx_init(&c, p);
+    size_t lo = la + lb - 1;
+    for (size_t t = 0; t < count; t++) {
+        const uint64_t *x = a + t * la, *y = b + t * b_stride;
+        uint64_t *z = out + t * lo;
+        for (size_t i = 0; i < lo; i++) {
+            size_t j0 = i >= lb - 1 ? i - (lb - 1) : 0;     /* j < la, i - j < lb */
+            size_t j1 = i < la - 1 ? i : la - 1;
+            secea_u128 acc = 0;
+            uint64_t top = 0;
+            for (size_t j = j0; j <= j1; j++) {
+                secea_u128 pr = (secea_u128)x[j] * y[i - j];
+                acc += pr;
+                top += acc < pr;
+            }
+            z[i] = secea_mod192(&c, top, (uint64_t)(acc >> 64), (uint64_t)acc);
+        }
+    }
+}
+
+/* In place: a (length la) becomes its remainder mod b (first lb-1 entries),
+ * quotient written to q (length la-lb+1) when q != NULL. */
+static void divrem_inplace(uint64_t *q, uint64_t *a, size_t la, const uint64_t *b, size_t lb,
+                           const secea_modctx *c)
+{
+    uint64_t p = c->p;
+    uint64_t inv = secea_invmod(c, b[lb - 1]);
+    for (size_t i = la; i-- >= lb;) {
+        uint64_t coef = secea_mulmod_any(c, a[i], inv);
+        if (q) q[i - (lb - 1)] = coef;
+        a[i] = 0;
+        if (coef == 0) continue;
+        uint64_t neg = p - coef;
+        uint64_t *dst = a + i - (lb - 1);
+        for (size_t j = 0; j + 1 < lb; j++)
+            dst[j] = secea_addmod(dst[j], secea_mulmod_any(c, neg, b[j]), p);
+    }
+}
+
+int secea_fp_poly_rem_monic_batch(uint64_t *out, const uint64_t *a, size_t la, const uint64_t *b,
+                                  size_t lb, size_t b_stride, size_t count, uint64_t p)
+{
+    secea_modctx c;
+    secea_modctx_init(&c, p);
+    uint64_t stackbuf[256];
+    uint64_t *w = la <= 256 ? stackbuf : malloc(la * sizeof(uint64_t));
+    if (!w) return -1;
+    size_t d = lb - 1;
+    for (size_t t = 0; t < count; t++) {
+        const uint64_t *x = a + t * la, *y = b + t * b_stride;
+        uint64_t *z = out + t * d;
+        memcpy(w, x, la * sizeof(uint64_t));
+        for (size_t i = la; i-- > d;) {     /* monic: quotient coefficient is w[i] */
+            uint64_t coef = w[i];
+            if (!coef) continue;
+            uint64_t neg = p - coef;
+            uint64_t *dst = w + i - d;
+            for (size_t j = 0; j < d; j++)
+                dst[j] = secea_addmod(dst[j], secea_mulmod_any(&c, neg, y[j]), p);
+        }
+        memcpy(z, w, d * sizeof(uint64_t));
+    }
+    if (w != stackbuf) free(w);
+    return 0;
+}
+
+int secea_fp_poly_divrem_classical(uint64_t *q, uint64_t *r, const uint64_t *a, size_t la,
+                                   const uint64_t *b, size_t lb, uint64_t p)
+{
+    secea_modctx c;
+    secea_modctx_init(&c, p);
+    uint64_t *w = malloc(la * sizeof(uint64_t));
+    if (!w) return -1;
+    memcpy(w, a, la * sizeof(uint64_t));
+    divrem_inplace(q, w, la, b, lb, &c);
+    if (r && lb > 1) memcpy(r, w, (lb - 1) * sizeof(uint64_t));
+    free(w);
+    return 0;
+}
+
+void secea_fp_poly_eval_horner(uint64_t *out, const uint64_t *f, size_t lf, const uint64_t *x,
+                               size_t npts, size_t x_stride, size_t count, uint64_t p)
+{
+    secea_modctx c;
+    secea_modctx_init(&c, p);
+    for (size_t t = 0; t < count; t++) {
+        const uint64_t *g = f + t * lf, *xs = x + t * x_stride;
+        for (size_t j = 0; j < npts; j++) {
+            uint64_t acc = 0, xv = xs[j];
+            for (size_t i = lf; i-- > 0;)
+                acc = secea_addmod(secea_mulmod_any(&c, acc, xv), g[i], p);
+            out[t * npts + j] = acc;
+        }
+    }
+}
+
+static size_t trim(const uint64_t *a, size_t n)
+{
+    while (n && a[n - 1] == 0) n--;
+    return n;
+}
+
+/* row -= q * other_row for one polynomial of a matrix row (lengths tracked). */
+static void sub_mul(uint64_t *dst, size_t *ldst, const uint64_t *q, size_t lq, const uint64_t *src,
+                    size_t lsrc, const secea_modctx *c)
+{
+    if (!lq || !lsrc) return;
+    uint64_t p = c->p;
+    size_t lnew = lq + lsrc - 1;
+    for (size_t i = *ldst; i < lnew; i++) dst[i] = 0;
+    for (size_t i = 0; i < lq; i++) {
+        if (!q[i]) continue;
+        uint64_t neg = p - q[i];
+        for (size_t j = 0; j < lsrc; j++)
+            dst[i + j] = secea_addmod(dst[i + j], secea_mulmod_any(c, neg, src[j]), p);
+    }
+    if (lnew > *ldst) *ldst = lnew;
+    *ldst = trim(dst, *ldst);
+}
+
+int secea_fp_poly_hgcd_classical(uint64_t *r0, uint64_t *r1, uint64_t *m00, uint64_t *m01,
+                                 uint64_t *m10, uint64_t *m11, size_t *lens, const uint64_t *a,
+                                 size_t la, const uint64_t *b, size_t lb, size_t stop_deg, uint64_t p)
+{
+    secea_modctx c;
+    secea_modctx_init(&c, p);
+    /* six work polynomials of capacity la, plus a quotient buffer */
+    uint64_t *buf = calloc(7 * la, sizeof(uint64_t));
+    if (!buf) return -1;
+    uint64_t *A = buf, *B = buf + la, *M[2][2] = {{buf + 2 * la, buf + 3 * la}, {buf + 4 * la, buf + 5 * la}};
+    uint64_t *q = buf + 6 * la;
+    size_t lA = la, lB = trim(b, lb), lM[2][2] = {{1, 0}, {0, 1}};
+    memcpy(A, a, la * sizeof(uint64_t));
+    memcpy(B, b, lB * sizeof(uint64_t));
+    M[0][0][0] = 1;
+    M[1][1][0] = 1;
+    while (lB > stop_deg) {          /* deg B = lB - 1 >= stop_deg */
+        /* A = qB + R: A becomes R */
+        size_t lq = lA - lB + 1;
+        divrem_inplace(q, A, lA, B, lB, &c);
+        size_t lR = trim(A, lB - 1);
+        /* M row 0 -= q * row 1, then swap rows (new row1 = old row0 - q row1) */
+        for (int col = 0; col < 2; col++)
+            sub_mul(M[0][col], &lM[0][col], q, lq, M[1][col], lM[1][col], &c);
+        for (int col = 0; col < 2; col++) {
+            uint64_t *t = M[0][col]; M[0][col] = M[1][col]; M[1][col] = t;
+            size_t tl = lM[0][col]; lM[0][col] = lM[1][col]; lM[1][col] = tl;
+        }
+        uint64_t *t = A; A = B; B = t;
+        lA = lB;
+        lB = lR;
+    }
+    memcpy(r0, A, lA * sizeof(uint64_t));
+    memcpy(r1, B, lB * sizeof(uint64_t));
+    memcpy(m00, M[0][0], lM[0][0] * sizeof(uint64_t));
+    memcpy(m01, M[0][1], lM[0][1] * sizeof(uint64_t));
+    memcpy(m10, M[1][0], lM[1][0] * sizeof(uint64_t));
+    memcpy(m11, M[1][1], lM[1][1] * sizeof(uint64_t));
+    lens[0] = lA; lens[1] = lB;
+    lens[2] = lM[0][0]; lens[3] = lM[0][1]; lens[4] = lM[1][0]; lens[5] = lM[1][1];
+    free(buf);
+    return 0;
+}

@@ -1,0 +1,491 @@
+"""Raw polynomial algorithms over F_p (no validation: see ``secea_fast.poly``).
+
+Polynomials are 1-D ``uint64`` arrays of canonical residues, lowest degree
+first; the zero polynomial is the empty array.  Batches are 2-D arrays with one
+polynomial per row (all of one length).  Every routine is exact; the choice
+between classical C kernels and NTT-based ones is made on the crossovers in
+``secea_fast.tuning`` and never changes a result.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .. import tuning
+from .._native import ffi, lib, u64ptr
+
+U64 = np.uint64
+GOLDILOCKS = 2**64 - 2**32 + 1
+
+
+# ---------------------------------------------------------------- helpers
+def trim(a: np.ndarray) -> np.ndarray:
+    nz = np.flatnonzero(a)
+    return a[: nz[-1] + 1] if nz.size else a[:0]
+
+
+def deg(a: np.ndarray) -> int:
+    return len(a) - 1   # callers keep polynomials trimmed; deg(0) = -1
+
+
+def zeros(n) -> np.ndarray:
+    return np.zeros(n, dtype=U64)
+
+
+def add(a, b, p):
+    n = max(len(a), len(b))
+    x, y = zeros(n), zeros(n)
+    x[: len(a)] = a
+    y[: len(b)] = b
+    out = np.empty(n, dtype=U64)
+    if n:
+        lib.secea_fp_add(u64ptr(out), u64ptr(x), u64ptr(y), n, p)
+    return out
+
+
+def sub(a, b, p):
+    n = max(len(a), len(b))
+    x, y = zeros(n), zeros(n)
+    x[: len(a)] = a
+    y[: len(b)] = b
+    out = np.empty(n, dtype=U64)
+    if n:
+        lib.secea_fp_sub(u64ptr(out), u64ptr(x), u64ptr(y), n, p)
+    return out
+
+
+def add_rows(a, b, p):
+    """Elementwise sum of two same-shape arrays."""
+    a = np.ascontiguousarray(a)
+    b = np.ascontiguousarray(b)
+    out = np.empty(a.shape, dtype=U64)
+    if out.size:
+        lib.secea_fp_add(u64ptr(out), u64ptr(a), u64ptr(b), out.size, p)
+    return out
+
+
+def scale(a, c, p):
+    a = np.ascontiguousarray(a)
+    out = np.empty(a.shape, dtype=U64)
+    if out.size:
+        lib.secea_fp_mul_scalar(u64ptr(out), u64ptr(a), c % p, out.size, p)
+    return out
+
+
+def neg(a, p):
+    a = np.ascontiguousarray(a)
+    out = np.empty(a.shape, dtype=U64)
+    if out.size:
+        lib.secea_fp_neg(u64ptr(out), u64ptr(a), out.size, p)
+    return out
+
+
+def emul(a, b, p):
+    a = np.ascontiguousarray(a)
+    b = np.ascontiguousarray(b)
+    out = np.empty(a.shape, dtype=U64)
+    if out.size:
+        lib.secea_fp_mul(u64ptr(out), u64ptr(a), u64ptr(b), out.size, p)
+    return out
+
+
+def batch_inv(a, p):
+    a = np.ascontiguousarray(a)
+    out = np.empty(a.shape, dtype=U64)
+    if out.size and lib.secea_fp_batch_inv(u64ptr(out), u64ptr(a), out.size, p):
+        raise ZeroDivisionError("inverse of zero")
+    return out
+
+
+def reduce(a, p):
+    a = np.ascontiguousarray(a)
+    out = np.empty(a.shape, dtype=U64)
+    if out.size:
+        lib.secea_fp_reduce(u64ptr(out), u64ptr(a), out.size, p)
+    return out
+
+
+def derivative(f, p):
+    if len(f) <= 1:
+        return f[:0].copy()
+    idx = reduce(np.arange(1, len(f), dtype=U64), p)
+    return trim(emul(f[1:], idx, p))
+
+
+def monic(f, p):
+    lead = int(f[-1])
+    return f.copy() if lead == 1 else scale(f, pow(lead, p - 2, p), p)
+
+
+# ---------------------------------------------------------------- NTT plumbing
+def two_adicity(p: int) -> int:
+    return ((p - 1) & -(p - 1)).bit_length() - 1
+
+
+@lru_cache(maxsize=None)
+def root_of_unity(p: int, logn: int) -> int:
+    """A primitive 2^logn-th root of unity mod p (needs 2^logn | p - 1)."""
+    v = two_adicity(p)
+    if logn > v:
+        raise ValueError(f"F_{p} has no 2^{logn}-th roots of unity")
+    m = (p - 1) >> v
+    for g in range(2, 10_000):
+        w = pow(g, m, p)
+        if v == 0 or pow(w, 1 << (v - 1), p) == p - 1:   # order exactly 2^v
+            return pow(w, 1 << (v - logn), p)
+    raise RuntimeError("no non-residue found")  # pragma: no cover
+
+
+_PLANS: dict = {}
+
+
+def plan(p: int, logn: int):
+    key = (p, logn)
+    pl = _PLANS.get(key)
+    if pl is None:
+        raw = lib.secea_ntt_plan_new(p, root_of_unity(p, logn), logn)
+        if raw == ffi.NULL:
+            raise MemoryError(f"could not create an NTT plan of length 2^{logn} mod {p}")
+        pl = _PLANS[key] = ffi.gc(raw, lib.secea_ntt_plan_free)
+    return pl
+
+
+def ntt_native(p: int, logn: int) -> bool:
+    return logn <= 30 and (p == GOLDILOCKS or (p < 2**63 and two_adicity(p) >= logn))
+
+
+@lru_cache(maxsize=32)
+def bitrev(logn: int) -> np.ndarray:
+    """Indices i -> bit-reversal of i on logn bits."""
+    idx = np.arange(1 << logn, dtype=np.int64)
+    out = np.zeros_like(idx)
+    for b in range(logn):
+        out |= ((idx >> b) & 1) << (logn - 1 - b)
+    return out
+
+
+@lru_cache(maxsize=1)
+def crt_primes():
+    out = ffi.new("uint64_t[3]")
+    lib.secea_ntt_crt_primes(out)
+    return tuple(int(x) for x in out)
+
+
+def _conv_ntt(a2, b2, n_out, p):
+    """Rows of a2 (count, la) times rows of b2 (count or 1, lb), lengths n_out,
+    with one prime's NTT (p must support the length)."""
+    count = a2.shape[0]
+    logn = max(0, (n_out - 1).bit_length())
+    n = 1 << logn
+    pl = plan(p, logn)
+    A = np.zeros((count, n), dtype=U64)
+    A[:, : a2.shape[1]] = a2
+    lib.secea_ntt_forward(pl, u64ptr(A), count)
+    if b2 is a2:
+        B = A
+    else:
+        B = np.zeros((b2.shape[0], n), dtype=U64)
+        B[:, : b2.shape[1]] = b2
+        lib.secea_ntt_forward(pl, u64ptr(B), b2.shape[0])
+        if B.shape[0] != count:
+            B = np.ascontiguousarray(np.broadcast_to(B, (count, n)))
+    lib.secea_ntt_pointwise(pl, u64ptr(A), u64ptr(B), count * n)
+    lib.secea_ntt_inverse(pl, u64ptr(A), count)
+    return A[:, :n_out]
+
+
+def _conv_crt(a2, b2, n_out, p):
+    """Three-prime NTT and Chinese remaindering: exact for any p < 2^64."""
+    q0, q1, q2 = crt_primes()
+    res = []
+    for q in (q0, q1, q2):
+        aq = reduce(a2, q)
+        bq = aq if b2 is a2 else reduce(b2, q)
+        res.append(np.ascontiguousarray(_conv_ntt(aq, bq, n_out, q)))
+    out = np.empty(res[0].shape, dtype=U64)
+    lib.secea_ntt_crt3(u64ptr(out), u64ptr(res[0]), u64ptr(res[1]), u64ptr(res[2]), out.size, p)
+    return out
+
+
+def mul_rows(a2, b2, p):
+    """Row-wise products: a2 (count, la), b2 (count, lb) or (1, lb) -> (count, la+lb-1)."""
+    count, la = a2.shape
+    lb = b2.shape[1]
+    if la == 0 or lb == 0:
+        return np.zeros((count, 0), dtype=U64)
+    n_out = la + lb - 1
+    if min(la, lb) <= tuning.POLY_MUL_CLASSICAL_MAX:
+        a2 = np.ascontiguousarray(a2)
+        b2 = np.ascontiguousarray(b2)
+        out = np.empty((count, n_out), dtype=U64)
+        lib.secea_fp_poly_mul_classical(u64ptr(out), u64ptr(a2), la, u64ptr(b2), lb,
+                                        lb if b2.shape[0] == count else 0, count, p)
+        return out
+    logn = (n_out - 1).bit_length()
+    if ntt_native(p, logn):
+        return _conv_ntt(a2, b2, n_out, p)
+    return _conv_crt(a2, b2, n_out, p)
+
+
+def mul(a, b, p):
+    if len(a) == 0 or len(b) == 0:
+        return zeros(0)
+    if a is b:
+        a2 = a[None, :]
+        return mul_rows(a2, a2, p)[0]
+    return mul_rows(a[None, :], b[None, :], p)[0]
+
+
+def mul_trunc(a, b, n, p):
+    """a * b mod x^n."""
+    return mul(a[:n], b[:n], p)[:n]
+
+
+# ---------------------------------------------------------------- series and division
+def inv_series_rows(F, n, p):
+    """Rows g with F g = 1 mod x^n (Newton: g <- g (2 - F g)); F[:, 0] != 0."""
+    count = F.shape[0]
+    g = batch_inv(np.ascontiguousarray(F[:, :1]), p)
+    m = 1
+    while m < n:
+        m2 = min(2 * m, n)
+        e = mul_rows(np.ascontiguousarray(F[:, :m2]), g, p)[:, m:m2]   # F g = 1 + x^m e
+        h = mul_rows(np.ascontiguousarray(e), g, p)[:, : m2 - m]       # g e mod x^(m2-m)
+        g2 = np.empty((count, m2), dtype=U64)
+        g2[:, :m] = g
+        g2[:, m:] = neg(h, p)
+        g, m = g2, m2
+    return g
+
+
+def inv_series(f, n, p):
+    if n == 0:
+        return zeros(0)
+    F = zeros((1, n))
+    F[0, : min(n, len(f))] = f[:n]
+    return inv_series_rows(F, n, p)[0]
+
+
+def divrem(a, b, p):
+    """(q, r) with a = q b + r, deg r < deg b (b trimmed, nonzero)."""
+    la, lb = len(a), len(b)
+    if la < lb:
+        return zeros(0), a.copy()
+    if lb == 1:
+        return scale(a, pow(int(b[0]), p - 2, p), p), zeros(0)
+    lq = la - lb + 1
+    if min(lq, lb) <= tuning.POLY_DIV_CLASSICAL_MAX:
+        q = np.empty(lq, dtype=U64)
+        r = np.empty(lb - 1, dtype=U64)
+        if lib.secea_fp_poly_divrem_classical(u64ptr(q), u64ptr(r), u64ptr(np.ascontiguousarray(a)), la,
+                                              u64ptr(np.ascontiguousarray(b)), lb, p):
+            raise MemoryError("divrem: out of memory")
+        return q, trim(r)
+    rb_inv = inv_series(b[::-1].copy(), lq, p)
+    q = mul_trunc(a[::-1].copy(), rb_inv, lq, p)[::-1].copy()
+    r = sub(a[: lb - 1], mul_trunc(q, b, lb - 1, p), p)
+    return q, trim(r)
+
+
+def rem(a, b, p):
+    return divrem(a, b, p)[1]
+
+
+# ---------------------------------------------------------------- subproduct trees
+class Tree:
+    """Subproduct tree of points xs (any count >= 1).
+
+    Level i holds ``full[i]``: the products over consecutive blocks of 2^i
+    points, shape (n // 2^i, 2^i + 1), and ``part[i]``: the product over the
+    remaining n mod 2^i points (None if there are none).
+    """
+
+    def __init__(self, xs, p):
+        self.p = p
+        self.xs = xs
+        n = len(xs)
+        full = np.empty((n, 2), dtype=U64)
+        full[:, 0] = neg(xs, p)
+        full[:, 1] = 1
+        self.full = [full]
+        self.part = [None]
+        while True:
+            f, pt = self.full[-1], self.part[-1]
+            cnt = f.shape[0]
+            if cnt == 0 or (cnt == 1 and pt is None):
+                break
+            pairs = cnt // 2
+            nf = mul_rows(f[0:2 * pairs:2], f[1:2 * pairs:2], p) if pairs else np.zeros((0, 2 * f.shape[1] - 1), dtype=U64)
+            if cnt % 2:
+                npt = f[-1].copy() if pt is None else mul(f[-1], pt, p)
+            else:
+                npt = pt
+            self.full.append(nf)
+            self.part.append(npt)
+        self.root = self.full[-1][0] if self.full[-1].shape[0] else self.part[-1]
+
+    @property
+    def levels(self):
+        return len(self.full)
+
+
+def _rem_rows(A, D, p):
+    """Rows of A (count, la) mod the monic rows of D (count, ld), la >= ld."""
+    count, la = A.shape
+    ld = D.shape[1]
+    d = ld - 1
+    if d <= tuning.POLY_DIV_CLASSICAL_MAX or la - d <= tuning.POLY_DIV_CLASSICAL_MAX:
+        A = np.ascontiguousarray(A)
+        D = np.ascontiguousarray(D)
+        out = np.empty((count, d), dtype=U64)
+        if lib.secea_fp_poly_rem_monic_batch(u64ptr(out), u64ptr(A), la, u64ptr(D), ld, ld, count, p):
+            raise MemoryError("remainder: out of memory")
+        return out
+    lq = la - d
+    rinv = inv_series_rows(np.ascontiguousarray(D[:, ::-1]), lq, p)
+    q = mul_rows(np.ascontiguousarray(A[:, ::-1][:, :lq]), rinv, p)[:, :lq][:, ::-1]
+    qd = mul_rows(np.ascontiguousarray(q[:, :d]), np.ascontiguousarray(D[:, :d]), p)[:, :d]
+    out = np.empty((count, d), dtype=U64)
+    lib.secea_fp_sub(u64ptr(out), u64ptr(np.ascontiguousarray(A[:, :d])), u64ptr(np.ascontiguousarray(qd)), out.size, p)
+    return out
+
+
+def _pad_to(a, n):
+    out = zeros(n)
+    out[: len(a)] = a[:n]
+    return out
+
+
+def eval_tree(f, tree: Tree):
+    """f at every point of the tree (remainder tree down to Horner leaves)."""
+    p = tree.p
+    xs = tree.xs
+    n = len(xs)
+    top = tree.levels - 1
+    root = tree.root
+    r_top = rem(trim(f), root, p) if len(f) >= len(root) else trim(f)
+    # remainders of the current level: rf (count, 2^i) for full nodes, rp for the part
+    i = top
+    if tree.full[i].shape[0]:
+        rf = _pad_to(r_top, tree.full[i].shape[1] - 1)[None, :]
+        rp = None
+    else:
+        rf = np.zeros((0, 1), dtype=U64)
+        rp = r_top
+    out = np.empty(n, dtype=U64)
+    while i > 0 and (1 << i) > tuning.POLY_EVAL_LEAF:
+        full_c, part_c = tree.full[i - 1], tree.part[i - 1]
+        cnt_c = full_c.shape[0]
+        d = full_c.shape[1] - 1            # 2^(i-1)
+        pairs = cnt_c // 2
+        nrf = np.empty((cnt_c, d), dtype=U64)
+        if pairs:
+            A = np.repeat(rf[:pairs], 2, axis=0)
+            nrf[: 2 * pairs] = _rem_rows(A, full_c[: 2 * pairs], p)
+        nrp = None
+        if cnt_c % 2:
+            nrf[-1] = _pad_to(rem(trim(rp), full_c[-1], p), d)
+            if part_c is not None:
+                nrp = rem(trim(rp), part_c, p)
+        else:
+            nrp = rp
+        rf, rp = nrf, nrp
+        i -= 1
+    # leaves: Horner on each node's block of points
+    blk = 1 << i
+    cnt = rf.shape[0]
+    if cnt:
+        lib.secea_fp_poly_eval_horner(u64ptr(out), u64ptr(np.ascontiguousarray(rf)), rf.shape[1],
+                                      u64ptr(np.ascontiguousarray(xs[: cnt * blk])), blk, blk, cnt, p)
+    tail = n - cnt * blk
+    if tail:
+        rpt = np.ascontiguousarray(_pad_to(trim(rp), max(1, len(trim(rp)))))
+        tmp = np.empty(tail, dtype=U64)
+        lib.secea_fp_poly_eval_horner(u64ptr(tmp), u64ptr(rpt), len(rpt),
+                                      u64ptr(np.ascontiguousarray(xs[cnt * blk:])), tail, 0, 1, p)
+        out[cnt * blk:] = tmp
+    return out
+
+
+def interpolate_tree(ys, tree: Tree):
+    """The polynomial of degree < n through (xs[i], ys[i]) (linear combination up the tree)."""
+    p = tree.p
+    dM = derivative(tree.root, p)
+    w = emul(ys, batch_inv(eval_tree(dM, tree), p), p)
+    tf = w[:, None]           # level 0: constants
+    tp = None
+    for i in range(tree.levels - 1):
+        full, part = tree.full[i], tree.part[i]
+        cnt = full.shape[0]
+        pairs = cnt // 2
+        if pairs:
+            left = mul_rows(tf[0:2 * pairs:2], full[1:2 * pairs:2], p)
+            right = mul_rows(tf[1:2 * pairs:2], full[0:2 * pairs:2], p)
+            ntf = add_rows(left, right, p)[:, : 2 * full.shape[1] - 2]
+        else:
+            ntf = np.zeros((0, 2 * full.shape[1] - 2), dtype=U64)
+        if cnt % 2:
+            last_t, last_m = tf[-1], full[-1]
+            ntp = last_t.copy() if tp is None else add(mul(last_t, part, p), mul(tp, last_m, p), p)
+        else:
+            ntp = tp
+        tf, tp = ntf, ntp
+    top = tf[0] if tf.shape[0] else tp
+    return trim(top)
+
+
+# ---------------------------------------------------------------- small point sets (LCC regime)
+def lagrange_matrix(xs, p):
+    """W (N x N) with interpolant coefficients = ys @ W: row j = coefficients of L_j."""
+    n = len(xs)
+    M = from_roots_classical(xs, p)
+    W = np.empty((n, n), dtype=U64)
+    dM = derivative(M, p)
+    inv = batch_inv(horner(dM, xs, p), p)
+    for j in range(n):
+        qj, _ = divrem(M, np.array([(p - int(xs[j])) % p, 1], dtype=U64), p)   # M / (x - x_j)
+        W[j] = scale(_pad_to(qj, n), int(inv[j]), p)
+    return W
+
+
+def vandermonde_t(xs, k, p):
+    """V^T (k x N): V^T[i, j] = xs[j]^i."""
+    n = len(xs)
+    V = np.empty((k, n), dtype=U64)
+    if k:
+        V[0] = 1 % p
+    for i in range(1, k):
+        V[i] = emul(V[i - 1], xs, p)
+    return V
+
+
+def horner(f, xs, p):
+    """f at every x (classical; f may be empty = zero polynomial)."""
+    out = np.zeros(len(xs), dtype=U64)
+    if len(f) and len(xs):
+        lib.secea_fp_poly_eval_horner(u64ptr(out), u64ptr(np.ascontiguousarray(f)), len(f),
+                                      u64ptr(np.ascontiguousarray(xs)), len(xs), 0, 1, p)
+    return out
+
+
+def from_roots_classical(xs, p):
+    f = np.array([1 % p], dtype=U64)
+    for x in xs:
+        f = mul(f, np.array([(p - int(x)) % p, 1], dtype=U64), p)
+    return f
+
+
+def from_roots(roots, p):
+    """prod (x - r): subproduct tree over the roots padded to a power of two
+    with zeros, whose factor x^pad is then shifted out."""
+    n = len(roots)
+    if n == 0:
+        return np.array([1 % p], dtype=U64)
+    m = 1 << (n - 1).bit_length()
+    level = np.zeros((m, 2), dtype=U64)
+    level[:n, 0] = neg(roots, p)
+    level[:, 1] = 1
+    while level.shape[0] > 1:
+        level = mul_rows(level[0::2], level[1::2], p)
+    return level[0][m - n:].copy()

@@ -1,0 +1,149 @@
+"""Fast extended Euclid (half-GCD), rational reconstruction, gcd (raw layer).
+
+Half-GCD in the formulation of Thull & Yap ("A unified approach to HGCD
+algorithms for polynomials and integers", 1990; also von zur Gathen & Gerhard,
+Modern Computer Algebra, Sec. 11.1): for deg a = n > deg b, ``hgcd(a, b)``
+returns the 2x2 polynomial matrix M of the Euclidean steps that take (a, b) to
+the consecutive remainders (c, d) with deg c >= ceil(n/2) > deg d.  It recurses
+on the top halves of the operands; below ``tuning.HGCD_CLASSICAL_MAX`` the
+classical C kernel runs the steps.  Cost O(M(n) log n).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import tuning
+from .._native import ffi, lib, u64ptr
+from ._core import U64, add, deg, divrem, mul, sub, trim, zeros
+
+def _one(p):
+    return np.array([1 % p], dtype=U64)
+
+
+def identity(p):
+    return ((_one(p), zeros(0)), (zeros(0), _one(p)))
+
+
+def mat_mul(A, B, p):
+    (a, b), (c, d) = A
+    (e, f), (g, h) = B
+    return ((trim(add(mul(a, e, p), mul(b, g, p), p)), trim(add(mul(a, f, p), mul(b, h, p), p))),
+            (trim(add(mul(c, e, p), mul(d, g, p), p)), trim(add(mul(c, f, p), mul(d, h, p), p))))
+
+
+def apply(M, a, b, p):
+    (m00, m01), (m10, m11) = M
+    return (trim(add(mul(m00, a, p), mul(m01, b, p), p)),
+            trim(add(mul(m10, a, p), mul(m11, b, p), p)))
+
+
+def step_matrix(q, p):
+    """[[0, 1], [1, -q]]: one Euclidean step (a, b) -> (b, a - q b)."""
+    return ((zeros(0), _one(p)), (_one(p), trim(sub(zeros(0), q, p))))
+
+
+def classical(a, b, stop_deg, p):
+    """C kernel: Euclid until the remainder has degree < stop_deg."""
+    la = len(a)
+    bufs = [np.zeros(la, dtype=U64) for _ in range(6)]
+    lens = np.zeros(6, dtype=np.uint64)
+    lens_c = ffi.from_buffer("size_t[]", lens)
+    if lib.secea_fp_poly_hgcd_classical(*(u64ptr(x) for x in bufs), lens_c,
+                                        u64ptr(np.ascontiguousarray(a)), la,
+                                        u64ptr(np.ascontiguousarray(b)), len(b), stop_deg, p):
+        raise MemoryError("half-gcd base case: out of memory")
+    r0, r1, m00, m01, m10, m11 = (x[: int(n)] for x, n in zip(bufs, lens))
+    return ((m00, m01), (m10, m11)), r0, r1
+
+
+def hgcd(a, b, p):
+    """M with M (a, b)^T = (c, d)^T, deg c >= ceil(n/2) > deg d, n = deg a > deg b."""
+    n = deg(a)
+    m = (n + 1) // 2
+    if deg(b) < m:
+        return identity(p)
+    if n <= tuning.HGCD_CLASSICAL_MAX:
+        return classical(a, b, m, p)[0]
+    R = hgcd(trim(a[m:]), trim(b[m:]), p)
+    c, d = apply(R, a, b, p)
+    if deg(d) < m:
+        return R
+    q, e = divrem(c, d, p)
+    R = mat_mul(step_matrix(q, p), R, p)
+    if deg(e) < m:
+        return R
+    k = 2 * m - deg(d)
+    S = hgcd(trim(d[k:]), trim(e[k:]), p)
+    return mat_mul(S, R, p)
+
+
+def reduce_below(a, b, d, p):
+    """Run Euclid on (a, b) (deg a > deg b) to the first remainder of degree < d.
+
+    Returns (M, r0, r1): M (a, b)^T = (r0, r1)^T, deg r0 >= d > deg r1 (if
+    deg a >= d).  The cofactors of r1 are M[1][0] (of a) and M[1][1] (of b).
+    """
+    M = identity(p)
+    while deg(b) >= d:
+        n = deg(a)
+        if n <= tuning.HGCD_CLASSICAL_MAX:
+            R, a, b = classical(a, b, d, p)
+            return mat_mul(R, M, p), a, b
+        if 2 * d > n:
+            s = 2 * d - n              # the quotients of the top parts agree down to degree d
+            R = hgcd(trim(a[s:]), trim(b[s:]), p)
+        else:
+            R = hgcd(a, b, p)
+        if not _is_identity(R):
+            a, b = apply(R, a, b, p)
+            M = mat_mul(R, M, p)
+        if deg(b) >= d:                # one plain step keeps the loop moving
+            q, r = divrem(a, b, p)
+            M = mat_mul(step_matrix(q, p), M, p)
+            a, b = b, r
+    return M, a, b
+
+
+def _is_identity(M):
+    (a, b), (c, d) = M
+    return len(a) == 1 and a[0] == 1 and len(b) == 0 and len(c) == 0 and len(d) == 1 and d[0] == 1
+
+
+def gcd(a, b, p):
+    """Monic gcd (zero if both are zero)."""
+    a, b = trim(a), trim(b)
+    if deg(a) < deg(b):
+        a, b = b, a
+    if len(b) == 0:
+        return _monic(a, p)
+    _, r0, _ = reduce_below(a, b, 0, p)
+    return _monic(r0, p)
+
+
+def _monic(f, p):
+    if len(f) == 0:
+        return f
+    lead = int(f[-1])
+    if lead == 1:
+        return f
+    from ._core import scale
+    return scale(f, pow(lead, p - 2, p), p)
+
+
+def rational_reconstruct_series(s, num_len, p):
+    """(U, V) with V S = U mod x^n, deg U < num_len, deg V <= n - num_len, V(0) = 1.
+
+    Raises ValueError if no such pair with V(0) != 0 exists."""
+    n = len(s)
+    S = trim(np.asarray(s, dtype=U64))
+    a = zeros(n + 1)
+    a[n] = 1
+    if len(S) == 0:
+        return zeros(0), _one(p)
+    M, r0, r1 = reduce_below(a, S, num_len, p)
+    U, V = r1, M[1][1]
+    if len(V) == 0 or V[0] == 0:
+        raise ValueError("no rational function with a denominator invertible at 0 fits these terms")
+    from ._core import scale
+    c = pow(int(V[0]), p - 2, p)
+    return trim(scale(U, c, p)), trim(scale(V, c, p))

@@ -1,0 +1,308 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import secea_fast
+from secea_fast import poly, tuning
+from secea_fast.poly import reference as ref
+from secea_fast.poly import _core, _euclid
+
+from conftest import rand_elems
+
+GL = secea_fast.GOLDILOCKS
+EMB = secea_fast.EMBEDDING_PRIME
+# native NTT primes, a prime with 2-adicity 16, and primes that need the CRT route
+MUL_PRIMES = [GL, EMB, 998244353, 65537, 2**61 - 1, 2**64 - 59, 101]
+
+
+def rnd(rng, p, n):
+    return rand_elems(rng, p, n, edge=False)
+
+
+@pytest.mark.parametrize("p", MUL_PRIMES)
+@pytest.mark.parametrize("la, lb", [(1, 1), (3, 7), (48, 49), (49, 49), (100, 300), (1000, 777), (5000, 3)])
+def test_mul_matches_reference(p, la, lb, backend):
+    rng = np.random.default_rng(la * 31 + lb)
+    a, b = rnd(rng, p, la), rnd(rng, p, lb)
+    a[-1] = p - 1
+    assert poly.mul(a, b, p).tolist() == ref.mul(a.tolist(), b.tolist(), p)
+
+
+def test_mul_long_crt_route_beyond_two_adicity():
+    p = 65537          # 2^16 | p - 1: a product of length > 2^16 needs the CRT route
+    rng = np.random.default_rng(5)
+    a, b = rnd(rng, p, 40000), rnd(rng, p, 40000)
+    c = poly.mul(a, b, p)
+    flint = pytest.importorskip("flint")
+    assert c.tolist() == [int(x) for x in (flint.nmod_poly(a.tolist(), p) * flint.nmod_poly(b.tolist(), p)).coeffs()]
+
+
+def test_mul_batched():
+    p = GL
+    rng = np.random.default_rng(1)
+    A = rnd(rng, p, (5, 70))
+    B = rnd(rng, p, (5, 60))
+    C = poly.mul(A, B, p)
+    assert [C[i].tolist() for i in range(5)] == [ref.mul(A[i].tolist(), B[i].tolist(), p) for i in range(5)]
+    C1 = poly.mul(A, B[0], p)
+    assert C1[3].tolist() == ref.mul(A[3].tolist(), B[0].tolist(), p)
+    with pytest.raises(ValueError):
+        poly.mul(A, B[:2], p)
+
+
+@pytest.mark.parametrize("p", [GL, EMB, 998244353])
+def test_ntt_round_trips(p):
+    rng = np.random.default_rng(2)
+    for logn in range(0, 17):
+        n = 1 << logn
+        if logn > _core.two_adicity(p):
+            break
+        a = rnd(rng, p, n)
+        A = poly.ntt(a, p)
+        assert poly.ntt(A, p, inverse=True).tolist() == a.tolist()
+        if n <= 64:
+            w = _core.root_of_unity(p, logn)
+            assert A.tolist() == [ref.evaluate(a, pow(w, j, p), p) for j in range(n)]
+
+
+@pytest.mark.parametrize("p", [GL, EMB, 2**61 - 1])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 17, 64, 65, 300])
+def test_from_roots(p, n):
+    rng = np.random.default_rng(n)
+    r = rnd(rng, p, n)
+    if n > 3:
+        r[1] = r[0]              # repeated root
+    assert poly.from_roots(r, p).tolist() == ref.from_roots(r.tolist(), p)
+
+
+@pytest.mark.parametrize("p", [GL, EMB, 2**64 - 59])
+@pytest.mark.parametrize("n", [1, 2, 5, 64, 65, 100, 777])
+def test_eval_interpolate_round_trip(p, n, backend):
+    rng = np.random.default_rng(n + 7)
+    xs = np.unique(rnd(rng, p, n + 10))[:n]
+    rng.shuffle(xs)
+    f = rnd(rng, p, n)
+    ys = poly.eval(f, xs, p)
+    assert ys.tolist() == [ref.evaluate(f, x, p) for x in xs]
+    assert poly.interpolate(xs, ys, p).tolist() == f.tolist()
+    # batched over a leading axis
+    F = rnd(rng, p, (3, n))
+    Y = poly.eval(F, xs, p)
+    assert Y[2].tolist() == [ref.evaluate(F[2], x, p) for x in xs]
+    assert (poly.interpolate(xs, Y, p) == F).all()
+
+
+def test_eval_long_polynomial_few_points_and_many_points():
+    p = GL
+    rng = np.random.default_rng(11)
+    f = rnd(rng, p, 3000)
+    xs = rnd(rng, p, 5)
+    assert poly.eval(f, xs, p).tolist() == [ref.evaluate(f, x, p) for x in xs]
+    xs2 = np.unique(rnd(rng, p, 1500))
+    ys = poly.eval(f, xs2, p)
+    assert ys[:20].tolist() == [ref.evaluate(f, x, p) for x in xs2[:20]]
+
+
+def test_interpolation_small_reference():
+    p = 10007
+    xs = np.array([1, 5, 9, 20, 77], dtype=np.uint64)
+    ys = np.array([3, 1, 4, 1, 5], dtype=np.uint64)
+    assert poly.interpolate(xs, ys, p).tolist() == ref.interpolate(xs, ys, p)
+    assert (poly.lagrange_matrix(xs, p) @ np.eye(5, dtype=np.uint64)).shape == (5, 5)
+
+
+def test_duplicate_points_raise():
+    xs = np.array([1, 2, 2], dtype=np.uint64)
+    with pytest.raises(ValueError, match="duplicate"):
+        poly.interpolate(xs, xs, 101)
+    with pytest.raises(ValueError, match="duplicate"):
+        poly.rs_decode(xs, xs, 1, 101)
+
+
+@pytest.mark.parametrize("p", [GL, EMB, 2**61 - 1])
+@pytest.mark.parametrize("n", [1, 2, 10, 100, 1000])
+def test_inv_series(p, n):
+    rng = np.random.default_rng(n)
+    f = rnd(rng, p, n + 3)
+    f[0] = 7
+    g = poly.inv_series(f, n, p)
+    assert g.tolist() == ref.inv_series(f.tolist(), n, p)
+    with pytest.raises(ValueError, match="nonzero"):
+        poly.inv_series(np.array([0, 1], dtype=np.uint64), 3, p)
+
+
+@pytest.mark.parametrize("p", [GL, 2**61 - 1])
+@pytest.mark.parametrize("la, lb", [(5, 3), (100, 60), (200, 2), (2000, 700), (3000, 1400)])
+def test_divrem(p, la, lb):
+    rng = np.random.default_rng(la)
+    a, b = rnd(rng, p, la), rnd(rng, p, lb)
+    b[-1] = 3
+    q, r = poly.divrem(a, b, p)
+    q_ref, r_ref = ref.divrem(a.tolist(), b.tolist(), p)
+    assert q.tolist() == q_ref and r.tolist() == r_ref
+
+
+@pytest.mark.parametrize("p", [GL, 10007])
+@pytest.mark.parametrize("n", [20, 130, 600, 1500])
+def test_reduce_below_matches_classical_euclid(p, n):
+    rng = np.random.default_rng(n)
+    a, b = rnd(rng, p, n + 1), rnd(rng, p, n)
+    a[-1] = 1
+    b[-1] = 5
+    for d in sorted({0, 1, n // 3, n // 2, (2 * n) // 3, n - 1}):
+        M, r0, r1 = _euclid.reduce_below(_core.trim(a), _core.trim(b), d, p)
+        r_ref, t_ref = ref.remainder_sequence(a.tolist(), b.tolist(), p, d)
+        assert r1.tolist() == r_ref
+        assert M[1][1].tolist() == t_ref
+        # the matrix really maps (a, b) to (r0, r1)
+        assert _euclid.apply(M, _core.trim(a), _core.trim(b), p)[1].tolist() == r1.tolist()
+
+
+def test_reduce_below_non_normal_sequences():
+    """Quotients of degree > 1 (a, b built from a chosen remainder sequence)."""
+    p = 10007
+    rng = np.random.default_rng(3)
+    r_prev, r = rnd(rng, p, 40), rnd(rng, p, 35)
+    r_prev[-1] = r[-1] = 1
+    for _ in range(12):      # walk the sequence backwards with random quotients of degree 1..9
+        q = rnd(rng, p, int(rng.integers(2, 11)))
+        q[-1] = 1
+        r_prev, r = _core.trim(_core.add(_core.mul(q, r_prev, p), r, p)), r_prev
+    a, b = r_prev, r
+    for d in range(0, len(a), max(1, len(a) // 25)):
+        _, _, r1 = _euclid.reduce_below(a, b, d, p)
+        assert r1.tolist() == ref.remainder_sequence(a.tolist(), b.tolist(), p, d)[0]
+
+
+@pytest.mark.parametrize("p", [GL, EMB])
+@pytest.mark.parametrize("n", [4, 50, 300, 2000])
+def test_rational_reconstruction_recovers_random_fraction(p, n):
+    rng = np.random.default_rng(n)
+    h = n // 2
+    V = rnd(rng, p, h + 1)
+    V[0] = 1
+    U = rnd(rng, p, h)
+    S = _core.mul_trunc(U, _core.inv_series(V, n, p), n, p)
+    S = np.concatenate([S, np.zeros(n - len(S), dtype=np.uint64)])
+    U2, V2 = poly.rational_reconstruct(S, p)
+    # the reconstruction is the reduced fraction: equal to U/V after dividing out gcd
+    g = _euclid.gcd(U, V, p)
+    Ur = _core.trim(_core.divrem(_core.trim(U), g, p)[0]) if len(g) > 1 else _core.trim(U)
+    Vr = _core.trim(_core.divrem(_core.trim(V), g, p)[0]) if len(g) > 1 else _core.trim(V)
+    c = pow(int(Vr[0]), p - 2, p)
+    assert V2.tolist() == _core.scale(Vr, c, p).tolist()
+    assert U2.tolist() == _core.trim(_core.scale(Ur, c, p)).tolist()
+
+
+@pytest.mark.parametrize("p", [GL])
+def test_private_set_union_math(p):
+    """Sec. 4.1 of seed 002 without the masks: sum of Laurent tails -> u/L -> roots = union."""
+    rng = np.random.default_rng(9)
+    N, k = 4, 30
+    universe = rnd(rng, p, 200)
+    sets = [np.unique(rng.choice(universe, k, replace=False)) for _ in range(N)]
+    total = np.zeros(2 * N * k, dtype=np.uint64)
+    for s in sets:
+        f = poly.from_roots(s, p)
+        r = rnd(rng, p, len(s))          # random r_n of degree < k
+        total = _core.add_rows(total, poly.laurent_tail(r, f, 2 * N * k, p), p)
+    u, L = poly.rational_reconstruct(total, p, laurent=True)
+    union = np.unique(np.concatenate(sets))
+    assert L.tolist() == poly.from_roots(union, p).tolist()
+    assert poly.roots(L, p).tolist() == union.tolist()
+
+
+@pytest.mark.parametrize("p", [GL, EMB, 2**61 - 1, 10007, 3, 2])
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 200])
+def test_roots_of_split_polynomials_with_repeats(p, n):
+    rng = np.random.default_rng(n * 3 + p % 97)
+    rs = rnd(rng, p, n)
+    if n > 2:
+        rs[1] = rs[0]
+        rs[2] = 0
+    f = poly.from_roots(rs, p)
+    # times a factor without roots: x^2 - c for a non-residue c (p odd)
+    if p > 2:
+        c = next(c for c in range(2, p) if pow(c, (p - 1) // 2, p) == p - 1)
+        f = poly.mul(f, np.array([(p - c) % p, 0, 1], dtype=np.uint64), p)
+    got = poly.roots(f, p)
+    assert got.tolist() == sorted(set(int(x) for x in rs))
+    if p < 20000:
+        assert got.tolist() == ref.roots_bruteforce(f.tolist(), p)
+
+
+def test_roots_against_flint():
+    flint = pytest.importorskip("flint")
+    p = GL
+    rng = np.random.default_rng(4)
+    rs = rnd(rng, p, 300)
+    f = poly.from_roots(rs, p)
+    fl = flint.nmod_poly(f.tolist(), p)
+    assert sorted(int(r) for r, _ in fl.roots()) == poly.roots(f, p).tolist()
+
+
+@pytest.mark.parametrize("N", [4, 7, 16, 64])
+def test_rs_decode_every_error_erasure_pattern_in_bound(N):
+    p = EMB
+    rng = np.random.default_rng(N)
+    xs = np.arange(1, N + 1, dtype=np.uint64)
+    for k in sorted({1, N // 3 or 1, N // 2, N - 1}):
+        msg = rnd(rng, p, k)
+        code = poly.eval(msg, xs, p)
+        for s in range(0, N - k + 1):
+            for e in range(0, (N - k - s) // 2 + 1):
+                pos = rng.permutation(N)
+                err, era = np.sort(pos[:e]), pos[e:e + s]
+                y = code.copy()
+                y[err] = (y[err] + np.uint64(1) + rng.integers(0, 1000, e).astype(np.uint64)) % np.uint64(p)
+                y[era] = 0
+                dec, bad = poly.rs_decode(xs, y, k, p, erasures=era)
+                assert dec.tolist() == msg.tolist(), (N, k, s, e)
+                assert bad.tolist() == err.tolist()
+
+
+def test_rs_decode_beyond_bound_raises_or_miscorrects_to_a_codeword():
+    """Beyond 2e + s <= N - k the decoder raises DecodingError when it can tell;
+    otherwise (the received word is within the radius of another codeword) it
+    returns that codeword: it never returns a non-codeword."""
+    p = 10007
+    N, k = 16, 6
+    rng = np.random.default_rng(0)
+    xs = np.arange(1, N + 1, dtype=np.uint64)
+    raised = 0
+    for trial in range(60):
+        msg = rnd(rng, p, k)
+        y = poly.eval(msg, xs, p)
+        e = (N - k) // 2 + 1 + trial % 3
+        pos = rng.permutation(N)[:e]
+        y[pos] = rnd(rng, p, e)
+        try:
+            dec, bad = poly.rs_decode(xs, y, k, p)
+        except poly.DecodingError:
+            raised += 1
+            continue
+        assert 2 * len(bad) <= N - k
+        assert (poly.eval(dec, xs, p) != y).sum() == len(bad)
+    assert raised > 40
+
+
+def test_rs_decode_errors():
+    xs = np.arange(1, 6, dtype=np.uint64)
+    with pytest.raises(ValueError, match="k must be"):
+        poly.rs_decode(xs, xs, 0, 101)
+    with pytest.raises(poly.DecodingError):
+        poly.rs_decode(xs, xs, 3, 101, erasures=[0, 1, 2])
+    with pytest.raises(ValueError):
+        poly.rs_decode(xs, xs, 3, 101, erasures=[7])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 10006), min_size=1, max_size=30),
+       st.lists(st.integers(0, 10006), min_size=1, max_size=30))
+def test_hypothesis_mul_divrem_gcd(a, b):
+    p = 10007
+    A, B = np.array(a, dtype=np.uint64), np.array(b, dtype=np.uint64)
+    assert poly.mul(A, B, p).tolist() == ref.mul(a, b, p)
+    if any(b):
+        q, r = poly.divrem(A, B, p)
+        assert (q.tolist(), r.tolist()) == ref.divrem(a, b, p)
