@@ -77,11 +77,35 @@ static inline uint64_t shoup_mul(uint64_t x, uint64_t w, uint64_t ws, uint64_t p
 {
     uint64_t q = (uint64_t)(((secea_u128)x * ws) >> 64);
     uint64_t r = x * w - q * p;
-    return r >= p ? r - p : r;
+    return r - (p & (0 - (uint64_t)(r >= p)));
 }
 
-static inline uint64_t gl_add(uint64_t a, uint64_t b) { return secea_addmod(a, b, GL); }
-static inline uint64_t gl_sub(uint64_t a, uint64_t b) { return secea_submod(a, b, GL); }
+/* branch free (data-dependent branches mispredict half the time) */
+static inline uint64_t add_p(uint64_t a, uint64_t b, uint64_t p)   /* p < 2^63 */
+{
+    uint64_t s = a + b;
+    return s - (p & (0 - (uint64_t)(s >= p)));
+}
+
+static inline uint64_t sub_p(uint64_t a, uint64_t b, uint64_t p)   /* any p */
+{
+    return a - b + (p & (0 - (uint64_t)(a < b)));
+}
+
+static inline uint64_t gl_add(uint64_t a, uint64_t b)
+{
+    uint64_t t = GL - b;                 /* in (0, p] */
+    return a - t + (GL & (0 - (uint64_t)(a < t)));
+}
+
+static inline uint64_t gl_sub(uint64_t a, uint64_t b) { return sub_p(a, b, GL); }
+
+/* a + b mod p for canonical inputs, any p < 2^64 */
+static inline uint64_t addmod_any(uint64_t a, uint64_t b, uint64_t p)
+{
+    uint64_t t = p - b;
+    return a - t + (p & (0 - (uint64_t)(a < t)));
+}
 
 static uint64_t powmod_ctx(const secea_modctx *c, uint64_t a, uint64_t e)
 {
@@ -307,15 +331,15 @@ void r2_fwd_levels(const secea_ntt_plan *pl, uint64_t *a, size_t len, size_t hma
             uint64_t *x = a + b, *y = a + b + h;
             if (h == 1) {                       /* twiddle 1 */
                 uint64_t u = x[0], v = y[0];
-                x[0] = secea_addmod(u, v, p);
-                y[0] = secea_submod(u, v, p);
+                x[0] = addmod_any(u, v, p);
+                y[0] = sub_p(u, v, p);
                 continue;
             }
             for (size_t j = 0; j < h; j++) {
                 uint64_t u = x[j], v = y[j];
-                x[j] = secea_addmod(u, v, p);
+                x[j] = addmod_any(u, v, p);
                 /* generic: u - v + p in [1, 2p) < 2^64 is a valid Shoup input */
-                uint64_t d = gold ? secea_submod(u, v, p) : u - v + p;
+                uint64_t d = gold ? sub_p(u, v, p) : u - v + p;
                 y[j] = r2_mul(d, t, ts, h + j, p, gold);
             }
         }
@@ -336,18 +360,18 @@ void r2_inv_levels(const secea_ntt_plan *pl, uint64_t *a, size_t len, size_t hmi
                 for (size_t j = 0; j < h; j++) {
                     uint64_t u = gold ? secea_gl_mul(x[j], pl->ninv) : shoup_mul(x[j], pl->ninv, pl->ninv_s, p);
                     uint64_t v = r2_mul(y[j], t, ts, h + j, p, gold);
-                    x[j] = secea_addmod(u, v, p);
-                    y[j] = secea_submod(u, v, p);
+                    x[j] = addmod_any(u, v, p);
+                    y[j] = sub_p(u, v, p);
                 }
             } else if (h == 1) {
                 uint64_t u = x[0], v = y[0];
-                x[0] = secea_addmod(u, v, p);
-                y[0] = secea_submod(u, v, p);
+                x[0] = addmod_any(u, v, p);
+                y[0] = sub_p(u, v, p);
             } else {
                 for (size_t j = 0; j < h; j++) {
                     uint64_t u = x[j], v = r2_mul(y[j], t, ts, h + j, p, gold);
-                    x[j] = secea_addmod(u, v, p);
-                    y[j] = secea_submod(u, v, p);
+                    x[j] = addmod_any(u, v, p);
+                    y[j] = sub_p(u, v, p);
                 }
             }
         }
@@ -419,7 +443,7 @@ static void gl_stage_pows_init(gl_stage_pows *sp, const secea_ntt_plan *pl, cons
 
 static void gl_stage_fwd_scalar(const secea_ntt_plan *pl, const secea__ntt_stage *st, uint64_t *a)
 {
-    const unsigned k1 = st->k1, k2 = st->k2, R1 = 1u << k1, R2 = 1u << k2, R = R1 * R2;
+    const unsigned k1 = st->k1, k2 = st->k2, R1 = 1u << k1, R2 = 1u << k2;
     const size_t M = st->M;
     gl_stage_pows sp;
     gl_stage_pows_init(&sp, pl, st, 0);
@@ -447,7 +471,7 @@ static void gl_stage_fwd_scalar(const secea_ntt_plan *pl, const secea__ntt_stage
 
 static void gl_stage_inv_scalar(const secea_ntt_plan *pl, const secea__ntt_stage *st, uint64_t *a)
 {
-    const unsigned k1 = st->k1, k2 = st->k2, R1 = 1u << k1, R2 = 1u << k2, R = R1 * R2;
+    const unsigned k1 = st->k1, k2 = st->k2, R1 = 1u << k1, R2 = 1u << k2;
     const size_t M = st->M;
     gl_stage_pows sp;
     gl_stage_pows_init(&sp, pl, st, 1);
@@ -525,11 +549,16 @@ static void gl_pointwise_portable(uint64_t *a, const uint64_t *b, size_t n)
 typedef void (*gl_xform_fn)(const secea_ntt_plan *, uint64_t *);
 typedef void (*gl_pw_fn)(uint64_t *, const uint64_t *, size_t);
 
+static void r2_forward_portable(const secea_ntt_plan *pl, uint64_t *a) { r2_fwd_generic(pl, a, pl->n); }
+static void r2_inverse_portable(const secea_ntt_plan *pl, uint64_t *a) { r2_inv_generic(pl, a, pl->n); }
+
 static struct {
-    gl_xform_fn fwd, inv;
+    gl_xform_fn fwd, inv;       /* Goldilocks stages */
+    gl_xform_fn r2fwd, r2inv;   /* generic primes, logn >= 6 */
     gl_pw_fn pw;
     const char *name;
-} NTT = {gl_forward_portable, gl_inverse_portable, gl_pointwise_portable, "portable"};
+} NTT = {gl_forward_portable, gl_inverse_portable, r2_forward_portable, r2_inverse_portable,
+         gl_pointwise_portable, "portable"};
 
 void secea__ntt_select(int force_portable)
 {
@@ -537,6 +566,8 @@ void secea__ntt_select(int force_portable)
     if (!force_portable && secea_cpu_supports("avx512f") && secea_cpu_supports("avx512dq")) {
         NTT.fwd = secea__ntt_gl_forward_avx512;
         NTT.inv = secea__ntt_gl_inverse_avx512;
+        NTT.r2fwd = secea__ntt_r2_forward_avx512;
+        NTT.r2inv = secea__ntt_r2_inverse_avx512;
         NTT.pw = secea__ntt_gl_pointwise_avx512;
         NTT.name = "avx512";
         return;
@@ -545,6 +576,8 @@ void secea__ntt_select(int force_portable)
     (void)force_portable;
     NTT.fwd = gl_forward_portable;
     NTT.inv = gl_inverse_portable;
+    NTT.r2fwd = r2_forward_portable;
+    NTT.r2inv = r2_inverse_portable;
     NTT.pw = gl_pointwise_portable;
     NTT.name = "portable";
 }
@@ -558,6 +591,7 @@ void secea_ntt_forward(const secea_ntt_plan *pl, uint64_t *a, size_t count)
     for (size_t c = 0; c < count; c++, a += n) {
         if (pl->gold_stages) NTT.fwd(pl, a);
         else if (pl->p == GL) r2_fwd_gold(pl, a, n);
+        else if (pl->logn >= 6) NTT.r2fwd(pl, a);
         else r2_fwd_generic(pl, a, n);
     }
 }
@@ -569,6 +603,7 @@ void secea_ntt_inverse(const secea_ntt_plan *pl, uint64_t *a, size_t count)
     for (size_t c = 0; c < count; c++, a += n) {
         if (pl->gold_stages) NTT.inv(pl, a);
         else if (pl->p == GL) r2_inv_gold(pl, a, n);
+        else if (pl->logn >= 6) NTT.r2inv(pl, a);
         else r2_inv_generic(pl, a, n);
     }
 }

@@ -441,6 +441,157 @@ static void inv_rec(const secea_ntt_plan *pl, uint64_t *a, unsigned s, unsigned 
 void secea__ntt_gl_forward_avx512(const secea_ntt_plan *pl, uint64_t *a) { fwd_rec(pl, a, 0, e8_index(pl)); }
 void secea__ntt_gl_inverse_avx512(const secea_ntt_plan *pl, uint64_t *a) { inv_rec(pl, a, 0, e8_index(pl)); }
 
+/* ==================================================================
+ * Generic primes p < 2^63: radix 2 with Shoup multiplication, vectorised
+ * over 8 consecutive butterflies (levels h >= 8) or, for the last three
+ * levels, over 8 blocks of 8 after an 8 x 8 transpose.
+ *   x w mod p:  q = floor(x w' / 2^64) from four vpmuludq partial
+ *               products, r = x w - q p (vpmullq, mod 2^64) in [0, 2p),
+ *               r = min(r, r - p) (unsigned: r - p wraps when r < p).
+ *   a + b:      s = a + b < 2p < 2^64, min(s, s - p);
+ *   a - b:      d = a - b, min(d, d + p).
+ * ================================================================== */
+
+INL V s_add(V a, V b, V P)
+{
+    V s = _mm512_add_epi64(a, b);
+    return _mm512_min_epu64(s, _mm512_sub_epi64(s, P));
+}
+
+INL V s_sub(V a, V b, V P)
+{
+    V d = _mm512_sub_epi64(a, b);
+    return _mm512_min_epu64(d, _mm512_add_epi64(d, P));
+}
+
+/* x w mod p for any x < 2^64, w < p, ws = floor(w 2^64 / p) */
+INL V s_mul(V x, V w, V ws, V P)
+{
+    V xh = _mm512_srli_epi64(x, 32), sh = _mm512_srli_epi64(ws, 32);
+    V ll = _mm512_mul_epu32(x, ws), lh = _mm512_mul_epu32(x, sh);
+    V hl = _mm512_mul_epu32(xh, ws), hh = _mm512_mul_epu32(xh, sh);
+    V t = _mm512_add_epi64(lh, _mm512_srli_epi64(ll, 32));
+    V u = _mm512_add_epi64(hl, _mm512_and_si512(t, CE));
+    V q = _mm512_add_epi64(hh, _mm512_add_epi64(_mm512_srli_epi64(t, 32), _mm512_srli_epi64(u, 32)));
+    V r = _mm512_sub_epi64(_mm512_mullo_epi64(x, w), _mm512_mullo_epi64(q, P));
+    return _mm512_min_epu64(r, _mm512_sub_epi64(r, P));
+}
+
+#define R2V_BLOCK 4096
+
+/* DIF levels h = hmax .. hmin (>= 8) on blocks of 2h of a[0, len) */
+ATTR static void r2v_fwd_levels(const secea_ntt_plan *pl, uint64_t *a, size_t len, size_t hmax, size_t hmin)
+{
+    const V P = _mm512_set1_epi64((long long)pl->p);
+    const uint64_t *tw = pl->fw, *tws = pl->fws;
+    for (size_t h = hmax; h >= hmin; h /= 2)
+        for (size_t b = 0; b < len; b += 2 * h) {
+            uint64_t *x = a + b, *y = a + b + h;
+            for (size_t j = 0; j < h; j += 8) {
+                V u = v_load(x + j), v = v_load(y + j);
+                v_store(x + j, s_add(u, v, P));
+                V d = _mm512_add_epi64(_mm512_sub_epi64(u, v), P);      /* (0, 2p) */
+                v_store(y + j, s_mul(d, v_load(tw + h + j), v_load(tws + h + j), P));
+            }
+        }
+}
+
+/* DIT levels h = hmin .. hmax (>= 8); h = n/2 uses the n^-1-scaled
+ * twiddles and scales the upper input */
+ATTR static void r2v_inv_levels(const secea_ntt_plan *pl, uint64_t *a, size_t len, size_t hmin, size_t hmax)
+{
+    const V P = _mm512_set1_epi64((long long)pl->p);
+    const uint64_t *tw = pl->iw, *tws = pl->iws;
+    const V NI = _mm512_set1_epi64((long long)pl->ninv), NIS = _mm512_set1_epi64((long long)pl->ninv_s);
+    for (size_t h = hmin; h <= hmax; h *= 2) {
+        const int last = h == pl->n / 2;
+        for (size_t b = 0; b < len; b += 2 * h) {
+            uint64_t *x = a + b, *y = a + b + h;
+            for (size_t j = 0; j < h; j += 8) {
+                V u = v_load(x + j);
+                if (last) u = s_mul(u, NI, NIS, P);
+                V v = s_mul(v_load(y + j), v_load(tw + h + j), v_load(tws + h + j), P);
+                v_store(x + j, s_add(u, v, P));
+                v_store(y + j, s_sub(u, v, P));
+            }
+        }
+    }
+}
+
+/* levels h = 4, 2, 1 on a[0, len), len a multiple of 64 */
+ATTR static void r2v_last3(const secea_ntt_plan *pl, uint64_t *a, size_t len, int inverse)
+{
+    const V P = _mm512_set1_epi64((long long)pl->p);
+    const uint64_t *tw = inverse ? pl->iw : pl->fw, *tws = inverse ? pl->iws : pl->fws;
+    V W[8], WS[8];               /* W[h + i] = broadcast tw[h + i], h = 2, 4 */
+    for (unsigned i = 2; i < 8; i++) {
+        W[i] = _mm512_set1_epi64((long long)tw[i]);
+        WS[i] = _mm512_set1_epi64((long long)tws[i]);
+    }
+    for (size_t g = 0; g < len; g += 64) {
+        V x[8];
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < 8; i++) x[i] = v_load(a + g + 8 * i);
+        transpose8(x);
+        if (!inverse) {
+#pragma GCC unroll 4
+            for (unsigned h = 4; h >= 1; h /= 2)
+#pragma GCC unroll 4
+                for (unsigned b = 0; b < 8; b += 2 * h)
+#pragma GCC unroll 4
+                    for (unsigned i = 0; i < h; i++) {
+                        V u = x[b + i], v = x[b + i + h];
+                        x[b + i] = s_add(u, v, P);
+                        x[b + i + h] = i ? s_mul(_mm512_add_epi64(_mm512_sub_epi64(u, v), P), W[h + i], WS[h + i], P)
+                                         : s_sub(u, v, P);
+                    }
+        } else {
+#pragma GCC unroll 4
+            for (unsigned h = 1; h <= 4; h *= 2)
+#pragma GCC unroll 4
+                for (unsigned b = 0; b < 8; b += 2 * h)
+#pragma GCC unroll 4
+                    for (unsigned i = 0; i < h; i++) {
+                        V u = x[b + i], v = x[b + i + h];
+                        if (i) v = s_mul(v, W[h + i], WS[h + i], P);
+                        x[b + i] = s_add(u, v, P);
+                        x[b + i + h] = s_sub(u, v, P);
+                    }
+        }
+        transpose8(x);
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < 8; i++) v_store(a + g + 8 * i, x[i]);
+    }
+}
+
+static void r2v_fwd_rec(const secea_ntt_plan *pl, uint64_t *a, size_t len)
+{
+    if (len <= R2V_BLOCK) {
+        r2v_fwd_levels(pl, a, len, len / 2, 8);
+        r2v_last3(pl, a, len, 0);
+        return;
+    }
+    r2v_fwd_levels(pl, a, len, len / 2, len / 2);
+    r2v_fwd_rec(pl, a, len / 2);
+    r2v_fwd_rec(pl, a + len / 2, len / 2);
+}
+
+static void r2v_inv_rec(const secea_ntt_plan *pl, uint64_t *a, size_t len)
+{
+    if (len <= R2V_BLOCK) {
+        r2v_last3(pl, a, len, 1);
+        r2v_inv_levels(pl, a, len, 8, len / 2);
+        return;
+    }
+    r2v_inv_rec(pl, a, len / 2);
+    r2v_inv_rec(pl, a + len / 2, len / 2);
+    r2v_inv_levels(pl, a, len, len / 2, len / 2);
+}
+
+/* generic primes, logn >= 6 */
+void secea__ntt_r2_forward_avx512(const secea_ntt_plan *pl, uint64_t *a) { r2v_fwd_rec(pl, a, pl->n); }
+void secea__ntt_r2_inverse_avx512(const secea_ntt_plan *pl, uint64_t *a) { r2v_inv_rec(pl, a, pl->n); }
+
 ATTR void secea__ntt_gl_pointwise_avx512(uint64_t *a, const uint64_t *b, size_t n)
 {
     size_t i = 0;

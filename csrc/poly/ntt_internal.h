@@ -66,6 +66,8 @@ uint64_t secea__ntt_gl_pow2(unsigned e);   /* 2^e mod p, any e */
 void secea__ntt_gl_forward_avx512(const secea_ntt_plan *pl, uint64_t *a);
 void secea__ntt_gl_inverse_avx512(const secea_ntt_plan *pl, uint64_t *a);
 void secea__ntt_gl_pointwise_avx512(uint64_t *a, const uint64_t *b, size_t n);
+void secea__ntt_r2_forward_avx512(const secea_ntt_plan *pl, uint64_t *a);
+void secea__ntt_r2_inverse_avx512(const secea_ntt_plan *pl, uint64_t *a);
 #endif
 
 #endif

@@ -195,6 +195,25 @@ def _conv_ntt(a2, b2, n_out, p):
     return A[:, :n_out]
 
 
+def ntt_rows(X, N, p):
+    """Forward NTT (bit-reversed output) of the rows of X zero-padded to N."""
+    out = np.zeros((X.shape[0], N), dtype=U64)
+    out[:, : X.shape[1]] = X[:, :N]
+    lib.secea_ntt_forward(plan(p, N.bit_length() - 1), u64ptr(out), out.shape[0])
+    return out
+
+
+def intt_rows(Y, p):
+    """Inverse NTT of rows (bit-reversed input, natural output), in place."""
+    Y = np.ascontiguousarray(Y)
+    lib.secea_ntt_inverse(plan(p, Y.shape[1].bit_length() - 1), u64ptr(Y), Y.shape[0])
+    return Y
+
+
+def pointwise(X, Y, p):
+    return emul(X, Y, p)
+
+
 def _conv_crt(a2, b2, n_out, p):
     """Three-prime NTT and Chinese remaindering: exact for any p < 2^64."""
     q0, q1, q2 = crt_primes()
@@ -244,14 +263,24 @@ def mul_trunc(a, b, n, p):
 
 # ---------------------------------------------------------------- series and division
 def inv_series_rows(F, n, p):
-    """Rows g with F g = 1 mod x^n (Newton: g <- g (2 - F g)); F[:, 0] != 0."""
+    """Rows g with F g = 1 mod x^n (Newton: g <- g (2 - F g)); F[:, 0] != 0.
+
+    With a native NTT each doubling m -> m2 costs five transforms of length
+    N = 2^ceil(log2 m2): F g is needed only in [m, m2), which a cyclic
+    product of length N leaves intact, and NTT(g) serves both products."""
     count = F.shape[0]
     g = batch_inv(np.ascontiguousarray(F[:, :1]), p)
     m = 1
     while m < n:
         m2 = min(2 * m, n)
-        e = mul_rows(np.ascontiguousarray(F[:, :m2]), g, p)[:, m:m2]   # F g = 1 + x^m e
-        h = mul_rows(np.ascontiguousarray(e), g, p)[:, : m2 - m]       # g e mod x^(m2-m)
+        N = 1 << (m2 - 1).bit_length()
+        if m <= tuning.POLY_MUL_CLASSICAL_MAX or not ntt_native(p, N.bit_length() - 1):
+            e = mul_rows(np.ascontiguousarray(F[:, :m2]), g, p)[:, m:m2]   # F g = 1 + x^m e
+            h = mul_rows(np.ascontiguousarray(e), g, p)[:, : m2 - m]       # g e mod x^(m2-m)
+        else:
+            G = ntt_rows(g, N, p)
+            e = intt_rows(pointwise(ntt_rows(F[:, :m2], N, p), G, p), p)[:, m:m2]
+            h = intt_rows(pointwise(ntt_rows(e, N, p), G, p), p)[:, : m2 - m]
         g2 = np.empty((count, m2), dtype=U64)
         g2[:, :m] = g
         g2[:, m:] = neg(h, p)
@@ -476,6 +505,27 @@ def from_roots_classical(xs, p):
     return f
 
 
+def monic_products(level, p):
+    """Products of adjacent rows of a (2c, d+1) array of monic polynomials.
+
+    Above the classical crossover the product of two monic polynomials of
+    degree d is taken cyclically of length 2d (its x^(2d) coefficient, 1,
+    wraps onto the constant term and is subtracted back): transforms of half
+    the size a plain product needs."""
+    d = level.shape[1] - 1
+    if d <= tuning.POLY_MUL_CLASSICAL_MAX or not ntt_native(p, (2 * d).bit_length() - 1) or d & (d - 1):
+        return mul_rows(level[0::2], level[1::2], p)
+    N = 2 * d
+    A = ntt_rows(level[0::2, :d + 1], N, p)      # x^d wraps? no: length d+1 <= N
+    B = ntt_rows(level[1::2, :d + 1], N, p)
+    C = intt_rows(pointwise(A, B, p), p)
+    out = np.empty((C.shape[0], N + 1), dtype=U64)
+    out[:, :N] = C
+    out[:, 0] = sub(C[:, 0], np.ones(C.shape[0], dtype=U64), p) if C.shape[0] else C[:, 0]
+    out[:, N] = 1
+    return out
+
+
 def from_roots(roots, p):
     """prod (x - r): subproduct tree over the roots padded to a power of two
     with zeros, whose factor x^pad is then shifted out."""
@@ -487,5 +537,5 @@ def from_roots(roots, p):
     level[:n, 0] = neg(roots, p)
     level[:, 1] = 1
     while level.shape[0] > 1:
-        level = mul_rows(level[0::2], level[1::2], p)
+        level = monic_products(level, p)
     return level[0][m - n:].copy()
