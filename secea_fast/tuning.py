@@ -80,6 +80,9 @@ MATMUL_NOTES = __doc__
 POLY_MUL_CLASSICAL_MAX = 48
 # Division / remainder: classical while the quotient or divisor is this short.
 POLY_DIV_CLASSICAL_MAX = 48
+# Subproduct-tree levels whose transform length is at least this use NTTs
+# (middle products going down, combinations going up); smaller ones classical.
+POLY_TREE_NTT_MIN = 64
 # Remainder tree: stop at nodes of at most this many points and use Horner.
 POLY_EVAL_LEAF = 32
 # Half-GCD: classical Euclid (C) at and below this degree.

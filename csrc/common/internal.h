@@ -10,28 +10,6 @@
 #else
 #define SECEA_X86 0
 #define SECEA_TARGET(s)
-/* Either reduction, chosen by the modulus (latency-bound scalar code). */
-static inline uint64_t secea_mulmod_any(const secea_modctx *c, uint64_t a, uint64_t b)
-{
-    return c->p == SECEA_GOLDILOCKS ? secea_gl_mul(a, b) : secea_mulmod(c, a, b);
-}
-
-static inline uint64_t secea_powmod(const secea_modctx *c, uint64_t a, uint64_t e)
-{
-    uint64_t r = 1, b = a;
-    while (e) {
-        if (e & 1) r = secea_mulmod_any(c, r, b);
-        e >>= 1;
-        if (e) b = secea_mulmod_any(c, b, b);
-    }
-    return r;
-}
-
-/* Inverse of a nonzero residue (Fermat). */
-static inline uint64_t secea_invmod(const secea_modctx *c, uint64_t a)
-{
-    return secea_powmod(c, a, c->p - 2);
-}
 #endif
 
 typedef unsigned __int128 secea_u128;

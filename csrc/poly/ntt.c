@@ -2,8 +2,8 @@
  * variant selection, and the three-prime Chinese remaindering.
  *
  * Transform.  For n = 2^logn and a primitive n-th root of unity w,
- *     forward:  A[bitrev(k)] = sum_i a[i] w^(ik)            (natural in)
- *     inverse:  a[i] = n^-1 sum_k A[bitrev(k)] w^(-ik)       (natural out)
+ *     forward:  A[ntt_bitrev(k)] = sum_i a[i] w^(ik)            (natural in)
+ *     inverse:  a[i] = n^-1 sum_k A[ntt_bitrev(k)] w^(-ik)       (natural out)
  * so that inverse(forward(a) .* forward(b)) is the cyclic convolution of a
  * and b (Cooley & Tukey, Math. Comp. 19, 1965; Pollard, Math. Comp. 25,
  * 1971).  The forward transform is decimation in frequency (Gentleman-Sande
@@ -24,7 +24,9 @@
  *    p; p < 2^63 keeps 2p and every butterfly intermediate below 2^64.  Large
  *    transforms recurse depth first (one level over the block, then each
  *    half) until a block fits in L1, where the remaining levels run
- *    iteratively.  n^-1 is folded into the last inverse level.
+ *    iteratively.  n^-1 is folded into the last inverse level.  For
+ *    logn >= 6, ntt_avx512.c vectorises this (two levels per sweep on large
+ *    blocks; for p < 2^51 the Shoup product runs in 52-bit IFMA arithmetic).
  *
  * 2. Goldilocks stages (p = 2^64 - 2^32 + 1, logn >= 6).  2 has order 192
  *    mod p (2^96 = -1), so every 64-th root of unity is a power of two and
@@ -47,6 +49,15 @@
  *    consecutive j.  n^-1 is folded into the twiddles of the top inverse
  *    stage.
  *
+ * Pointwise products: Goldilocks as above; p < 2^50 through a double-
+ * precision quotient estimate (internal.h); other p by Moller-Granlund
+ * division, or (AVX-512) Montgomery reduction with R = 2^64 followed by a
+ * Shoup multiplication by R mod p.
+ *
+ * Plan memory: generic primes 4n words (forward/inverse twiddles and their
+ * Shoup quotients); Goldilocks about 2n words (the top stage's table has
+ * n entries per direction, the lower stages N << n).
+ *
  * Chinese remaindering (secea_ntt_crt3): Garner's algorithm (H. L. Garner,
  * IRE Trans. EC-8, 1959) with q0 = Goldilocks and the primes q1, q2 of
  * ntt_internal.h:
@@ -63,17 +74,18 @@
 #include "ntt_internal.h"
 
 #define GL SECEA_GOLDILOCKS
+#define SECEA_NTT_IFMA_MAX_P (1ULL << 51)   /* 52-bit Shoup needs 2p < 2^52 */
 
 /* ------------------------------------------------------------------ */
 /* scalar helpers                                                      */
 
-static inline uint64_t shoup_pre(uint64_t w, uint64_t p)
+static inline uint64_t ntt_shoup_pre(uint64_t w, uint64_t p)
 {
     return (uint64_t)(((secea_u128)w << 64) / p);
 }
 
-/* x w mod p for any x < 2^64 (p < 2^63, w < p, ws = shoup_pre(w, p)) */
-static inline uint64_t shoup_mul(uint64_t x, uint64_t w, uint64_t ws, uint64_t p)
+/* x w mod p for any x < 2^64 (p < 2^63, w < p, ws = ntt_shoup_pre(w, p)) */
+static inline uint64_t ntt_shoup_mul(uint64_t x, uint64_t w, uint64_t ws, uint64_t p)
 {
     uint64_t q = (uint64_t)(((secea_u128)x * ws) >> 64);
     uint64_t r = x * w - q * p;
@@ -81,33 +93,27 @@ static inline uint64_t shoup_mul(uint64_t x, uint64_t w, uint64_t ws, uint64_t p
 }
 
 /* branch free (data-dependent branches mispredict half the time) */
-static inline uint64_t add_p(uint64_t a, uint64_t b, uint64_t p)   /* p < 2^63 */
-{
-    uint64_t s = a + b;
-    return s - (p & (0 - (uint64_t)(s >= p)));
-}
-
-static inline uint64_t sub_p(uint64_t a, uint64_t b, uint64_t p)   /* any p */
+static inline uint64_t ntt_sub_p(uint64_t a, uint64_t b, uint64_t p)   /* any p */
 {
     return a - b + (p & (0 - (uint64_t)(a < b)));
 }
 
-static inline uint64_t gl_add(uint64_t a, uint64_t b)
+static inline uint64_t ntt_gl_add(uint64_t a, uint64_t b)
 {
     uint64_t t = GL - b;                 /* in (0, p] */
     return a - t + (GL & (0 - (uint64_t)(a < t)));
 }
 
-static inline uint64_t gl_sub(uint64_t a, uint64_t b) { return sub_p(a, b, GL); }
+static inline uint64_t ntt_gl_sub(uint64_t a, uint64_t b) { return ntt_sub_p(a, b, GL); }
 
 /* a + b mod p for canonical inputs, any p < 2^64 */
-static inline uint64_t addmod_any(uint64_t a, uint64_t b, uint64_t p)
+static inline uint64_t ntt_addmod(uint64_t a, uint64_t b, uint64_t p)
 {
     uint64_t t = p - b;
     return a - t + (p & (0 - (uint64_t)(a < t)));
 }
 
-static uint64_t powmod_ctx(const secea_modctx *c, uint64_t a, uint64_t e)
+static uint64_t ntt_powmod(const secea_modctx *c, uint64_t a, uint64_t e)
 {
     uint64_t r = 1 % c->p;
     a = secea_mod64(c, a);
@@ -119,17 +125,9 @@ static uint64_t powmod_ctx(const secea_modctx *c, uint64_t a, uint64_t e)
     return r;
 }
 
-uint64_t secea__ntt_gl_pow2(unsigned e)
-{
-    e %= 192;
-    uint64_t r = 1;
-    for (unsigned i = 0; i < e; i++) r = gl_add(r, r);
-    return r;
-}
-
 /* deterministic Miller-Rabin for 64-bit n (the first 12 prime bases suffice
  * below 3.3 * 10^24: Sorenson & Webster, Math. Comp. 86, 2017) */
-static int is_prime_u64(uint64_t n)
+static int ntt_is_prime(uint64_t n)
 {
     static const uint64_t bases[12] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37};
     if (n < 2) return 0;
@@ -143,7 +141,7 @@ static int is_prime_u64(uint64_t n)
     unsigned s = 0;
     while (!(d & 1)) { d >>= 1; s++; }
     for (int i = 0; i < 12; i++) {
-        uint64_t x = powmod_ctx(&c, bases[i], d);
+        uint64_t x = ntt_powmod(&c, bases[i], d);
         if (x == 1 || x == n - 1) continue;
         unsigned r = 1;
         for (; r < s; r++) {
@@ -155,7 +153,7 @@ static int is_prime_u64(uint64_t n)
     return 1;
 }
 
-static unsigned bitrev(unsigned x, unsigned bits)
+static unsigned ntt_bitrev(unsigned x, unsigned bits)
 {
     unsigned r = 0;
     for (unsigned i = 0; i < bits; i++) r |= ((x >> i) & 1u) << (bits - 1 - i);
@@ -165,7 +163,7 @@ static unsigned bitrev(unsigned x, unsigned bits)
 /* ------------------------------------------------------------------ */
 /* plan                                                                */
 
-static size_t round64(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+static size_t ntt_round64(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
 
 secea_ntt_plan *secea_ntt_plan_new(uint64_t p, uint64_t w, unsigned logn)
 {
@@ -174,13 +172,13 @@ secea_ntt_plan *secea_ntt_plan_new(uint64_t p, uint64_t w, unsigned logn)
     if (!gold && p >= (1ULL << 63)) return NULL;
     size_t n = (size_t)1 << logn;
     if (((p - 1) & (uint64_t)(n - 1)) != 0) return NULL;
-    if (!gold && !is_prime_u64(p)) return NULL;
+    if (!gold && !ntt_is_prime(p)) return NULL;
     secea_modctx c;
     secea_modctx_init(&c, p);
     /* w of exact order n: w^(n/2) = -1 (n >= 2), w = 1 (n = 1) */
     if (logn == 0) {
         if (w != 1) return NULL;
-    } else if (powmod_ctx(&c, w, n / 2) != p - 1) {
+    } else if (ntt_powmod(&c, w, n / 2) != p - 1) {
         return NULL;
     }
 
@@ -190,14 +188,14 @@ secea_ntt_plan *secea_ntt_plan_new(uint64_t p, uint64_t w, unsigned logn)
     pl->w = w;
     pl->logn = logn;
     pl->n = n;
-    pl->winv = powmod_ctx(&c, w, n - 1);
+    pl->winv = ntt_powmod(&c, w, n - 1);
     pl->ninv = p - (p - 1) / n;                  /* n (p - (p-1)/n) = 1 mod p */
     pl->gold_stages = gold && logn >= 6;
 
     if (!pl->gold_stages) {
         int shoup = !gold;
         size_t words = n * (shoup ? 4 : 2);
-        uint64_t *m = aligned_alloc(64, round64(words * 8));
+        uint64_t *m = aligned_alloc(64, ntt_round64(words * 8));
         if (!m) { free(pl); return NULL; }
         pl->mem = m;
         pl->fw = m;
@@ -224,10 +222,10 @@ secea_ntt_plan *secea_ntt_plan_new(uint64_t p, uint64_t w, unsigned logn)
         }
         if (shoup) {
             for (size_t i = 0; i < n; i++) {
-                pl->fws[i] = shoup_pre(pl->fw[i], p);
-                pl->iws[i] = shoup_pre(pl->iw[i], p);
+                pl->fws[i] = ntt_shoup_pre(pl->fw[i], p);
+                pl->iws[i] = ntt_shoup_pre(pl->iw[i], p);
             }
-            pl->ninv_s = shoup_pre(pl->ninv, p);
+            pl->ninv_s = ntt_shoup_pre(pl->ninv, p);
         }
         return pl;
     }
@@ -243,6 +241,7 @@ secea_ntt_plan *secea_ntt_plan_new(uint64_t p, uint64_t w, unsigned logn)
         for (unsigned s = 0; s < ns; s++) {
             unsigned k = (left + (ns - s) - 1) / (ns - s);   /* ceil: larger first */
             secea__ntt_stage *st = &pl->st[s];
+            if (k < 3 || k > 6) { free(pl); return NULL; }   /* cannot happen */
             st->k = k;
             st->k1 = k / 2;
             st->k2 = k - k / 2;
@@ -253,20 +252,20 @@ secea_ntt_plan *secea_ntt_plan_new(uint64_t p, uint64_t w, unsigned logn)
             left -= k;
         }
     }
-    uint64_t *m = aligned_alloc(64, round64(words * 8));
+    uint64_t *m = aligned_alloc(64, ntt_round64(words * 8));
     if (!m) { free(pl); return NULL; }
     pl->mem = m;
     /* w64 = w^(n/64) = 2^e64 */
-    uint64_t w64 = powmod_ctx(&c, w, n / 64);
+    uint64_t w64 = ntt_powmod(&c, w, n / 64);
     unsigned e64 = 0;
     {
         uint64_t x = 1;
-        while (x != w64 && e64 < 192) { x = gl_add(x, x); e64++; }
+        while (x != w64 && e64 < 192) { x = ntt_gl_add(x, x); e64++; }
     }
     if (e64 >= 192) { free(m); free(pl); return NULL; }   /* cannot happen */
     pl->e64 = e64;
     pl->pow2[0] = 1;
-    for (unsigned e = 1; e < 192; e++) pl->pow2[e] = gl_add(pl->pow2[e - 1], pl->pow2[e - 1]);
+    for (unsigned e = 1; e < 192; e++) pl->pow2[e] = ntt_gl_add(pl->pow2[e - 1], pl->pow2[e - 1]);
     for (unsigned s = 0; s < ns; s++) {
         secea__ntt_stage *st = &pl->st[s];
         size_t R = (size_t)1 << st->k, M = st->M, N = st->N;
@@ -278,14 +277,14 @@ secea_ntt_plan *secea_ntt_plan_new(uint64_t p, uint64_t w, unsigned logn)
             unsigned R1 = 1u << st->k1, R2 = 1u << st->k2;
             for (unsigned m0 = 0; m0 < R2; m0++)
                 for (unsigned t = 0; t < R1; t++) {
-                    unsigned e = (st->eR * m0 * bitrev(t, st->k1)) % 192;
+                    unsigned e = (st->eR * m0 * ntt_bitrev(t, st->k1)) % 192;
                     st->ea_f[m0 * R1 + t] = (uint8_t)e;
                     st->ea_i[m0 * R1 + t] = (uint8_t)((192 - e) % 192);
                 }
         }
         m += 2 * N;
         /* w_N = w^(n/N) */
-        uint64_t wN = powmod_ctx(&c, w, n / N), wNi = powmod_ctx(&c, pl->winv, n / N);
+        uint64_t wN = ntt_powmod(&c, w, n / N), wNi = ntt_powmod(&c, pl->winv, n / N);
         uint64_t sc = s == 0 ? pl->ninv : 1;
         uint64_t wj = 1, wji = 1;
         for (size_t j = 0; j < M; j++) {
@@ -318,7 +317,7 @@ void secea_ntt_plan_free(secea_ntt_plan *pl)
 static inline __attribute__((always_inline))
 uint64_t r2_mul(uint64_t x, const uint64_t *t, const uint64_t *ts, size_t i, uint64_t p, int gold)
 {
-    return gold ? secea_gl_mul(x, t[i]) : shoup_mul(x, t[i], ts[i], p);
+    return gold ? secea_gl_mul(x, t[i]) : ntt_shoup_mul(x, t[i], ts[i], p);
 }
 
 /* DIF levels h = hmax, hmax/2, .., hmin on the blocks of length 2 hmax of a[0, len) */
@@ -331,15 +330,15 @@ void r2_fwd_levels(const secea_ntt_plan *pl, uint64_t *a, size_t len, size_t hma
             uint64_t *x = a + b, *y = a + b + h;
             if (h == 1) {                       /* twiddle 1 */
                 uint64_t u = x[0], v = y[0];
-                x[0] = addmod_any(u, v, p);
-                y[0] = sub_p(u, v, p);
+                x[0] = ntt_addmod(u, v, p);
+                y[0] = ntt_sub_p(u, v, p);
                 continue;
             }
             for (size_t j = 0; j < h; j++) {
                 uint64_t u = x[j], v = y[j];
-                x[j] = addmod_any(u, v, p);
+                x[j] = ntt_addmod(u, v, p);
                 /* generic: u - v + p in [1, 2p) < 2^64 is a valid Shoup input */
-                uint64_t d = gold ? sub_p(u, v, p) : u - v + p;
+                uint64_t d = gold ? ntt_sub_p(u, v, p) : u - v + p;
                 y[j] = r2_mul(d, t, ts, h + j, p, gold);
             }
         }
@@ -358,20 +357,20 @@ void r2_inv_levels(const secea_ntt_plan *pl, uint64_t *a, size_t len, size_t hmi
             uint64_t *x = a + b, *y = a + b + h;
             if (h == hlast) {
                 for (size_t j = 0; j < h; j++) {
-                    uint64_t u = gold ? secea_gl_mul(x[j], pl->ninv) : shoup_mul(x[j], pl->ninv, pl->ninv_s, p);
+                    uint64_t u = gold ? secea_gl_mul(x[j], pl->ninv) : ntt_shoup_mul(x[j], pl->ninv, pl->ninv_s, p);
                     uint64_t v = r2_mul(y[j], t, ts, h + j, p, gold);
-                    x[j] = addmod_any(u, v, p);
-                    y[j] = sub_p(u, v, p);
+                    x[j] = ntt_addmod(u, v, p);
+                    y[j] = ntt_sub_p(u, v, p);
                 }
             } else if (h == 1) {
                 uint64_t u = x[0], v = y[0];
-                x[0] = addmod_any(u, v, p);
-                y[0] = sub_p(u, v, p);
+                x[0] = ntt_addmod(u, v, p);
+                y[0] = ntt_sub_p(u, v, p);
             } else {
                 for (size_t j = 0; j < h; j++) {
                     uint64_t u = x[j], v = r2_mul(y[j], t, ts, h + j, p, gold);
-                    x[j] = addmod_any(u, v, p);
-                    y[j] = sub_p(u, v, p);
+                    x[j] = ntt_addmod(u, v, p);
+                    y[j] = ntt_sub_p(u, v, p);
                 }
             }
         }
@@ -400,33 +399,33 @@ R2_DEFINE(gold, 1)
 /* Goldilocks stages, scalar (the portable variant)                    */
 
 /* R-point DFT (R <= 8) in place, DIF: natural in, bit-reversed out;
- * wp[i] = w_R^i for i < R/2 */
-static void gl_dft_fwd(uint64_t *x, unsigned R, const uint64_t *wp)
+ * wp[i] = w_R^i for i < R/2 (inlined with constant R) */
+static inline __attribute__((always_inline)) void gl_dft_fwd(uint64_t *x, unsigned R, const uint64_t *wp)
 {
     for (unsigned h = R / 2; h >= 1; h /= 2)
         for (unsigned b = 0; b < R; b += 2 * h)
             for (unsigned i = 0; i < h; i++) {
                 uint64_t u = x[b + i], v = x[b + i + h];
-                x[b + i] = gl_add(u, v);
-                x[b + i + h] = i ? secea_gl_mul(gl_sub(u, v), wp[i * (R / (2 * h))]) : gl_sub(u, v);
+                x[b + i] = ntt_gl_add(u, v);
+                x[b + i + h] = i ? secea_gl_mul(ntt_gl_sub(u, v), wp[i * (R / (2 * h))]) : ntt_gl_sub(u, v);
             }
 }
 
 /* the inverse (unscaled), DIT: bit-reversed in, natural out; wp[i] = w_R^-i */
-static void gl_dft_inv(uint64_t *x, unsigned R, const uint64_t *wp)
+static inline __attribute__((always_inline)) void gl_dft_inv(uint64_t *x, unsigned R, const uint64_t *wp)
 {
     for (unsigned h = 1; h < R; h *= 2)
         for (unsigned b = 0; b < R; b += 2 * h)
             for (unsigned i = 0; i < h; i++) {
                 uint64_t u = x[b + i], v = x[b + i + h];
                 if (i) v = secea_gl_mul(v, wp[i * (R / (2 * h))]);
-                x[b + i] = gl_add(u, v);
-                x[b + i + h] = gl_sub(u, v);
+                x[b + i] = ntt_gl_add(u, v);
+                x[b + i + h] = ntt_gl_sub(u, v);
             }
 }
 
 /* the power-of-two twiddles of one stage: w_R1^i, w_R2^i and w_R^(m0 q1)
- * (index m0 R1 + s with q1 = bitrev(s)), forward (sign 1) or inverse (-1) */
+ * (index m0 R1 + s with q1 = ntt_bitrev(s)), forward or inverse */
 typedef struct { uint64_t w1[4], w2[4], tA[64]; } gl_stage_pows;
 
 static void gl_stage_pows_init(gl_stage_pows *sp, const secea_ntt_plan *pl, const secea__ntt_stage *st, int inverse)
@@ -441,63 +440,109 @@ static void gl_stage_pows_init(gl_stage_pows *sp, const secea_ntt_plan *pl, cons
         sp->tA[i] = pl->pow2[inverse ? st->ea_i[i] : st->ea_f[i]];
 }
 
-static void gl_stage_fwd_scalar(const secea_ntt_plan *pl, const secea__ntt_stage *st, uint64_t *a)
+/* one stage, same sweeps as ntt_avx512.c (pass A rows m0 + R2 m1, pass B
+ * rows s1 R2 + m0), one column j at a time */
+static inline __attribute__((always_inline))
+void gl_stage_fwd_body(const secea_ntt_plan *pl, const secea__ntt_stage *st, uint64_t *a,
+                       const unsigned k1, const unsigned k2)
 {
-    const unsigned k1 = st->k1, k2 = st->k2, R1 = 1u << k1, R2 = 1u << k2;
+    const unsigned R1 = 1u << k1, R2 = 1u << k2;
     const size_t M = st->M;
     gl_stage_pows sp;
     gl_stage_pows_init(&sp, pl, st, 0);
     uint64_t x[8];
-    for (size_t j = 0; j < M; j++) {
-        uint64_t *b = a + j;
-        if (R1 > 1)
-            for (unsigned m0 = 0; m0 < R2; m0++) {
-                for (unsigned m1 = 0; m1 < R1; m1++) x[m1] = b[(m0 + (size_t)R2 * m1) * M];
+    if (R1 > 1)
+        for (unsigned m0 = 0; m0 < R2; m0++) {
+            uint64_t *io = a + (size_t)m0 * M;
+            const uint64_t *t = sp.tA + m0 * R1;
+            for (size_t j = 0; j < M; j++) {
+                for (unsigned m1 = 0; m1 < R1; m1++) x[m1] = io[(size_t)R2 * m1 * M + j];
                 gl_dft_fwd(x, R1, sp.w1);
-                for (unsigned s = 0; s < R1; s++)
-                    b[((size_t)s * R2 + m0) * M] = (m0 && s) ? secea_gl_mul(x[s], sp.tA[m0 * R1 + s]) : x[s];
-            }
-        for (unsigned s1 = 0; s1 < R1; s1++) {
-            unsigned q1 = bitrev(s1, k1);
-            for (unsigned m0 = 0; m0 < R2; m0++) x[m0] = b[((size_t)s1 * R2 + m0) * M];
-            gl_dft_fwd(x, R2, sp.w2);
-            for (unsigned s2 = 0; s2 < R2; s2++) {
-                unsigned q = q1 + R1 * bitrev(s2, k2);
-                b[((size_t)s1 * R2 + s2) * M] = q ? secea_gl_mul(x[s2], st->tf[secea__ntt_tw_index(st, j, q)]) : x[s2];
+                if (m0)
+                    for (unsigned s = 1; s < R1; s++) x[s] = secea_gl_mul(x[s], t[s]);
+                for (unsigned s = 0; s < R1; s++) io[(size_t)s * R2 * M + j] = x[s];
             }
         }
+    for (unsigned s1 = 0; s1 < R1; s1++) {
+        const unsigned q1 = ntt_bitrev(s1, k1);
+        uint64_t *c = a + (size_t)s1 * R2 * M;
+        const uint64_t *tw = st->tf + (size_t)q1 * M * R2;
+        for (size_t jv = 0; jv < M; jv += 8, tw += 8 * R2)
+            for (size_t j = jv; j < jv + 8; j++) {
+                for (unsigned m0 = 0; m0 < R2; m0++) x[m0] = c[(size_t)m0 * M + j];
+                gl_dft_fwd(x, R2, sp.w2);
+                for (unsigned s2 = 0; s2 < R2; s2++) {
+                    const unsigned q2 = ntt_bitrev(s2, k2);
+                    uint64_t y = x[s2];
+                    if (q1 || q2) y = secea_gl_mul(y, tw[q2 * 8 + (j - jv)]);
+                    c[(size_t)s2 * M + j] = y;
+                }
+            }
     }
+}
+
+static inline __attribute__((always_inline))
+void gl_stage_inv_body(const secea_ntt_plan *pl, const secea__ntt_stage *st, uint64_t *a,
+                       const unsigned k1, const unsigned k2)
+{
+    const unsigned R1 = 1u << k1, R2 = 1u << k2;
+    const size_t M = st->M;
+    const int sc = st->scale_q0;
+    gl_stage_pows sp;
+    gl_stage_pows_init(&sp, pl, st, 1);
+    uint64_t x[8];
+    for (unsigned s1 = 0; s1 < R1; s1++) {
+        const unsigned q1 = ntt_bitrev(s1, k1);
+        uint64_t *c = a + (size_t)s1 * R2 * M;
+        const uint64_t *tw = st->ti + (size_t)q1 * M * R2;
+        for (size_t jv = 0; jv < M; jv += 8, tw += 8 * R2)
+            for (size_t j = jv; j < jv + 8; j++) {
+                for (unsigned s2 = 0; s2 < R2; s2++) {
+                    const unsigned q2 = ntt_bitrev(s2, k2);
+                    uint64_t y = c[(size_t)s2 * M + j];
+                    if (q1 || q2 || sc) y = secea_gl_mul(y, tw[q2 * 8 + (j - jv)]);
+                    x[s2] = y;
+                }
+                gl_dft_inv(x, R2, sp.w2);
+                for (unsigned m0 = 0; m0 < R2; m0++) c[(size_t)m0 * M + j] = x[m0];
+            }
+    }
+    if (R1 > 1)
+        for (unsigned m0 = 0; m0 < R2; m0++) {
+            uint64_t *io = a + (size_t)m0 * M;
+            const uint64_t *t = sp.tA + m0 * R1;
+            for (size_t j = 0; j < M; j++) {
+                for (unsigned s = 0; s < R1; s++) x[s] = io[(size_t)s * R2 * M + j];
+                if (m0)
+                    for (unsigned s = 1; s < R1; s++) x[s] = secea_gl_mul(x[s], t[s]);
+                gl_dft_inv(x, R1, sp.w1);
+                for (unsigned m1 = 0; m1 < R1; m1++) io[(size_t)R2 * m1 * M + j] = x[m1];
+            }
+        }
+}
+
+#define GL_STAGE_INST(K1, K2)                                                                   \
+static void gl_sf_##K1##K2(const secea_ntt_plan *pl, const secea__ntt_stage *st, uint64_t *a)  \
+{ gl_stage_fwd_body(pl, st, a, K1, K2); }                                                      \
+static void gl_si_##K1##K2(const secea_ntt_plan *pl, const secea__ntt_stage *st, uint64_t *a)  \
+{ gl_stage_inv_body(pl, st, a, K1, K2); }
+GL_STAGE_INST(1, 2)
+GL_STAGE_INST(2, 2)
+GL_STAGE_INST(2, 3)
+GL_STAGE_INST(3, 3)
+
+typedef void (*gl_stage_fn)(const secea_ntt_plan *, const secea__ntt_stage *, uint64_t *);
+static const gl_stage_fn GL_SF[4] = {gl_sf_12, gl_sf_22, gl_sf_23, gl_sf_33};
+static const gl_stage_fn GL_SI[4] = {gl_si_12, gl_si_22, gl_si_23, gl_si_33};
+
+static void gl_stage_fwd_scalar(const secea_ntt_plan *pl, const secea__ntt_stage *st, uint64_t *a)
+{
+    GL_SF[st->k - 3](pl, st, a);
 }
 
 static void gl_stage_inv_scalar(const secea_ntt_plan *pl, const secea__ntt_stage *st, uint64_t *a)
 {
-    const unsigned k1 = st->k1, k2 = st->k2, R1 = 1u << k1, R2 = 1u << k2;
-    const size_t M = st->M;
-    gl_stage_pows sp;
-    gl_stage_pows_init(&sp, pl, st, 1);
-    uint64_t x[8];
-    for (size_t j = 0; j < M; j++) {
-        uint64_t *b = a + j;
-        for (unsigned s1 = 0; s1 < R1; s1++) {
-            unsigned q1 = bitrev(s1, k1);
-            for (unsigned s2 = 0; s2 < R2; s2++) {
-                unsigned q = q1 + R1 * bitrev(s2, k2);
-                uint64_t v = b[((size_t)s1 * R2 + s2) * M];
-                x[s2] = (q || st->scale_q0) ? secea_gl_mul(v, st->ti[secea__ntt_tw_index(st, j, q)]) : v;
-            }
-            gl_dft_inv(x, R2, sp.w2);
-            for (unsigned m0 = 0; m0 < R2; m0++) b[((size_t)s1 * R2 + m0) * M] = x[m0];
-        }
-        if (R1 > 1)
-            for (unsigned m0 = 0; m0 < R2; m0++) {
-                for (unsigned s = 0; s < R1; s++) {
-                    uint64_t v = b[((size_t)s * R2 + m0) * M];
-                    x[s] = (m0 && s) ? secea_gl_mul(v, sp.tA[m0 * R1 + s]) : v;
-                }
-                gl_dft_inv(x, R1, sp.w1);
-                for (unsigned m1 = 0; m1 < R1; m1++) b[(m0 + (size_t)R2 * m1) * M] = x[m1];
-            }
-    }
+    GL_SI[st->k - 3](pl, st, a);
 }
 
 /* the last three levels: 8-point DFTs of consecutive blocks */
@@ -507,10 +552,10 @@ static void gl_final_scalar(const secea_ntt_plan *pl, uint64_t *a, size_t len, i
     if (inverse) e8 = (192 - e8) % 192;
     uint64_t wp[4];
     for (unsigned i = 0; i < 4; i++) wp[i] = pl->pow2[(e8 * i) % 192];
-    for (size_t b = 0; b < len; b += 8) {
-        if (inverse) gl_dft_inv(a + b, 8, wp);
-        else gl_dft_fwd(a + b, 8, wp);
-    }
+    if (inverse)
+        for (size_t b = 0; b < len; b += 8) gl_dft_inv(a + b, 8, wp);
+    else
+        for (size_t b = 0; b < len; b += 8) gl_dft_fwd(a + b, 8, wp);
 }
 
 static void gl_fwd_rec_scalar(const secea_ntt_plan *pl, uint64_t *a, unsigned s)
@@ -555,10 +600,11 @@ static void r2_inverse_portable(const secea_ntt_plan *pl, uint64_t *a) { r2_inv_
 static struct {
     gl_xform_fn fwd, inv;       /* Goldilocks stages */
     gl_xform_fn r2fwd, r2inv;   /* generic primes, logn >= 6 */
+    gl_xform_fn r52fwd, r52inv; /* generic primes p < 2^51, logn >= 6 */
     gl_pw_fn pw;
     const char *name;
 } NTT = {gl_forward_portable, gl_inverse_portable, r2_forward_portable, r2_inverse_portable,
-         gl_pointwise_portable, "portable"};
+         r2_forward_portable, r2_inverse_portable, gl_pointwise_portable, "portable"};
 
 void secea__ntt_select(int force_portable)
 {
@@ -566,18 +612,23 @@ void secea__ntt_select(int force_portable)
     if (!force_portable && secea_cpu_supports("avx512f") && secea_cpu_supports("avx512dq")) {
         NTT.fwd = secea__ntt_gl_forward_avx512;
         NTT.inv = secea__ntt_gl_inverse_avx512;
-        NTT.r2fwd = secea__ntt_r2_forward_avx512;
-        NTT.r2inv = secea__ntt_r2_inverse_avx512;
+        NTT.r2fwd = NTT.r52fwd = secea__ntt_r2_forward_avx512;
+        NTT.r2inv = NTT.r52inv = secea__ntt_r2_inverse_avx512;
         NTT.pw = secea__ntt_gl_pointwise_avx512;
         NTT.name = "avx512";
+        if (secea_cpu_supports("avx512ifma")) {
+            NTT.r52fwd = secea__ntt_r2_forward_ifma;
+            NTT.r52inv = secea__ntt_r2_inverse_ifma;
+            NTT.name = "avx512ifma";
+        }
         return;
     }
 #endif
     (void)force_portable;
     NTT.fwd = gl_forward_portable;
     NTT.inv = gl_inverse_portable;
-    NTT.r2fwd = r2_forward_portable;
-    NTT.r2inv = r2_inverse_portable;
+    NTT.r2fwd = NTT.r52fwd = r2_forward_portable;
+    NTT.r2inv = NTT.r52inv = r2_inverse_portable;
     NTT.pw = gl_pointwise_portable;
     NTT.name = "portable";
 }
@@ -591,7 +642,7 @@ void secea_ntt_forward(const secea_ntt_plan *pl, uint64_t *a, size_t count)
     for (size_t c = 0; c < count; c++, a += n) {
         if (pl->gold_stages) NTT.fwd(pl, a);
         else if (pl->p == GL) r2_fwd_gold(pl, a, n);
-        else if (pl->logn >= 6) NTT.r2fwd(pl, a);
+        else if (pl->logn >= 6) (pl->p < SECEA_NTT_IFMA_MAX_P ? NTT.r52fwd : NTT.r2fwd)(pl, a);
         else r2_fwd_generic(pl, a, n);
     }
 }
@@ -603,20 +654,44 @@ void secea_ntt_inverse(const secea_ntt_plan *pl, uint64_t *a, size_t count)
     for (size_t c = 0; c < count; c++, a += n) {
         if (pl->gold_stages) NTT.inv(pl, a);
         else if (pl->p == GL) r2_inv_gold(pl, a, n);
-        else if (pl->logn >= 6) NTT.r2inv(pl, a);
+        else if (pl->logn >= 6) (pl->p < SECEA_NTT_IFMA_MAX_P ? NTT.r52inv : NTT.r2inv)(pl, a);
         else r2_inv_generic(pl, a, n);
     }
 }
+
+/* p < 2^50: double-precision quotient estimate (internal.h); the AVX-512DQ
+ * copy is auto-vectorised (vcvtuqq2pd, vpmullq) */
+#define PW_F64_BODY                                                             \
+    {                                                                           \
+        const double pinv = 1.0 / (double)p;                                    \
+        for (size_t i = 0; i < n; i++) a[i] = secea_mulmod_f64(a[i], b[i], p, pinv); \
+    }
+static void pw_f64_portable(uint64_t *a, const uint64_t *b, size_t n, uint64_t p) PW_F64_BODY
+#if SECEA_X86
+SECEA_TARGET("avx512f,avx512dq,avx512vl")
+static void pw_f64_avx512(uint64_t *a, const uint64_t *b, size_t n, uint64_t p) PW_F64_BODY
+#endif
 
 void secea_ntt_pointwise(const secea_ntt_plan *pl, uint64_t *a, const uint64_t *b, size_t n)
 {
     const uint64_t p = pl->p;
     if (p == GL) { NTT.pw(a, b, n); return; }
     if (p < SECEA_F64_MAX_P) {
-        const double pinv = 1.0 / (double)p;
-        for (size_t i = 0; i < n; i++) a[i] = secea_mulmod_f64(a[i], b[i], p, pinv);
+#if SECEA_X86
+        if (NTT.pw != gl_pointwise_portable) { pw_f64_avx512(a, b, n, p); return; }
+#endif
+        pw_f64_portable(a, b, n, p);
         return;
     }
+#if SECEA_X86
+    if (NTT.pw != gl_pointwise_portable && (p & 1) && p < (1ULL << 63)) {
+        uint64_t pinv = p;                           /* Newton: p^-1 mod 2^64 */
+        for (int i = 0; i < 6; i++) pinv *= 2 - p * pinv;
+        uint64_t r1 = (uint64_t)(((secea_u128)1 << 64) % p);
+        secea__ntt_pointwise_mont_avx512(a, b, n, p, pinv, r1, ntt_shoup_pre(r1, p));
+        return;
+    }
+#endif
     secea_modctx c;
     secea_modctx_init(&c, p);
     for (size_t i = 0; i < n; i++) a[i] = secea_mulmod(&c, a[i], b[i]);
@@ -641,11 +716,11 @@ void secea_ntt_crt3(uint64_t *out, const uint64_t *r0, const uint64_t *r1, const
     secea_modctx_init(&cp, p);
     /* constants (cheap to recompute per call; Fermat inverses) */
     const uint64_t q0m1 = secea_mod64(&c1, q0);                     /* q0 mod q1 */
-    const uint64_t i01 = powmod_ctx(&c1, q0m1, q1 - 2);             /* q0^-1 mod q1 */
+    const uint64_t i01 = ntt_powmod(&c1, q0m1, q1 - 2);             /* q0^-1 mod q1 */
     const uint64_t q0m2 = secea_mod64(&c2, q0);                     /* q0 mod q2 */
     const uint64_t q01m2 = secea_mulmod(&c2, q0m2, secea_mod64(&c2, q1));
-    const uint64_t i012 = powmod_ctx(&c2, q01m2, q2 - 2);           /* (q0 q1)^-1 mod q2 */
-    const uint64_t i01s = shoup_pre(i01, q1), q0m2s = shoup_pre(q0m2, q2), i012s = shoup_pre(i012, q2);
+    const uint64_t i012 = ntt_powmod(&c2, q01m2, q2 - 2);           /* (q0 q1)^-1 mod q2 */
+    const uint64_t i01s = ntt_shoup_pre(i01, q1), q0m2s = ntt_shoup_pre(q0m2, q2), i012s = ntt_shoup_pre(i012, q2);
     const uint64_t c1p = secea_mod64(&cp, q0);                      /* q0 mod p */
     const uint64_t c2p = secea_mulmod(&cp, c1p, secea_mod64(&cp, q1)); /* q0 q1 mod p */
     for (size_t i = 0; i < n; i++) {
@@ -655,11 +730,11 @@ void secea_ntt_crt3(uint64_t *out, const uint64_t *r0, const uint64_t *r1, const
         a1 = a1 >= q1 ? a1 - q1 : a1;
         uint64_t a2 = x0 >= q2 ? x0 - q2 : x0;
         a2 = a2 >= q2 ? a2 - q2 : a2;
-        uint64_t x1 = shoup_mul(r1[i] - a1 + q1, i01, i01s, q1);       /* (r1 - x0) / q0 */
-        uint64_t s = shoup_mul(x1, q0m2, q0m2s, q2);                   /* x1 q0 mod q2 */
+        uint64_t x1 = ntt_shoup_mul(r1[i] - a1 + q1, i01, i01s, q1);       /* (r1 - x0) / q0 */
+        uint64_t s = ntt_shoup_mul(x1, q0m2, q0m2s, q2);                   /* x1 q0 mod q2 */
         uint64_t d = r2[i] - a2 + q2;                                  /* < 2 q2 */
         d = d >= s ? d - s : d - s + q2;                               /* r2 - x0 - x1 q0 */
-        uint64_t x2 = shoup_mul(d, i012, i012s, q2);
+        uint64_t x2 = ntt_shoup_mul(d, i012, i012s, q2);
         secea_u128 acc = (secea_u128)x1 * c1p + (secea_u128)x2 * c2p + x0;   /* < p 2^64 */
         out[i] = secea_mod128(&cp, acc);
     }

@@ -1,5 +1,7 @@
-/* AVX-512 Goldilocks transforms: the stage algorithm of ntt.c vectorised
- * over 8 consecutive columns j (one zmm register = 8 residues).
+/* AVX-512 transforms: the Goldilocks stage algorithm of ntt.c vectorised
+ * over 8 consecutive columns j (one zmm register = 8 residues); the radix-2
+ * algorithm for other primes (second half of this file, body in
+ * ntt_avx512_r2.h); vectorised pointwise products.
  *
  * Arithmetic mod p = 2^64 - 2^32 + 1 on canonical residues, with
  * eps = 2^32 - 1 = 2^64 mod p and 2^96 = -1 mod p:
@@ -21,13 +23,16 @@
  *           of x 2^s above 2^96 (B < 2^63).  For s <= 32, B = 0 (7 ops); for
  *           s >= 64, w0 = 0 and the result is (w1 mod 2^32) eps - B, + p on
  *           borrow (6 ops); otherwise 11 ops.  Exponents only known at run
- *           time (the inter-pass twiddles w_R^(m0 q1)) use the general form
- *           with register shift counts, where counts >= 64 give 0.
+ *           time (the inter-pass twiddles w_R^(m0 q1)) use register shift
+ *           counts and a branch on the class of s, which is loop invariant
+ *           in the sweeps below (so always predicted).
  *
- * Layout: a stage reads R rows of stride M at columns j .. j+7 (M >= 8);
- * pass A (radix R1) and pass B (radix R2, then the general twiddles
- * w_N^(jq) from the plan table [M/8][R][8]) run back to back on the same
- * R cache lines.  The last three levels load 8 blocks of 8, transpose the
+ * Layout: a stage reads R rows of stride M at columns j .. j+7 (M >= 8).
+ * Pass A (radix R1) sweeps the block once, R1 rows at a time, then pass B
+ * (radix R2, then the general twiddles w_N^(jq) from the plan table
+ * [R1][M/8][R2][8]) sweeps it R2 rows at a time: 8 sequential streams
+ * instead of R rows at a power-of-two stride, which would all fall into
+ * one cache set.  The last three levels load 8 blocks of 8, transpose the
  * 8 x 8 tile (24 shuffles), run 8-point DFTs across registers and
  * transpose back.  The inner DFTs are specialised for the four possible
  * exponents of w_8 = 2^e8 (e8 in {24, 72, 120, 168}).
@@ -477,120 +482,81 @@ INL V s_mul(V x, V w, V ws, V P)
     return _mm512_min_epu64(r, _mm512_sub_epi64(r, P));
 }
 
+/* x w mod p for p < 2^51 with 52-bit IFMA: w52 = floor(w 2^52 / p) =
+ * floor(ws / 2^12); q = floor(x w52 / 2^52) (vpmadd52huq), r = (x w - q p)
+ * mod 2^52 (two vpmadd52luq) lies in [0, 2p) for x < 2^52. */
+#define ATTR_IFMA SECEA_TARGET("avx512f,avx512dq,avx512ifma")
+static inline __attribute__((always_inline)) ATTR_IFMA V s_mul52(V x, V w, V ws, V P)
+{
+    const V z = _mm512_setzero_si512();
+    V q = _mm512_madd52hi_epu64(z, x, _mm512_srli_epi64(ws, 12));
+    V r = _mm512_sub_epi64(_mm512_madd52lo_epu64(z, x, w), _mm512_madd52lo_epu64(z, q, P));
+    r = _mm512_and_si512(r, _mm512_set1_epi64((1LL << 52) - 1));
+    return _mm512_min_epu64(r, _mm512_sub_epi64(r, P));
+}
+
 #define R2V_BLOCK 4096
 
-/* DIF levels h = hmax .. hmin (>= 8) on blocks of 2h of a[0, len) */
-ATTR static void r2v_fwd_levels(const secea_ntt_plan *pl, uint64_t *a, size_t len, size_t hmax, size_t hmin)
-{
-    const V P = _mm512_set1_epi64((long long)pl->p);
-    const uint64_t *tw = pl->fw, *tws = pl->fws;
-    for (size_t h = hmax; h >= hmin; h /= 2)
-        for (size_t b = 0; b < len; b += 2 * h) {
-            uint64_t *x = a + b, *y = a + b + h;
-            for (size_t j = 0; j < h; j += 8) {
-                V u = v_load(x + j), v = v_load(y + j);
-                v_store(x + j, s_add(u, v, P));
-                V d = _mm512_add_epi64(_mm512_sub_epi64(u, v), P);      /* (0, 2p) */
-                v_store(y + j, s_mul(d, v_load(tw + h + j), v_load(tws + h + j), P));
-            }
-        }
-}
+#define R2V(name) r2v_##name
+#define R2V_ATTR ATTR
+#define R2V_MUL s_mul
+#include "ntt_avx512_r2.h"
+#undef R2V
+#undef R2V_ATTR
+#undef R2V_MUL
 
-/* DIT levels h = hmin .. hmax (>= 8); h = n/2 uses the n^-1-scaled
- * twiddles and scales the upper input */
-ATTR static void r2v_inv_levels(const secea_ntt_plan *pl, uint64_t *a, size_t len, size_t hmin, size_t hmax)
-{
-    const V P = _mm512_set1_epi64((long long)pl->p);
-    const uint64_t *tw = pl->iw, *tws = pl->iws;
-    const V NI = _mm512_set1_epi64((long long)pl->ninv), NIS = _mm512_set1_epi64((long long)pl->ninv_s);
-    for (size_t h = hmin; h <= hmax; h *= 2) {
-        const int last = h == pl->n / 2;
-        for (size_t b = 0; b < len; b += 2 * h) {
-            uint64_t *x = a + b, *y = a + b + h;
-            for (size_t j = 0; j < h; j += 8) {
-                V u = v_load(x + j);
-                if (last) u = s_mul(u, NI, NIS, P);
-                V v = s_mul(v_load(y + j), v_load(tw + h + j), v_load(tws + h + j), P);
-                v_store(x + j, s_add(u, v, P));
-                v_store(y + j, s_sub(u, v, P));
-            }
-        }
-    }
-}
+#define R2V(name) r2i_##name
+#define R2V_ATTR ATTR_IFMA
+#define R2V_MUL s_mul52
+#include "ntt_avx512_r2.h"
+#undef R2V
+#undef R2V_ATTR
+#undef R2V_MUL
 
-/* levels h = 4, 2, 1 on a[0, len), len a multiple of 64 */
-ATTR static void r2v_last3(const secea_ntt_plan *pl, uint64_t *a, size_t len, int inverse)
-{
-    const V P = _mm512_set1_epi64((long long)pl->p);
-    const uint64_t *tw = inverse ? pl->iw : pl->fw, *tws = inverse ? pl->iws : pl->fws;
-    V W[8], WS[8];               /* W[h + i] = broadcast tw[h + i], h = 2, 4 */
-    for (unsigned i = 2; i < 8; i++) {
-        W[i] = _mm512_set1_epi64((long long)tw[i]);
-        WS[i] = _mm512_set1_epi64((long long)tws[i]);
-    }
-    for (size_t g = 0; g < len; g += 64) {
-        V x[8];
-#pragma GCC unroll 8
-        for (unsigned i = 0; i < 8; i++) x[i] = v_load(a + g + 8 * i);
-        transpose8(x);
-        if (!inverse) {
-#pragma GCC unroll 4
-            for (unsigned h = 4; h >= 1; h /= 2)
-#pragma GCC unroll 4
-                for (unsigned b = 0; b < 8; b += 2 * h)
-#pragma GCC unroll 4
-                    for (unsigned i = 0; i < h; i++) {
-                        V u = x[b + i], v = x[b + i + h];
-                        x[b + i] = s_add(u, v, P);
-                        x[b + i + h] = i ? s_mul(_mm512_add_epi64(_mm512_sub_epi64(u, v), P), W[h + i], WS[h + i], P)
-                                         : s_sub(u, v, P);
-                    }
-        } else {
-#pragma GCC unroll 4
-            for (unsigned h = 1; h <= 4; h *= 2)
-#pragma GCC unroll 4
-                for (unsigned b = 0; b < 8; b += 2 * h)
-#pragma GCC unroll 4
-                    for (unsigned i = 0; i < h; i++) {
-                        V u = x[b + i], v = x[b + i + h];
-                        if (i) v = s_mul(v, W[h + i], WS[h + i], P);
-                        x[b + i] = s_add(u, v, P);
-                        x[b + i + h] = s_sub(u, v, P);
-                    }
-        }
-        transpose8(x);
-#pragma GCC unroll 8
-        for (unsigned i = 0; i < 8; i++) v_store(a + g + 8 * i, x[i]);
-    }
-}
-
-static void r2v_fwd_rec(const secea_ntt_plan *pl, uint64_t *a, size_t len)
-{
-    if (len <= R2V_BLOCK) {
-        r2v_fwd_levels(pl, a, len, len / 2, 8);
-        r2v_last3(pl, a, len, 0);
-        return;
-    }
-    r2v_fwd_levels(pl, a, len, len / 2, len / 2);
-    r2v_fwd_rec(pl, a, len / 2);
-    r2v_fwd_rec(pl, a + len / 2, len / 2);
-}
-
-static void r2v_inv_rec(const secea_ntt_plan *pl, uint64_t *a, size_t len)
-{
-    if (len <= R2V_BLOCK) {
-        r2v_last3(pl, a, len, 1);
-        r2v_inv_levels(pl, a, len, 8, len / 2);
-        return;
-    }
-    r2v_inv_rec(pl, a, len / 2);
-    r2v_inv_rec(pl, a + len / 2, len / 2);
-    r2v_inv_levels(pl, a, len, len / 2, len / 2);
-}
-
-/* generic primes, logn >= 6 */
+/* generic primes, logn >= 6 (IFMA variant: p < 2^51) */
 void secea__ntt_r2_forward_avx512(const secea_ntt_plan *pl, uint64_t *a) { r2v_fwd_rec(pl, a, pl->n); }
 void secea__ntt_r2_inverse_avx512(const secea_ntt_plan *pl, uint64_t *a) { r2v_inv_rec(pl, a, pl->n); }
+void secea__ntt_r2_forward_ifma(const secea_ntt_plan *pl, uint64_t *a) { r2i_fwd_rec(pl, a, pl->n); }
+void secea__ntt_r2_inverse_ifma(const secea_ntt_plan *pl, uint64_t *a) { r2i_inv_rec(pl, a, pl->n); }
+
+/* a[i] = a[i] b[i] mod p for odd 2^50 <= p < 2^63: Montgomery reduction
+ * (P. L. Montgomery, Math. Comp. 44, 1985) with R = 2^64, then the factor
+ * R^-1 is undone by a Shoup multiplication by R mod p.
+ *   T = ab (hi, lo); m = lo p^-1 mod 2^64; T - m p = (hi - hi(m p)) 2^64
+ *   exactly, and hi - hi(m p) lies in (-p, p): one min() correction. */
+INL V v_mulhi64(V x, V y)
+{
+    V xh = _mm512_srli_epi64(x, 32), yh = _mm512_srli_epi64(y, 32);
+    V ll = _mm512_mul_epu32(x, y), lh = _mm512_mul_epu32(x, yh);
+    V hl = _mm512_mul_epu32(xh, y), hh = _mm512_mul_epu32(xh, yh);
+    V t = _mm512_add_epi64(lh, _mm512_srli_epi64(ll, 32));
+    V u = _mm512_add_epi64(hl, _mm512_and_si512(t, CE));
+    return _mm512_add_epi64(hh, _mm512_add_epi64(_mm512_srli_epi64(t, 32), _mm512_srli_epi64(u, 32)));
+}
+
+ATTR void secea__ntt_pointwise_mont_avx512(uint64_t *a, const uint64_t *b, size_t n, uint64_t p,
+                                           uint64_t pinv, uint64_t r1, uint64_t r1s)
+{
+    const V P = _mm512_set1_epi64((long long)p), PI = _mm512_set1_epi64((long long)pinv);
+    const V R1 = _mm512_set1_epi64((long long)r1), R1S = _mm512_set1_epi64((long long)r1s);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        V x = v_load(a + i), y = v_load(b + i);
+        V hi = v_mulhi64(x, y), lo = _mm512_mullo_epi64(x, y);
+        V m = _mm512_mullo_epi64(lo, PI);
+        V t = _mm512_sub_epi64(hi, v_mulhi64(m, P));
+        t = _mm512_min_epu64(t, _mm512_add_epi64(t, P));
+        v_store(a + i, s_mul(t, R1, R1S, P));
+    }
+    for (; i < n; i++) {
+        secea_u128 T = (secea_u128)a[i] * b[i];
+        uint64_t m = (uint64_t)T * pinv;
+        uint64_t t = (uint64_t)(T >> 64) - (uint64_t)(((secea_u128)m * p) >> 64);
+        t += p & (0 - (uint64_t)(t >= p));          /* wrapped negative: + p */
+        t = (uint64_t)(((secea_u128)t * r1) % p);
+        a[i] = t;
+    }
+}
 
 ATTR void secea__ntt_gl_pointwise_avx512(uint64_t *a, const uint64_t *b, size_t n)
 {

@@ -59,15 +59,16 @@ static inline size_t secea__ntt_tw_index(const secea__ntt_stage *st, size_t j, u
     return ((q1 * (st->M / 8) + j / 8) * ((size_t)1 << st->k2) + q2) * 8 + (j & 7);
 }
 
-/* Goldilocks: 2 has order 192, so every 64-th root of unity is 2^e. */
-uint64_t secea__ntt_gl_pow2(unsigned e);   /* 2^e mod p, any e */
-
 #if SECEA_X86
 void secea__ntt_gl_forward_avx512(const secea_ntt_plan *pl, uint64_t *a);
 void secea__ntt_gl_inverse_avx512(const secea_ntt_plan *pl, uint64_t *a);
 void secea__ntt_gl_pointwise_avx512(uint64_t *a, const uint64_t *b, size_t n);
 void secea__ntt_r2_forward_avx512(const secea_ntt_plan *pl, uint64_t *a);
 void secea__ntt_r2_inverse_avx512(const secea_ntt_plan *pl, uint64_t *a);
+void secea__ntt_pointwise_mont_avx512(uint64_t *a, const uint64_t *b, size_t n, uint64_t p,
+                                      uint64_t pinv, uint64_t r1, uint64_t r1s);
+void secea__ntt_r2_forward_ifma(const secea_ntt_plan *pl, uint64_t *a);
+void secea__ntt_r2_inverse_ifma(const secea_ntt_plan *pl, uint64_t *a);
 #endif
 
 #endif

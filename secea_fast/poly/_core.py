@@ -359,101 +359,151 @@ class Tree:
         return len(self.full)
 
 
-def _rem_rows(A, D, p):
-    """Rows of A (count, la) mod the monic rows of D (count, ld), la >= ld."""
-    count, la = A.shape
-    ld = D.shape[1]
-    d = ld - 1
-    if d <= tuning.POLY_DIV_CLASSICAL_MAX or la - d <= tuning.POLY_DIV_CLASSICAL_MAX:
-        A = np.ascontiguousarray(A)
-        D = np.ascontiguousarray(D)
-        out = np.empty((count, d), dtype=U64)
-        if lib.secea_fp_poly_rem_monic_batch(u64ptr(out), u64ptr(A), la, u64ptr(D), ld, ld, count, p):
-            raise MemoryError("remainder: out of memory")
-        return out
-    lq = la - d
-    rinv = inv_series_rows(np.ascontiguousarray(D[:, ::-1]), lq, p)
-    q = mul_rows(np.ascontiguousarray(A[:, ::-1][:, :lq]), rinv, p)[:, :lq][:, ::-1]
-    qd = mul_rows(np.ascontiguousarray(q[:, :d]), np.ascontiguousarray(D[:, :d]), p)[:, :d]
-    out = np.empty((count, d), dtype=U64)
-    lib.secea_fp_sub(u64ptr(out), u64ptr(np.ascontiguousarray(A[:, :d])), u64ptr(np.ascontiguousarray(qd)), out.size, p)
-    return out
-
-
 def _pad_to(a, n):
     out = zeros(n)
-    out[: len(a)] = a[:n]
+    out[: min(n, len(a))] = a[:n]
     return out
+
+
+def _native_len(p, N):
+    return N >= tuning.POLY_TREE_NTT_MIN and ntt_native(p, N.bit_length() - 1)
+
+
+def mid_rows(A, Mrev_ntt, Mrev, d_sib, p):
+    """Middle products: D[r, k] = sum_j M_r[j] A[r, k + j], k < len(A) - d_sib,
+    where M_r (degree d_sib) is given reversed (``Mrev``, rows) or, when the
+    native NTT applies, as the transform of its reversal at length len(A)."""
+    L = A.shape[1]
+    if Mrev_ntt is not None:
+        C = intt_rows(pointwise(ntt_rows(A, L, p), Mrev_ntt, p), p)
+        return C[:, d_sib:L]
+    return mul_rows(A, Mrev, p)[:, d_sib:L]
+
+
+def _mid(a, m, p):
+    """Single middle product: coefficients deg(m) .. len(a)-1 of a * rev(m)."""
+    dm = len(m) - 1
+    if len(a) <= dm:
+        return zeros(0)
+    return mul(a, m[::-1].copy(), p)[dm:len(a)]
+
+
+class _TreeNTT:
+    """Transforms of the tree's full nodes, computed once per level on demand."""
+
+    def __init__(self, tree):
+        self.tree = tree
+        self.rev = {}
+        self.fwd = {}
+
+    def rev_ntt(self, i):
+        """NTT, at length 2^(i+1), of the reversed full nodes of level i (or None)."""
+        if i not in self.rev:
+            f = self.tree.full[i]
+            N = 2 * (f.shape[1] - 1)
+            self.rev[i] = ntt_rows(np.ascontiguousarray(f[:, ::-1]), N, self.tree.p) \
+                if f.shape[0] and _native_len(self.tree.p, N) else None
+        return self.rev[i]
+
+    def fwd_ntt(self, i):
+        if i not in self.fwd:
+            f = self.tree.full[i]
+            N = 2 * (f.shape[1] - 1)
+            self.fwd[i] = ntt_rows(f, N, self.tree.p) if f.shape[0] and _native_len(self.tree.p, N) else None
+        return self.fwd[i]
+
+
+def _tree_ntt(tree):
+    if not hasattr(tree, "_ntt"):
+        tree._ntt = _TreeNTT(tree)
+    return tree._ntt
 
 
 def eval_tree(f, tree: Tree):
-    """f at every point of the tree (remainder tree down to Horner leaves)."""
+    """f at every point of the tree by a scaled remainder tree (Bernstein,
+    "Scaled remainder trees", 2004; Bostan, Lecerf & Schost, ISSAC 2003).
+
+    Each node v carries c_1..c_deg(v) of the expansion at infinity of
+    (f mod M_v) / M_v = sum_k c_k x^(-k).  A child's coefficients are a middle
+    product of its parent's with its sibling: (r_v / M_v) M_sib = r_child /
+    M_child + polynomial.  At a leaf x - x_i, c_1 = f(x_i).  Each level costs
+    one forward and two inverse transforms of the parents' length."""
     p = tree.p
-    xs = tree.xs
-    n = len(xs)
+    n = len(tree.xs)
     top = tree.levels - 1
     root = tree.root
-    r_top = rem(trim(f), root, p) if len(f) >= len(root) else trim(f)
-    # remainders of the current level: rf (count, 2^i) for full nodes, rp for the part
-    i = top
-    if tree.full[i].shape[0]:
-        rf = _pad_to(r_top, tree.full[i].shape[1] - 1)[None, :]
-        rp = None
+    f = trim(f)
+    if len(f) > len(root) - 1:
+        f = rem(f, root, p)
+    D = len(root) - 1
+    F = zeros(D)
+    if len(f):
+        F[D - len(f):] = f[::-1]
+    R = mul_trunc(F, inv_series(root[::-1].copy(), D, p), D, p)     # c_1..c_D
+    series = _pad_to(R, D)
+    if tree.full[top].shape[0]:
+        sf, sp = series[None, :], None
     else:
-        rf = np.zeros((0, 1), dtype=U64)
-        rp = r_top
-    out = np.empty(n, dtype=U64)
-    while i > 0 and (1 << i) > tuning.POLY_EVAL_LEAF:
-        full_c, part_c = tree.full[i - 1], tree.part[i - 1]
-        cnt_c = full_c.shape[0]
-        d = full_c.shape[1] - 1            # 2^(i-1)
-        pairs = cnt_c // 2
-        nrf = np.empty((cnt_c, d), dtype=U64)
+        sf, sp = np.zeros((0, 1), dtype=U64), series
+    tn = _tree_ntt(tree)
+    for i in range(top - 1, -1, -1):
+        full_c, part_c = tree.full[i], tree.part[i]
+        cnt = full_c.shape[0]
+        d = full_c.shape[1] - 1
+        pairs = cnt // 2
+        nsf = np.empty((cnt, d), dtype=U64)
         if pairs:
-            A = np.repeat(rf[:pairs], 2, axis=0)
-            nrf[: 2 * pairs] = _rem_rows(A, full_c[: 2 * pairs], p)
-        nrp = None
-        if cnt_c % 2:
-            nrf[-1] = _pad_to(rem(trim(rp), full_c[-1], p), d)
-            if part_c is not None:
-                nrp = rem(trim(rp), part_c, p)
+            A = np.ascontiguousarray(sf[:pairs])
+            rv = tn.rev_ntt(i)
+            if rv is not None:
+                nsf[0:2 * pairs:2] = mid_rows(A, rv[1:2 * pairs:2], None, d, p)
+                nsf[1:2 * pairs:2] = mid_rows(A, rv[0:2 * pairs:2], None, d, p)
+            else:
+                nsf[0:2 * pairs:2] = mid_rows(A, None, np.ascontiguousarray(full_c[1:2 * pairs:2, ::-1]), d, p)
+                nsf[1:2 * pairs:2] = mid_rows(A, None, np.ascontiguousarray(full_c[0:2 * pairs:2, ::-1]), d, p)
+        nsp = None
+        if cnt % 2:
+            if part_c is None:
+                nsf[-1] = sp
+            else:
+                nsf[-1] = _mid(sp, part_c, p)
+                nsp = _mid(sp, full_c[-1], p)
         else:
-            nrp = rp
-        rf, rp = nrf, nrp
-        i -= 1
-    # leaves: Horner on each node's block of points
-    blk = 1 << i
-    cnt = rf.shape[0]
-    if cnt:
-        lib.secea_fp_poly_eval_horner(u64ptr(out), u64ptr(np.ascontiguousarray(rf)), rf.shape[1],
-                                      u64ptr(np.ascontiguousarray(xs[: cnt * blk])), blk, blk, cnt, p)
-    tail = n - cnt * blk
-    if tail:
-        rpt = np.ascontiguousarray(_pad_to(trim(rp), max(1, len(trim(rp)))))
-        tmp = np.empty(tail, dtype=U64)
-        lib.secea_fp_poly_eval_horner(u64ptr(tmp), u64ptr(rpt), len(rpt),
-                                      u64ptr(np.ascontiguousarray(xs[cnt * blk:])), tail, 0, 1, p)
-        out[cnt * blk:] = tmp
-    return out
+            nsp = sp
+        sf, sp = nsf, nsp
+    return np.ascontiguousarray(sf[:, 0]) if n else np.zeros(0, dtype=U64)
 
 
 def interpolate_tree(ys, tree: Tree):
-    """The polynomial of degree < n through (xs[i], ys[i]) (linear combination up the tree)."""
+    """The polynomial of degree < n through (xs[i], ys[i]): weights
+    y_i / M'(x_i), then the linear combination up the tree
+    (T_parent = T_left M_right + T_right M_left, transforms of the nodes
+    computed once)."""
     p = tree.p
     dM = derivative(tree.root, p)
     w = emul(ys, batch_inv(eval_tree(dM, tree), p), p)
     tf = w[:, None]           # level 0: constants
     tp = None
+    tn = _tree_ntt(tree)
     for i in range(tree.levels - 1):
         full, part = tree.full[i], tree.part[i]
         cnt = full.shape[0]
+        d = full.shape[1] - 1
         pairs = cnt // 2
         if pairs:
-            left = mul_rows(tf[0:2 * pairs:2], full[1:2 * pairs:2], p)
-            right = mul_rows(tf[1:2 * pairs:2], full[0:2 * pairs:2], p)
-            ntf = add_rows(left, right, p)[:, : 2 * full.shape[1] - 2]
+            fw = tn.fwd_ntt(i)
+            if fw is not None:
+                N = 2 * d
+                acc = pointwise(ntt_rows(np.ascontiguousarray(tf[0:2 * pairs:2]), N, p), fw[1:2 * pairs:2], p)
+                acc = add_rows(acc, pointwise(ntt_rows(np.ascontiguousarray(tf[1:2 * pairs:2]), N, p),
+                                              fw[0:2 * pairs:2], p), p)
+                ntf = intt_rows(acc, p)
+            else:
+                left = mul_rows(tf[0:2 * pairs:2], full[1:2 * pairs:2], p)
+                right = mul_rows(tf[1:2 * pairs:2], full[0:2 * pairs:2], p)
+                ntf = add_rows(left, right, p)[:, : 2 * d]
         else:
-            ntf = np.zeros((0, 2 * full.shape[1] - 2), dtype=U64)
+            ntf = np.zeros((0, 2 * d), dtype=U64)
         if cnt % 2:
             last_t, last_m = tf[-1], full[-1]
             ntp = last_t.copy() if tp is None else add(mul(last_t, part, p), mul(tp, last_m, p), p)
@@ -516,8 +566,8 @@ def monic_products(level, p):
     if d <= tuning.POLY_MUL_CLASSICAL_MAX or not ntt_native(p, (2 * d).bit_length() - 1) or d & (d - 1):
         return mul_rows(level[0::2], level[1::2], p)
     N = 2 * d
-    A = ntt_rows(level[0::2, :d + 1], N, p)      # x^d wraps? no: length d+1 <= N
-    B = ntt_rows(level[1::2, :d + 1], N, p)
+    A = ntt_rows(level[0::2], N, p)
+    B = ntt_rows(level[1::2], N, p)
     C = intt_rows(pointwise(A, B, p), p)
     out = np.empty((C.shape[0], N + 1), dtype=U64)
     out[:, :N] = C
