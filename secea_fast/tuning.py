@@ -93,3 +93,6 @@ POLY_LCC_MAX_POINTS = 64
 # Root finding: test every field element when p is at most this.
 ROOTS_SMALL_FIELD = 1 << 16
 ROOTS_BRUTE_MAX = 0
+# Modular exponentiation in root finding: one classical C call up to this
+# degree of the modulus, NTT-based Barrett reduction (Python driven) above.
+ROOTS_CLASSICAL_MAX = 64

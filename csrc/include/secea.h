@@ -72,6 +72,11 @@ void secea_fp_poly_eval_horner(uint64_t *out, const uint64_t *f, size_t lf, cons
  * (0 for the zero polynomial).  Returns 0, or -1 if memory runs out. */
 int secea_fp_poly_hgcd_classical(uint64_t *r0, uint64_t *r1, uint64_t *m00, uint64_t *m01, uint64_t *m10, uint64_t *m11, size_t *lens, const uint64_t *a, size_t la, const uint64_t *b, size_t lb, size_t stop_deg, uint64_t p);
 
+/* out (length lg-1) = base^e mod g for monic g of length lg >= 2 and base of
+ * length lb (any); classical products and reductions (small moduli, e.g. the
+ * bottom of root finding).  Returns 0, or -1 if memory runs out. */
+int secea_fp_poly_powmod_classical(uint64_t *out, const uint64_t *base, size_t lb, uint64_t e, const uint64_t *g, size_t lg, uint64_t p);
+
 /* ---- number-theoretic transforms (csrc/poly/ntt*.c) ---- */
 /* A plan for length-2^logn transforms over F_p, where w is a primitive
  * 2^logn-th root of unity mod p (logn <= 30).  Supported: p = Goldilocks

@@ -178,3 +178,68 @@ int secea_fp_poly_hgcd_classical(uint64_t *r0, uint64_t *r1, uint64_t *m00, uint
     free(buf);
     return 0;
 }
+
+/* t (length 2d-1, destroyed) reduced mod monic g of degree d into r (length d). */
+static void rem_monic(uint64_t *r, uint64_t *t, size_t lt, const uint64_t *g, size_t d,
+                      const secea_modctx *c)
+{
+    uint64_t p = c->p;
+    for (size_t i = lt; i-- > d;) {
+        uint64_t coef = t[i];
+        if (!coef) continue;
+        uint64_t neg = p - coef;
+        uint64_t *dst = t + i - d;
+        for (size_t j = 0; j < d; j++)
+            dst[j] = secea_addmod(dst[j], secea_mulmod_any(c, neg, g[j]), p);
+    }
+    memcpy(r, t, d * sizeof(uint64_t));
+}
+
+/* r = a * b mod g, all of length d (t: scratch of 2d-1). */
+static void mulmod_small(uint64_t *r, const uint64_t *a, const uint64_t *b, uint64_t *t,
+                         const uint64_t *g, size_t d, const secea_modctx *c)
+{
+    size_t lt = 2 * d - 1;
+    for (size_t i = 0; i < lt; i++) {
+        size_t j0 = i >= d - 1 ? i - (d - 1) : 0, j1 = i < d - 1 ? i : d - 1;
+        secea_u128 acc = 0;
+        uint64_t top = 0;
+        for (size_t j = j0; j <= j1; j++) {
+            secea_u128 pr = (secea_u128)a[j] * b[i - j];
+            acc += pr;
+            top += acc < pr;
+        }
+        t[i] = secea_mod192(c, top, (uint64_t)(acc >> 64), (uint64_t)acc);
+    }
+    rem_monic(r, t, lt, g, d, c);
+}
+
+int secea_fp_poly_powmod_classical(uint64_t *out, const uint64_t *base, size_t lb, uint64_t e,
+                                   const uint64_t *g, size_t lg, uint64_t p)
+{
+    secea_modctx c;
+    secea_modctx_init(&c, p);
+    size_t d = lg - 1;
+    size_t lt = lb > 2 * d - 1 ? lb : 2 * d - 1;
+    uint64_t *buf = calloc(2 * d + lt, sizeof(uint64_t));
+    if (!buf) return -1;
+    uint64_t *b = buf, *r = buf + d, *t = buf + 2 * d;
+    /* b = base mod g */
+    memcpy(t, base, lb * sizeof(uint64_t));
+    if (lb > d) rem_monic(b, t, lb, g, d, &c);
+    else memcpy(b, base, lb * sizeof(uint64_t));
+    memset(r, 0, d * sizeof(uint64_t));
+    r[0] = d ? 1 % p : 0;
+    if (d == 0) { free(buf); return 0; }
+    int started = 0;
+    for (int bit = 63; bit >= 0; bit--) {
+        if (started) mulmod_small(r, r, r, t, g, d, &c);
+        if ((e >> bit) & 1) {
+            if (started) mulmod_small(r, r, b, t, g, d, &c);
+            else { memcpy(r, b, d * sizeof(uint64_t)); started = 1; }
+        }
+    }
+    memcpy(out, r, d * sizeof(uint64_t));
+    free(buf);
+    return 0;
+}

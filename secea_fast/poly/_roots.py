@@ -19,6 +19,7 @@ import secrets
 import numpy as np
 
 from .. import tuning
+from .._native import lib, u64ptr
 from ._core import (U64, Tree, deg, divrem, eval_tree, from_roots, horner, interpolate_tree, inv_series,
                     monic, mul, mul_trunc, sub, trim, zeros)
 from ._euclid import gcd, reduce_below
@@ -31,7 +32,8 @@ class Modulus:
         self.g = g
         self.p = p
         self.n = len(g) - 1
-        self.rinv = inv_series(g[::-1].copy(), max(1, self.n - 1), p)   # 1 / rev(g) mod x^(n-1)
+        self.rinv = inv_series(g[::-1].copy(), max(1, self.n - 1), p) \
+            if self.n > tuning.ROOTS_CLASSICAL_MAX else None          # 1 / rev(g) mod x^(n-1)
 
     def reduce(self, t):
         n, p = self.n, self.p
@@ -48,7 +50,15 @@ class Modulus:
         return self.reduce(mul(a, b, self.p))
 
     def powmod(self, base, e):
-        """base^e mod g, left-to-right square and multiply."""
+        """base^e mod g, left-to-right square and multiply (one C call for
+        small moduli, where Python overhead would dominate)."""
+        if self.n <= tuning.ROOTS_CLASSICAL_MAX and e < 2**64:
+            out = np.empty(self.n, dtype=U64)
+            base = np.ascontiguousarray(base)
+            if lib.secea_fp_poly_powmod_classical(u64ptr(out), u64ptr(base), len(base), e,
+                                                  u64ptr(np.ascontiguousarray(self.g)), len(self.g), self.p):
+                raise MemoryError("powmod: out of memory")
+            return trim(out)
         result = np.array([1 % self.p], dtype=U64)
         base = self.reduce(base)
         for bit in bin(e)[2:]:
