@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import tuning
 from .._native import ffi, lib, u64ptr
-from ._core import U64, add, deg, divrem, mul, sub, trim, zeros
+from ._core import U64, add, add_rows, deg, divrem, emul, intt_rows, mul, ntt_native, ntt_rows, sub, trim, zeros
 
 def _one(p):
     return np.array([1 % p], dtype=U64)
@@ -24,22 +24,58 @@ def identity(p):
     return ((_one(p), zeros(0)), (zeros(0), _one(p)))
 
 
+def _stack(polys, N):
+    out = np.zeros((len(polys), N), dtype=U64)
+    for i, f in enumerate(polys):
+        out[i, : len(f)] = f
+    return out
+
+
+def _transform_len(p, n_out):
+    """NTT length for products of n_out coefficients, or None for the plain route."""
+    if n_out <= 2 * tuning.POLY_MUL_CLASSICAL_MAX:
+        return None
+    N = 1 << (n_out - 1).bit_length()
+    return N if ntt_native(p, N.bit_length() - 1) else None
+
+
 def mat_mul(A, B, p):
+    """2x2 polynomial matrix product.  Large entries: the 8 entries are
+    transformed once, the 8 products and 4 sums taken pointwise, 4 inverse
+    transforms (instead of 8 separate products)."""
     (a, b), (c, d) = A
     (e, f), (g, h) = B
-    return ((trim(add(mul(a, e, p), mul(b, g, p), p)), trim(add(mul(a, f, p), mul(b, h, p), p))),
-            (trim(add(mul(c, e, p), mul(d, g, p), p)), trim(add(mul(c, f, p), mul(d, h, p), p))))
+    n_out = max(len(a), len(b), len(c), len(d)) + max(len(e), len(f), len(g), len(h)) - 1
+    N = _transform_len(p, n_out) if min(map(len, (a, b, c, d, e, f, g, h))) else None
+    if N is None:
+        return ((trim(add(mul(a, e, p), mul(b, g, p), p)), trim(add(mul(a, f, p), mul(b, h, p), p))),
+                (trim(add(mul(c, e, p), mul(d, g, p), p)), trim(add(mul(c, f, p), mul(d, h, p), p))))
+    TA = ntt_rows(_stack((a, b, c, d), N), N, p)
+    TB = ntt_rows(_stack((e, f, g, h), N), N, p)
+    P = emul(TA[[0, 1, 0, 1, 2, 3, 2, 3]], TB[[0, 2, 1, 3, 0, 2, 1, 3]], p)
+    C = intt_rows(add_rows(P[0::2], P[1::2], p), p)
+    return ((trim(C[0, :n_out]), trim(C[1, :n_out])), (trim(C[2, :n_out]), trim(C[3, :n_out])))
 
 
 def apply(M, a, b, p):
+    """M (a, b)^T, with the transforms of a and b shared by both rows."""
     (m00, m01), (m10, m11) = M
-    return (trim(add(mul(m00, a, p), mul(m01, b, p), p)),
-            trim(add(mul(m10, a, p), mul(m11, b, p), p)))
+    n_out = max(len(m00), len(m01), len(m10), len(m11)) + max(len(a), len(b)) - 1
+    N = _transform_len(p, n_out) if min(map(len, (m00, m01, m10, m11, a, b))) else None
+    if N is None:
+        return (trim(add(mul(m00, a, p), mul(m01, b, p), p)),
+                trim(add(mul(m10, a, p), mul(m11, b, p), p)))
+    TM = ntt_rows(_stack((m00, m01, m10, m11), N), N, p)
+    TX = ntt_rows(_stack((a, b), N), N, p)
+    P = emul(TM, TX[[0, 1, 0, 1]], p)
+    C = intt_rows(add_rows(P[0::2], P[1::2], p), p)
+    return trim(C[0, :n_out]), trim(C[1, :n_out])
 
 
-def step_matrix(q, p):
-    """[[0, 1], [1, -q]]: one Euclidean step (a, b) -> (b, a - q b)."""
-    return ((zeros(0), _one(p)), (_one(p), trim(sub(zeros(0), q, p))))
+def step_mul(q, R, p):
+    """[[0, 1], [1, -q]] R: the rows become (R1, R0 - q R1); two products."""
+    (r00, r01), (r10, r11) = R
+    return ((r10, r11), (trim(sub(r00, mul(q, r10, p), p)), trim(sub(r01, mul(q, r11, p), p))))
 
 
 def classical(a, b, stop_deg, p):
@@ -69,7 +105,7 @@ def hgcd(a, b, p):
     if deg(d) < m:
         return R
     q, e = divrem(c, d, p)
-    R = mat_mul(step_matrix(q, p), R, p)
+    R = step_mul(q, R, p)
     if deg(e) < m:
         return R
     k = 2 * m - deg(d)
@@ -99,7 +135,7 @@ def reduce_below(a, b, d, p):
             M = mat_mul(R, M, p)
         if deg(b) >= d:                # one plain step keeps the loop moving
             q, r = divrem(a, b, p)
-            M = mat_mul(step_matrix(q, p), M, p)
+            M = step_mul(q, M, p)
             a, b = b, r
     return M, a, b
 
