@@ -339,13 +339,19 @@ class Tree:
         full[:, 1] = 1
         self.full = [full]
         self.part = [None]
+        self.transforms = {}      # level -> NTTs (length 2^(i+1)) of its first 2*pairs full rows
         while True:
             f, pt = self.full[-1], self.part[-1]
             cnt = f.shape[0]
             if cnt == 0 or (cnt == 1 and pt is None):
                 break
             pairs = cnt // 2
-            nf = mul_rows(f[0:2 * pairs:2], f[1:2 * pairs:2], p) if pairs else np.zeros((0, 2 * f.shape[1] - 1), dtype=U64)
+            if pairs:
+                nf, T = monic_products(f[: 2 * pairs], p, keep_transforms=True)
+                if T is not None:
+                    self.transforms[len(self.full) - 1] = T
+            else:
+                nf = np.zeros((0, 2 * f.shape[1] - 1), dtype=U64)
             if cnt % 2:
                 npt = f[-1].copy() if pt is None else mul(f[-1], pt, p)
             else:
@@ -388,29 +394,49 @@ def _mid(a, m, p):
     return mul(a, m[::-1].copy(), p)[dm:len(a)]
 
 
+@lru_cache(maxsize=32)
+def _reversal_index(logN):
+    """Index map taking the bit-reversed NTT of M (length N = 2d, deg M = d) to
+    that of x^d M(1/x): rev(M)(w^j) = (-1)^j M(w^(N-j)); in bit-reversed
+    storage position t holds j = bitrev(t), and (-1)^j is the top bit of t."""
+    N = 1 << logN
+    br = bitrev(logN)
+    return br[(N - br) % N]
+
+
 class _TreeNTT:
-    """Transforms of the tree's full nodes, computed once per level on demand."""
+    """Transforms of the tree's full nodes at length 2^(i+1): taken from the
+    tree's construction when it used the NTT route, else computed on demand;
+    transforms of the reversed nodes are a signed permutation of them."""
 
     def __init__(self, tree):
         self.tree = tree
         self.rev = {}
         self.fwd = {}
 
-    def rev_ntt(self, i):
-        """NTT, at length 2^(i+1), of the reversed full nodes of level i (or None)."""
-        if i not in self.rev:
-            f = self.tree.full[i]
-            N = 2 * (f.shape[1] - 1)
-            self.rev[i] = ntt_rows(np.ascontiguousarray(f[:, ::-1]), N, self.tree.p) \
-                if f.shape[0] and _native_len(self.tree.p, N) else None
-        return self.rev[i]
-
     def fwd_ntt(self, i):
         if i not in self.fwd:
-            f = self.tree.full[i]
+            tree = self.tree
+            f = tree.full[i]
             N = 2 * (f.shape[1] - 1)
-            self.fwd[i] = ntt_rows(f, N, self.tree.p) if f.shape[0] and _native_len(self.tree.p, N) else None
+            if i in tree.transforms:
+                self.fwd[i] = tree.transforms[i]
+            else:
+                rows = 2 * (f.shape[0] // 2)
+                self.fwd[i] = ntt_rows(f[:rows], N, tree.p) if rows and _native_len(tree.p, N) else None
         return self.fwd[i]
+
+    def rev_ntt(self, i):
+        if i not in self.rev:
+            F = self.fwd_ntt(i)
+            if F is None:
+                self.rev[i] = None
+            else:
+                N = F.shape[1]
+                R = F[:, _reversal_index(N.bit_length() - 1)]
+                R[:, N // 2:] = neg(R[:, N // 2:], self.tree.p)
+                self.rev[i] = R
+        return self.rev[i]
 
 
 def _tree_ntt(tree):
@@ -555,7 +581,7 @@ def from_roots_classical(xs, p):
     return f
 
 
-def monic_products(level, p):
+def monic_products(level, p, keep_transforms=False):
     """Products of adjacent rows of a (2c, d+1) array of monic polynomials.
 
     Above the classical crossover the product of two monic polynomials of
@@ -564,16 +590,16 @@ def monic_products(level, p):
     the size a plain product needs."""
     d = level.shape[1] - 1
     if d <= tuning.POLY_MUL_CLASSICAL_MAX or not ntt_native(p, (2 * d).bit_length() - 1) or d & (d - 1):
-        return mul_rows(level[0::2], level[1::2], p)
+        out = mul_rows(level[0::2], level[1::2], p)
+        return (out, None) if keep_transforms else out
     N = 2 * d
-    A = ntt_rows(level[0::2], N, p)
-    B = ntt_rows(level[1::2], N, p)
-    C = intt_rows(pointwise(A, B, p), p)
+    T = ntt_rows(level, N, p)                     # every row: the tree keeps them
+    C = intt_rows(pointwise(T[0::2], T[1::2], p), p)
     out = np.empty((C.shape[0], N + 1), dtype=U64)
     out[:, :N] = C
     out[:, 0] = sub(C[:, 0], np.ones(C.shape[0], dtype=U64), p) if C.shape[0] else C[:, 0]
     out[:, N] = 1
-    return out
+    return (out, T) if keep_transforms else out
 
 
 def from_roots(roots, p):
