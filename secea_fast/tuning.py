@@ -1,8 +1,11 @@
 """Tuning assumptions and measured crossovers, in one place.
 
 Every figure below was measured on the project machine: 2 vCPUs of an AMD EPYC
-Zen 5 under KVM (AVX-512 F/BW/VL/IFMA, VAES, AES-NI), Python 3.11, gcc 12,
-2026-11-21, single thread unless stated, by the commands named.
+under KVM reporting family 25 model 17 (Zen 4 "Genoa"; PERFORMANCE.md calls it
+Zen 5), AVX-512 F/BW/DQ/VL/IFMA, VAES, AES-NI, Python 3.11, gcc 12, 2026-11-21,
+single thread unless stated, by the commands named.  Zen 4 executes 512-bit
+operations as two 256-bit halves, which is why the measured IFMA and VAES
+ceilings below are half of PERFORMANCE.md's.
 
 Matrix product (``secea_fast.linalg.matmul``, C: ``csrc/linalg/``)
 -------------------------------------------------------------------
@@ -75,6 +78,55 @@ AES_VAES_TABLE_MIN_BLOCKS = 1024
 MATMUL_NOTES = __doc__
 
 # ---- polynomial kernels (secea_fast.poly) -------------------------------
+POLY_NOTES = """
+Polynomial kernels over Goldilocks, one thread (``python -m pytest
+bench/test_poly.py --benchmark-json=...`` then ``python bench/report.py``;
+python-flint 0.9 in the same run):
+
+  NTT 2^20 (forward)                5.2-5.6 ms   (target 4 ms; see the NTT note)
+  mul, degree 10^6                  42 ms        flint 811 ms (19x); target 30 ms
+  from_roots 10^5                   31 ms        flint balanced product 261 ms (8.5x)
+  inv_series 10^5                   7.5 ms       flint 115 ms (15x); target 8 ms: met
+  half-GCD 10^5                     313-353 ms   flint xgcd 2.45 s; target 150 ms
+  eval at 10^5 points               115-121 ms   flint fmpz_mod multipoint 2.4 s (20x)
+  interpolate at 10^5 points        171-192 ms   target 100 ms each
+  roots, degree 3000                0.73 s       flint fmpz_mod 1.8 s, nmod 5.8 s (2.5x)
+  roots, degree 10^4                2.7 s        target 0.1 s
+
+NTT: Goldilocks butterflies are bound by the modular add/sub (7 integer ops
+each, p being so close to 2^64) at two 512-bit integer ops per cycle on Zen 4;
+every 64th root of unity is a power of two, so inside a 64-point block
+twiddles are shifts.  Four-step stages sweep memory eight rows at a time
+(the power-of-two stride otherwise thrashes one cache set: 7.5 -> 5.1 ms).
+
+Crossovers (measured by sweeping the constant with the other paths fixed):
+POLY_MUL_CLASSICAL_MAX = 48 (classical product vs NTT, equal near 40-60),
+POLY_TREE_NTT_MIN = 64 (tree levels: 8..128 tried, 64 best, differences
+within 10%), HGCD_CLASSICAL_MAX = 128 (64: 0.49 s, 128: 0.38 s, 256: 0.39 s,
+512: 0.57 s at degree 10^5), ROOTS_CLASSICAL_MAX = 64 (32: 2.93 s, 64: 2.71 s,
+128: 2.86 s, 256: 3.52 s for degree 10^4).
+
+Root finding is Cantor-Zassenhaus: O(M(n) log n log p).  Its cost at 10^4 is
+half exponentiations, half gcds.  The tangent Graeffe method would be the
+faster route, but over Goldilocks p - 1 = 2^32 * 3 * 5 * 17 * 257 * 65537:
+the odd part must either be raised by Graeffe transforms of order 257 and
+65537 (power sums to index 257 n alone cost about M(257 n)) or absorbed
+into the evaluation set, whose size then is at least 257 * 65537 = 1.7e7
+points (a prime-factor / Rader DFT of that length, about 0.5 s).  That floor
+puts 0.1 s at degree 10^4 out of reach; 1 s at 10^5 looks reachable with
+s = 65537 * 2^a evaluated by Rader's algorithm (a length-65536 cyclic
+convolution) and Graeffe orders 2, 3, 5, 17, 257.
+
+LCC regime (``poly.eval`` / ``poly.interpolate`` at N <= 64 points, one
+thread, 10^6 polynomials, embedding prime, ``python /tmp/lcc.py``-style):
+N = 5: eval 0.16 s (0.10 G MAC/s), interpolate 0.16 s; N = 64: eval 2.0 s
+(1.0 G MAC/s), interpolate 2.0 s (2.0 G MAC/s).  That is 1-15% of the
+matmul kernel's 10.6 G MAC/s: with inner dimension k <= 64 the IFMA kernel's
+per-tile packing and its scalar 192-bit reduction of every output (about 20 ns)
+dominate.  A dedicated small-k kernel (128-bit accumulation, vector
+reduction) is the next step for this regime.
+"""
+
 # Products: classical C kernel while the shorter operand has at most this many
 # coefficients, NTT above (see POLY_NOTES for the measurement).
 POLY_MUL_CLASSICAL_MAX = 48
