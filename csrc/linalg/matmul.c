@@ -4,7 +4,7 @@
  * the rows of A into contiguous ranges and runs them on `threads` POSIX
  * threads (the Python caller has released the GIL).
  *
- * Variants (ARCHITECTURE.md habit 1), measured on AMD Zen 5 (see
+ * Variants (ARCHITECTURE.md habit 1), measured on AMD Zen 4 (EPYC Genoa) (see
  * secea_fast/tuning.py for the figures):
  *   ifma1     p <= 2^52: AVX-512 IFMA, one 52-bit limb, 2 IFMA per multiply-add
  *   ifma2     p <  2^64: AVX-512 IFMA, limbs 52 + 12 bits, 7 IFMA per multiply-add
