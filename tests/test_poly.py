@@ -306,3 +306,29 @@ def test_hypothesis_mul_divrem_gcd(a, b):
     if any(b):
         q, r = poly.divrem(A, B, p)
         assert (q.tolist(), r.tolist()) == ref.divrem(a, b, p)
+
+
+@pytest.mark.parametrize("N, k", [(5, 3), (16, 6), (64, 20)])
+def test_rs_decode_batched_rows(N, k):
+    """Rows share the faulty positions (SecEA: a faulty client corrupts every coordinate)."""
+    p = EMB
+    rng = np.random.default_rng(N)
+    xs = np.arange(1, N + 1, dtype=np.uint64)
+    msgs = rnd(rng, p, (40, k))
+    Y = poly.eval(msgs, xs, p)
+    s = 1 if N > 5 else 0
+    e = (N - k - s) // 2
+    pos = rng.permutation(N)
+    err, era = np.sort(pos[:e]), pos[e:e + s]
+    Y[:, err] = (Y[:, err] + np.uint64(1)) % np.uint64(p)
+    Y[:, era] = 0
+    dec, bad = poly.rs_decode(xs, Y, k, p, erasures=era)
+    assert (dec == msgs).all()
+    assert set(err.tolist()) <= set(bad.tolist())
+    # a row with an error of its own, elsewhere, still decodes (the per-row fallback)
+    if e >= 1:
+        Y2 = poly.eval(msgs, xs, p)
+        Y2[:, err[:-1]] += np.uint64(1)
+        Y2[7, err[-1]] += np.uint64(5)
+        dec2, bad2 = poly.rs_decode(xs, Y2 % np.uint64(p), k, p)
+        assert (dec2 == msgs).all() and bad2.tolist() == err.tolist()

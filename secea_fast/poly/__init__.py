@@ -261,19 +261,32 @@ def roots(f, p):
     return _roots.roots(f, p)
 
 
-def rs_decode(xs, ys, k, p, erasures=None):
+def rs_decode(xs, ys, k, p, erasures=None, threads=None):
     """Decode an evaluation (Reed-Solomon) codeword: ys[j] = m(xs[j]) for a
     message polynomial m of degree < k, up to e errors and s erasures with
     2e + s <= N - k (Gao's algorithm).
 
+    ``ys`` is 1-D, or 2-D with one received word per row sharing the points
+    (SecEA's decoding: every coordinate of a response vector comes from the
+    same client, so a faulty client corrupts the same position in every row).
     ``erasures``: boolean mask (True = missing) or indices of missing values.
-    Returns (coefficients of m, length k; sorted positions of wrong values).
-    Raises ``DecodingError`` when it detects the word is beyond the bound."""
+
+    Returns (coefficients of m: length k, or (rows, k); sorted positions of
+    wrong values, over all rows).  Raises ``DecodingError`` when it detects a
+    word beyond the bound; beyond it a word within the radius of another
+    codeword decodes to that codeword (no decoder can tell).
+
+    Batches: a random combination of the rows (coefficients from ``secrets``)
+    is decoded to locate the faulty positions (their union over rows, except
+    with probability <= rows / p per position), then every row is
+    interpolated from k good positions on the matmul kernel and checked at
+    all good positions; rows that do not check out are decoded one by one.
+    """
     p = check_prime(p)
     xs = _points(xs, p)
-    ys = _poly(ys, p, "ys")
-    if len(ys) != len(xs):
-        raise ValueError(f"shape mismatch: {len(xs)} points, {len(ys)} values")
+    ys = check_elements(ys, p, "ys", ndim=(1, 2))
+    if ys.shape[-1] != len(xs):
+        raise ValueError(f"shape mismatch: {len(xs)} points, {ys.shape[-1]} values per word")
     k = check_int(k, "k")
     if not 1 <= k <= len(xs):
         raise ValueError(f"k must be in [1, N = {len(xs)}], got {k}")
@@ -289,4 +302,33 @@ def rs_decode(xs, ys, k, p, erasures=None):
             if e.dtype.kind not in "iu" or e.min() < 0 or e.max() >= len(xs):
                 raise ValueError("erasure indices must be integers in [0, N)")
             present[e] = False
-    return _roots.rs_decode(xs, ys, k, p, present)
+    if ys.ndim == 1:
+        return _roots.rs_decode(xs, ys, k, p, present)
+    return _rs_decode_rows(xs, ys, k, p, present, threads)
+
+
+def _rs_decode_rows(xs, Y, k, p, present, threads):
+    import secrets
+    rows, n = Y.shape
+    if rows == 0:
+        return np.zeros((0, k), dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    r = np.array([secrets.randbelow(p) for _ in range(rows)], dtype=np.uint64)
+    combo = matmul(r[None, :], Y, p, threads=threads)[0]
+    _, bad = _roots.rs_decode(xs, combo, k, p, present)
+    good = np.ones(n, dtype=bool) if present is None else present.copy()
+    good[bad] = False
+    idx = np.flatnonzero(good)
+    base = idx[:k]
+    W = _core.lagrange_matrix(xs[base], p)                     # k x k
+    coeffs = matmul(np.ascontiguousarray(Y[:, base]), W, p, threads=threads)
+    check = matmul(coeffs, _core.vandermonde_t(xs[idx], k, p), p, threads=threads)
+    wrong = np.flatnonzero((check != Y[:, idx]).any(axis=1))
+    all_bad = set(int(b) for b in bad)
+    for i in wrong:                                            # rows with their own errors
+        c, b = _roots.rs_decode(xs, np.ascontiguousarray(Y[i]), k, p, present)
+        coeffs[i] = c
+        all_bad.update(int(x) for x in b)
+    s = 0 if present is None else int((~present).sum())
+    if 2 * len(all_bad) + s > n - k:
+        raise DecodingError(f"{len(all_bad)} faulty positions and {s} erasures exceed 2e + s <= N - k = {n - k}")
+    return coeffs, np.array(sorted(all_bad), dtype=np.int64)
