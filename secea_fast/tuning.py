@@ -100,7 +100,7 @@ twiddles are shifts.  Four-step stages sweep memory eight rows at a time
 (the power-of-two stride otherwise thrashes one cache set: 7.5 -> 5.1 ms).
 
 Crossovers (measured by sweeping the constant with the other paths fixed):
-POLY_MUL_CLASSICAL_MAX = 48 (classical product vs NTT, equal near 40-60),
+POLY_MUL_CLASSICAL_MAX = 64 / _BATCH = 24 (see above),
 POLY_TREE_NTT_MIN = 64 (tree levels: 8..128 tried, 64 best, differences
 within 10%), HGCD_CLASSICAL_MAX = 128 (64: 0.49 s, 128: 0.38 s, 256: 0.39 s,
 512: 0.57 s at degree 10^5), ROOTS_CLASSICAL_MAX = 64 (32: 2.93 s, 64: 2.71 s,
@@ -128,8 +128,13 @@ reduction) is the next step for this regime.
 """
 
 # Products: classical C kernel while the shorter operand has at most this many
-# coefficients, NTT above (see POLY_NOTES for the measurement).
-POLY_MUL_CLASSICAL_MAX = 48
+# coefficients, NTT above.  Measured (Goldilocks, equal lengths n): one product
+# classical/NTT 4.0/5.9 us at n = 48, 5.5/6.0 at 64, 9.3/6.9 at 96 (Python
+# overhead of the NTT route); 256 products at once 0.31/0.11 ms at n = 32,
+# 0.11/0.19 at 16.  Karatsuba is not implemented: no band is left where it
+# could save more than a microsecond.
+POLY_MUL_CLASSICAL_MAX = 64
+POLY_MUL_CLASSICAL_MAX_BATCH = 24
 # Division / remainder: classical while the quotient or divisor is this short.
 POLY_DIV_CLASSICAL_MAX = 48
 # Subproduct-tree levels whose transform length is at least this use NTTs

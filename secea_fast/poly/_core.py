@@ -234,7 +234,8 @@ def mul_rows(a2, b2, p):
     if la == 0 or lb == 0:
         return np.zeros((count, 0), dtype=U64)
     n_out = la + lb - 1
-    if min(la, lb) <= tuning.POLY_MUL_CLASSICAL_MAX:
+    cut = tuning.POLY_MUL_CLASSICAL_MAX if count < 8 else tuning.POLY_MUL_CLASSICAL_MAX_BATCH
+    if min(la, lb) <= cut:
         a2 = np.ascontiguousarray(a2)
         b2 = np.ascontiguousarray(b2)
         out = np.empty((count, n_out), dtype=U64)
