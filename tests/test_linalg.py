@@ -66,3 +66,20 @@ def test_matmul_bad_inputs():
         linalg.matmul(A, A.T.copy(), p, threads=0)
     with pytest.raises(TypeError, match="threads"):
         linalg.matmul(A, A.T.copy(), p, threads=1.5)
+
+
+def test_matmul_out_parameter():
+    p = secea_fast.EMBEDDING_PRIME
+    rng = np.random.default_rng(8)
+    A = rand_elems(rng, p, (50, 7))
+    B = rand_elems(rng, p, (7, 5))
+    out = np.empty((50, 5), dtype=np.uint64)
+    C = linalg.matmul(A, B, p, out=out)
+    assert C is out and out.tolist() == ref.matmul(A, B, p)
+    with pytest.raises(ValueError, match="shape"):
+        linalg.matmul(A, B, p, out=np.empty((5, 50), dtype=np.uint64))
+    with pytest.raises(TypeError):
+        linalg.matmul(A, B, p, out=np.empty((50, 5), dtype=np.int64))
+    sq = rand_elems(rng, p, (6, 6))
+    with pytest.raises(ValueError, match="overlap"):
+        linalg.matmul(sq, sq.copy(), p, out=sq)

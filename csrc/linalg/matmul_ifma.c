@@ -154,6 +154,58 @@ static void micro2(const uint64_t *ap, const uint64_t *bp, size_t bstride, size_
         for (int r = 0; r < 2; r++) acc_store(macc + c * 48 + r * 8, w0[r][c], w1[r][c], w2[r][c]);
 }
 
+/* x mod p for x < 2^53 and p < 2^50, 8 lanes: double quotient estimate. */
+SECEA_TARGET("avx512f,avx512dq")
+static inline __m512i vred_f64(__m512i x, __m512i pv, __m512d pinv)
+{
+    __m512i q = _mm512_cvttpd_epu64(_mm512_mul_pd(_mm512_cvtepu64_pd(x), pinv));
+    __m512i r = _mm512_sub_epi64(x, _mm512_mullo_epi64(q, pv));
+    r = _mm512_mask_add_epi64(r, _mm512_cmplt_epi64_mask(r, _mm512_setzero_si512()), r, pv);
+    return _mm512_mask_sub_epi64(r, _mm512_cmpge_epi64_mask(r, pv), r, pv);
+}
+
+/* a * b mod p for a, b < p < 2^50, 8 lanes (the vector form of
+ * secea_mulmod_f64: the quotient estimate is off by at most one). */
+SECEA_TARGET("avx512f,avx512dq")
+static inline __m512i vmul_f64(__m512i a, __m512i b, __m512i pv, __m512d pinv)
+{
+    __m512d prod = _mm512_mul_pd(_mm512_cvtepu64_pd(a), _mm512_cvtepu64_pd(b));
+    __m512i q = _mm512_cvttpd_epu64(_mm512_mul_pd(prod, pinv));
+    __m512i r = _mm512_sub_epi64(_mm512_mullo_epi64(a, b), _mm512_mullo_epi64(q, pv));
+    r = _mm512_mask_add_epi64(r, _mm512_cmplt_epi64_mask(r, _mm512_setzero_si512()), r, pv);
+    return _mm512_mask_sub_epi64(r, _mm512_cmpge_epi64_mask(r, pv), r, pv);
+}
+
+/* C rows [0, rows) of a tile from the radix-2^52 accumulator, for p < 2^50:
+ * v = M0 + M1 2^52 + M2 2^104 = M0 + M1 c52 + M2 c104 (mod p), with every
+ * word < 2^53 (M0, M1 < 2^52 after normalisation; M2 < k 2^-4). */
+SECEA_TARGET("avx512f,avx512dq")
+static void finalize_f64(uint64_t *C, size_t n, size_t rows, const uint64_t *macc, uint64_t p,
+                         uint64_t c52, uint64_t c104)
+{
+    const __m512i pv = _mm512_set1_epi64((long long)p);
+    const __m512d pinv = _mm512_set1_pd(1.0 / (double)p);
+    const __m512i k52 = _mm512_set1_epi64((long long)c52), k104 = _mm512_set1_epi64((long long)c104);
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    for (size_t rv = 0; rv * 8 < rows; rv++) {
+        size_t live = rows - rv * 8 < 8 ? rows - rv * 8 : 8;
+        __mmask8 m = (__mmask8)((1u << live) - 1);
+        __m512i idx = _mm512_mullo_epi64(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)(rv * 8))),
+                                         _mm512_set1_epi64((long long)n));
+        for (size_t j = 0; j < n; j++) {
+            const uint64_t *mm = macc + j * 48 + rv * 8;
+            __m512i v0 = vred_f64(_mm512_load_si512(mm), pv, pinv);
+            __m512i v1 = vmul_f64(vred_f64(_mm512_load_si512(mm + 16), pv, pinv), k52, pv, pinv);
+            __m512i v2 = vmul_f64(vred_f64(_mm512_load_si512(mm + 32), pv, pinv), k104, pv, pinv);
+            __m512i s = _mm512_add_epi64(v0, v1);
+            s = _mm512_mask_sub_epi64(s, _mm512_cmpge_epi64_mask(s, pv), s, pv);
+            s = _mm512_add_epi64(s, v2);
+            s = _mm512_mask_sub_epi64(s, _mm512_cmpge_epi64_mask(s, pv), s, pv);
+            _mm512_mask_i64scatter_epi64(C + j, m, idx, s, 8);
+        }
+    }
+}
+
 static void run_common(secea__mm_job *jb, int limbs)
 {
     const uint64_t *flat = jb->Bpacked;
@@ -164,6 +216,11 @@ static void run_common(secea__mm_job *jb, int limbs)
     uint64_t *macc = aligned_alloc(64, n_pad * 48 * 8);
     if (!ap || !macc) { free(ap); free(macc); jb->status = -1; return; }
     secea_modctx c; secea_modctx_init(&c, jb->p);
+    /* vector finalisation for p < 2^50 (the default embedding prime) when the
+     * top word is small enough to be an exact double: always, unless k is huge */
+    int f64_ok = jb->p < SECEA_F64_MAX_P && jb->k < ((size_t)1 << 40) && secea_cpu_supports("avx512dq");
+    uint64_t c52 = secea_mod64(&c, 1ULL << 52);
+    uint64_t c104 = secea_mulmod(&c, c52, c52);
     for (size_t r0 = jb->row0; r0 < jb->row1; r0 += MR) {
         size_t rows = jb->row1 - r0 < MR ? jb->row1 - r0 : MR;
         memset(macc, 0, n_pad * 48 * 8);
@@ -175,6 +232,10 @@ static void run_common(secea__mm_job *jb, int limbs)
                 if (limbs == 1) micro1(ap, bp, bstride, kl, macc + j * 48);
                 else micro2(ap, bp, bstride, kl, macc + j * 48);
             }
+        }
+        if (f64_ok) {
+            finalize_f64(jb->C + r0 * n, n, rows, macc, jb->p, c52, c104);
+            continue;
         }
         for (size_t r = 0; r < rows; r++)
             for (size_t j = 0; j < n; j++) {

@@ -25,11 +25,14 @@ from .._native import ffi, lib, resolve_threads, u64ptr
 __all__ = ["matmul", "matvec"]
 
 
-def matmul(A, B, p, threads=None):
+def matmul(A, B, p, threads=None, out=None):
     """``A @ B mod p`` for ``uint64`` matrices ``A`` (m x k) and ``B`` (k x n).
 
     ``threads``: number of threads (default ``SECEA_FAST_NUM_THREADS`` or all
-    cores); the GIL is released while the kernel runs.
+    cores); the GIL is released while the kernel runs.  ``out``: an optional
+    C-contiguous writable ``uint64`` array of shape (m, n) to write into
+    (reusing it avoids the page faults of a fresh large array, which cost
+    about a quarter of the time of tall products with small k and n).
 
     >>> import numpy as np
     >>> A = np.array([[1, 2], [3, 4]], dtype=np.uint64)
@@ -44,7 +47,16 @@ def matmul(A, B, p, threads=None):
     threads = resolve_threads(threads)
     m, k = A.shape
     n = B.shape[1]
-    C = np.empty((m, n), dtype=np.uint64)
+    if out is None:
+        C = np.empty((m, n), dtype=np.uint64)
+    else:
+        if not isinstance(out, np.ndarray) or out.dtype != np.uint64:
+            raise TypeError("out must be a numpy.ndarray of dtype uint64")
+        if out.shape != (m, n) or not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError(f"out must be a writable C-contiguous array of shape {(m, n)}, got {out.shape}")
+        if np.shares_memory(out, A) or np.shares_memory(out, B):
+            raise ValueError("out must not overlap A or B")
+        C = out
     if C.size == 0:
         return C
     if lib.secea_fp_mat_mul(u64ptr(C), u64ptr(A) if A.size else ffi.NULL,
