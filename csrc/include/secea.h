@@ -61,6 +61,10 @@ int secea_fp_poly_divrem_classical(uint64_t *q, uint64_t *r, const uint64_t *a, 
  * a[c] of length la (la >= lb), b[c] monic of length lb >= 2; b_stride = lb
  * per row or 0 for one shared divisor.  Returns 0, or -1 if memory runs out. */
 int secea_fp_poly_rem_monic_batch(uint64_t *out, const uint64_t *a, size_t la, const uint64_t *b, size_t lb, size_t b_stride, size_t count, uint64_t p);
+/* Batched middle products: out[c][k] = sum_{j < lm} m[c][j] a[c][k + j] for
+ * k < la - lm + 1 (the coefficients lm-1 .. la-1 of a[c] * rev(m[c])), with
+ * m_stride = lm per row or 0 for one shared m.  la >= lm >= 1. */
+void secea_fp_poly_midprod_batch(uint64_t *out, const uint64_t *a, size_t la, const uint64_t *m, size_t lm, size_t m_stride, size_t count, uint64_t p);
 /* out[c*npts + j] = f_c(x[c*npts + j]) for c < count, j < npts (Horner);
  * f_c = f + c*lf; x_stride = npts for per-row points, 0 to share one set. */
 void secea_fp_poly_eval_horner(uint64_t *out, const uint64_t *f, size_t lf, const uint64_t *x, size_t npts, size_t x_stride, size_t count, uint64_t p);

@@ -35,6 +35,28 @@ void secea_fp_poly_mul_classical(uint64_t *out, const uint64_t *a, size_t la, co
     }
 }
 
+void secea_fp_poly_midprod_batch(uint64_t *out, const uint64_t *a, size_t la, const uint64_t *m,
+                                 size_t lm, size_t m_stride, size_t count, uint64_t p)
+{
+    secea_modctx c;
+    secea_modctx_init(&c, p);
+    size_t lo = la - lm + 1;
+    for (size_t t = 0; t < count; t++) {
+        const uint64_t *x = a + t * la, *y = m + t * m_stride;
+        uint64_t *z = out + t * lo;
+        for (size_t k = 0; k < lo; k++) {
+            secea_u128 acc = 0;
+            uint64_t top = 0;
+            for (size_t j = 0; j < lm; j++) {
+                secea_u128 pr = (secea_u128)y[j] * x[k + j];
+                acc += pr;
+                top += acc < pr;
+            }
+            z[k] = secea_mod192(&c, top, (uint64_t)(acc >> 64), (uint64_t)acc);
+        }
+    }
+}
+
 /* In place: a (length la) becomes its remainder mod b (first lb-1 entries),
  * quotient written to q (length la-lb+1) when q != NULL. */
 static void divrem_inplace(uint64_t *q, uint64_t *a, size_t la, const uint64_t *b, size_t lb,

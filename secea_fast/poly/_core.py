@@ -384,7 +384,11 @@ def mid_rows(A, Mrev_ntt, Mrev, d_sib, p):
     if Mrev_ntt is not None:
         C = intt_rows(pointwise(ntt_rows(A, L, p), Mrev_ntt, p), p)
         return C[:, d_sib:L]
-    return mul_rows(A, Mrev, p)[:, d_sib:L]
+    M = np.ascontiguousarray(Mrev[:, ::-1])          # back to lowest-first
+    A = np.ascontiguousarray(A)
+    out = np.empty((A.shape[0], L - d_sib), dtype=U64)
+    lib.secea_fp_poly_midprod_batch(u64ptr(out), u64ptr(A), L, u64ptr(M), M.shape[1], M.shape[1], A.shape[0], p)
+    return out
 
 
 def _mid(a, m, p):
@@ -486,8 +490,8 @@ def eval_tree(f, tree: Tree):
                 nsf[0:2 * pairs:2] = mid_rows(A, rv[1:2 * pairs:2], None, d, p)
                 nsf[1:2 * pairs:2] = mid_rows(A, rv[0:2 * pairs:2], None, d, p)
             else:
-                nsf[0:2 * pairs:2] = mid_rows(A, None, np.ascontiguousarray(full_c[1:2 * pairs:2, ::-1]), d, p)
-                nsf[1:2 * pairs:2] = mid_rows(A, None, np.ascontiguousarray(full_c[0:2 * pairs:2, ::-1]), d, p)
+                nsf[0:2 * pairs:2] = mid_rows(A, None, full_c[1:2 * pairs:2, ::-1], d, p)
+                nsf[1:2 * pairs:2] = mid_rows(A, None, full_c[0:2 * pairs:2, ::-1], d, p)
         nsp = None
         if cnt % 2:
             if part_c is None:
