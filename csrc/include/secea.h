@@ -17,7 +17,7 @@
  * C path everywhere (SECEA_FAST_BACKEND=portable). */
 void secea_dispatch_init(int force_portable);
 /* Name of the variant currently used by a kernel family ("aes", "matmul",
- * "field"), e.g. "vaes", "aesni", "ifma", "avx512", "avx2", "portable"; NULL if unknown. */
+ * "field", "dpf"), e.g. "vaes", "aesni", "ifma", "avx512", "avx2", "portable"; NULL if unknown. */
 const char *secea_kernel_variant(const char *kernel);
 /* 1 if the CPU supports the named feature ("aes", "vaes", "avx2",
  * "avx512f", "avx512dq", "avx512ifma", "bmi2"), else 0. */
@@ -112,5 +112,54 @@ void secea_aes128_ctr(uint8_t *out, size_t nbytes, const uint8_t *key, const uin
 /* ECB encryption of nblocks independent 16-byte blocks (known-answer tests,
  * fixed-key hashing).  out may alias in. */
 void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key);
+
+/* ---- distributed point functions (csrc/dpf/) ----
+ * Two-party DPF of Boyle, Gilboa, Ishai (CCS 2016) split as SecEmb's
+ * PathGen / PathEval / ConvertGen / ConvertEval; secea_fast.dpf documents
+ * the construction.  group: 0 = Z_2^64, 1 = Z_2^32, 2 = F_p (modulus = p, a
+ * prime < 2^64; ignored otherwise).  levels L = tree depth = log_domain - e,
+ * e = early-termination levels (0 for default keys); ncw = group elements of
+ * the final correction word (d for d-element payloads, 2^e for early keys).
+ * A key body (little endian) is
+ *     root (16 B: seed, t^(0) in bit 0) | L x s_CW (16 B, bit 0 zero)
+ *     | t_CW^L mask (8 B, bit i-1 = level i) | t_CW^R mask (8 B)
+ *     | ncw x final CW element (4 B each for Z_2^32, else 8 B),
+ * a path body the same without the final CW (32 + 16 L bytes).  A state (or
+ * final) is one 16-byte block: seed with t in bit 0.  Functions taking a
+ * threads argument return 0, or -1 if memory could not be allocated. */
+/* Key generation for count keys: alphas are path indices (< 2^L), betas
+ * count x ncw elements (reduced; for early keys beta sits at position
+ * alpha mod 2^e), rand 32 fresh random bytes per key.  ncw = 0 writes path
+ * bodies only.  finals (NULL or 32 B per key) receives the two final states
+ * (party 0 then party 1), i.e. PathGen's (s_0^(n), s_1^(n), t_1^(n)). */
+int secea_dpf_gen(uint8_t *keys0, uint8_t *keys1, uint8_t *finals, const uint64_t *alphas, const uint64_t *betas, const uint8_t *rand, size_t count, unsigned levels, unsigned group, uint64_t modulus, size_t ncw, int threads);
+/* ConvertGen: cw (count x ncw) from finals (32 B per key) and betas.
+ * Returns 0, or -1 if memory could not be allocated (also convert_eval). */
+int secea_dpf_convert_gen(uint64_t *cw, const uint8_t *finals, const uint64_t *betas, size_t count, unsigned group, uint64_t modulus, size_t ncw);
+/* Point evaluation: point i uses key i / per_key (bodies key_bytes apart)
+ * and party[i / per_key]; out has npoints x ncw values (npoints if e > 0). */
+int secea_dpf_eval_points(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, const uint64_t *xs, size_t npoints, size_t per_key, unsigned levels, unsigned e, unsigned group, uint64_t modulus, size_t ncw, int threads);
+/* PathEval: states (npoints x 16 B) of the leaves xs[i] (< 2^L); paths may
+ * be path or key bodies path_stride bytes apart, point i uses i / per_key. */
+int secea_dpf_path_eval(uint8_t *states, const uint8_t *paths, size_t path_stride, const uint64_t *xs, size_t npoints, size_t per_key, unsigned levels, int threads);
+/* ConvertEval: out (n x ncw) = (-1)^party (Convert(s_i) + t_i * cw). */
+int secea_dpf_convert_eval(uint64_t *out, const uint8_t *states, size_t n, int party, const uint64_t *cw, unsigned group, uint64_t modulus, size_t ncw);
+/* Full-domain evaluation of count keys at x < m (m <= 2^(L+e)): out is
+ * count x m x ncw (count x m if e > 0). */
+int secea_dpf_eval_full(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, size_t count, uint64_t m, unsigned levels, unsigned e, unsigned group, uint64_t modulus, size_t ncw, int threads);
+/* States of all leaves j < m (count x m x 16 B). */
+int secea_dpf_path_eval_full(uint8_t *states, const uint8_t *paths, size_t path_stride, size_t count, uint64_t m, unsigned levels, int threads);
+/* Over Z_2^64: acc[j*d + k] += sum_c (-1)^party[c] (Convert(s_cj)_k + t_cj * cws[c*d + k])
+ * for j < m, k < d; states count x m x 16 B (from secea_dpf_path_eval_full). */
+int secea_dpf_convert_accumulate(uint64_t *acc, const uint8_t *states, const uint8_t *party, const uint64_t *cws, size_t count, uint64_t m, size_t d, int threads);
+/* Over Z_2^64, scalar keys: out[c*d + k] = sum_{x<m} Eval(key_c, x) * table[x*d + k]. */
+int secea_dpf_eval_full_dot(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, size_t count, unsigned levels, unsigned e, const uint64_t *table, uint64_t m, size_t d, int threads);
+/* The fixed-key hash H_which (0 = left, 1 = right, 2 = convert) on
+ * nblocks 16-byte blocks (known answers against the Python twin). */
+void secea_dpf_hash(uint8_t *out, const uint8_t *in, size_t nblocks, int which);
+/* Selects the DPF variant by name ("vaes", "aesni", "portable") if this CPU
+ * runs it (tests compare variants; secea_dispatch_init resets the choice).
+ * Returns 0, or -1 with the selection unchanged. */
+int secea_dpf_select_variant(const char *name);
 
 #endif

@@ -1,0 +1,165 @@
+"""Distributed point functions: secea_fast vs OpenSSL AES-CTR (the same
+number of AES blocks, through `cryptography`) and sycret (Rust DPF, pip
+package `sycret`, EqFactory).
+
+    python -m pytest bench/test_dpf.py --benchmark-json=bench/results/dpf.json
+    python bench/report.py bench/results/dpf.json
+
+Targets (issue: DPF kernels): full domain 2^20 with 64-bit outputs <= 1 ms
+(early termination) and at least as fast as OpenSSL producing the same AES
+blocks; key generation <= 2 us per key for log_domain <= 24.
+
+AES block counts: a default key over 2^n costs 2 (2^n - 1) tree blocks +
+2^n conversion blocks; an early key (Z_2^64: 2 outputs per leaf) costs
+2 (2^(n-1) - 1) + 2^(n-1).  sycret's keys are fixed to a 2^32 domain (tree
+depth 32) and it evaluates point by point (one key row per point); its
+full-domain figure is the measured cost of 2^20 point evaluations (64
+batches of 2^14 points), per_point_us is that divided by 2^20.
+"""
+import numpy as np
+import pytest
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from secea_fast import dpf
+
+N = 20
+BLOCKS = {False: 2 * (2**N - 1) + 2**N, True: 2 * (2**(N - 1) - 1) + 2**(N - 1)}
+KEYGEN_COUNT = 10000
+
+
+def _tag(early):
+    return "early" if early else "default"
+
+
+@pytest.fixture(scope="module")
+def full_keys():
+    return {early: dpf.gen(12345, 7, N, early=early)[0] for early in (False, True)}
+
+
+@pytest.fixture(scope="module")
+def full_out():
+    out = np.empty(2**N, dtype=np.uint64)
+    out[:] = 0          # touch the pages once: no page faults inside the timing
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("early", [True, False], ids=_tag)
+def test_full_domain_ours(benchmark, full_keys, full_out, early, threads):
+    benchmark.group = f"dpf eval_full 2^{N} u64 {_tag(early)}"
+    benchmark.extra_info.update(impl="secea_fast", threads=threads, early=early, aes_blocks=BLOCKS[early],
+                                outputs=2**N)
+    benchmark.pedantic(dpf.eval_full, args=(full_keys[early],), kwargs={"out": full_out, "threads": threads},
+                       rounds=50, warmup_rounds=3)
+
+
+@pytest.mark.parametrize("early", [True, False], ids=_tag)
+def test_full_domain_openssl_same_blocks(benchmark, early):
+    nbytes = 16 * BLOCKS[early]
+    zeros, out = np.zeros(nbytes, dtype=np.uint8), np.empty(nbytes, dtype=np.uint8)
+    enc = Cipher(algorithms.AES(bytes(range(16))), modes.CTR(bytes(16))).encryptor()
+    benchmark.group = f"dpf eval_full 2^{N} u64 {_tag(early)}"
+    benchmark.extra_info.update(impl="openssl aes-128-ctr (same AES blocks)", threads=1, aes_blocks=BLOCKS[early],
+                                bytes=nbytes)
+    benchmark.pedantic(enc.update_into, args=(zeros, out), rounds=30, warmup_rounds=2)
+
+
+@pytest.fixture(scope="module")
+def sycret_eval_setup():
+    sycret = pytest.importorskip("sycret")
+    eq = sycret.EqFactory(n_threads=1)
+    keys_a, _ = eq.keygen(1)
+    batch = 2**14
+    keys = np.ascontiguousarray(np.repeat(keys_a, batch, axis=0))   # sycret takes one key row per point
+    xs = np.arange(batch, dtype=np.int64)
+    return eq, keys, xs, batch
+
+
+@pytest.mark.parametrize("early", [True, False], ids=_tag)
+def test_full_domain_sycret_pointwise(benchmark, sycret_eval_setup, early):
+    eq, keys, xs, batch = sycret_eval_setup
+    reps = 2**N // batch
+
+    def run():
+        for r in range(reps):
+            eq.eval(0, xs + r * batch, keys, n_threads=1)
+
+    benchmark.group = f"dpf eval_full 2^{N} u64 {_tag(early)}"
+    benchmark.extra_info.update(impl="sycret EqFactory.eval (pointwise, depth 32)", threads=1, points=2**N)
+    benchmark.pedantic(run, rounds=3, warmup_rounds=1)
+    benchmark.extra_info["per_point_us"] = benchmark.stats.stats.median / 2**N * 1e6
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n", [20, 24])
+def test_keygen_ours(benchmark, n, threads):
+    alphas = np.arange(KEYGEN_COUNT, dtype=np.uint64) * np.uint64(97) % np.uint64(2**n)
+    betas = np.arange(KEYGEN_COUNT, dtype=np.uint64)
+    benchmark.group = f"dpf keygen {KEYGEN_COUNT} keys log_domain {n}"
+    benchmark.extra_info.update(impl="secea_fast", threads=threads, keys=KEYGEN_COUNT, log_domain=n)
+    benchmark.pedantic(dpf.gen_batch, args=(alphas, betas, n), kwargs={"threads": threads}, rounds=20,
+                       warmup_rounds=2)
+    benchmark.extra_info["per_key_us"] = benchmark.stats.stats.median / KEYGEN_COUNT * 1e6
+
+
+@pytest.mark.parametrize("n", [20, 24])
+def test_keygen_sycret(benchmark, n):
+    sycret = pytest.importorskip("sycret")
+    eq = sycret.EqFactory(n_threads=1)
+    benchmark.group = f"dpf keygen {KEYGEN_COUNT} keys log_domain {n}"
+    benchmark.extra_info.update(impl="sycret EqFactory.keygen (depth 32)", threads=1, keys=KEYGEN_COUNT)
+    benchmark.pedantic(eq.keygen, args=(KEYGEN_COUNT,), rounds=10, warmup_rounds=1)
+    benchmark.extra_info["per_key_us"] = benchmark.stats.stats.median / KEYGEN_COUNT * 1e6
+
+
+@pytest.mark.parametrize("n", [20, 24])
+def test_keygen_single_ours(benchmark, n):
+    benchmark.group = "dpf keygen one key (Python call)"
+    benchmark.extra_info.update(impl="secea_fast", threads=1, keys=1, log_domain=n)
+    benchmark(dpf.gen, 12345, 7, n)
+
+
+# ------------------------------------------------ SecEmb server kernels
+
+M_ITEMS, D_EMB, USERS = 2**17, 32, 8
+
+
+@pytest.fixture(scope="module")
+def secemb(rng):
+    table = rng.integers(0, 2**64, size=(M_ITEMS, D_EMB), dtype=np.uint64, endpoint=False)
+    alphas = rng.integers(0, M_ITEMS, size=USERS).astype(np.uint64)
+    K0, _ = dpf.gen_batch(alphas, np.ones(USERS, dtype=np.uint64), 17)
+    states = dpf.path_eval_full(K0)
+    cws = rng.integers(0, 2**64, size=(USERS, D_EMB), dtype=np.uint64, endpoint=False)
+    return table, K0, states, cws
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_eval_full_dot_fused(benchmark, secemb, threads):
+    table, K0, _, _ = secemb
+    benchmark.group = f"dpf retrieval {USERS} keys x 2^17 x {D_EMB}"
+    benchmark.extra_info.update(impl="secea_fast", threads=threads, macs=USERS * M_ITEMS * D_EMB)
+    benchmark.pedantic(dpf.eval_full_dot, args=(K0, table), kwargs={"threads": threads}, rounds=10, warmup_rounds=1)
+
+
+def test_eval_full_dot_unfused(benchmark, secemb):
+    table, K0, _, _ = secemb
+
+    def unfused():
+        F = dpf.eval_full_batch(K0, threads=1)
+        return np.stack([(F[i][:, None] * table).sum(axis=0, dtype=np.uint64) for i in range(USERS)])
+
+    benchmark.group = f"dpf retrieval {USERS} keys x 2^17 x {D_EMB}"
+    benchmark.extra_info.update(impl="eval_full_batch + numpy (unfused)", threads=1, macs=USERS * M_ITEMS * D_EMB)
+    benchmark.pedantic(unfused, rounds=3, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_convert_accumulate(benchmark, secemb, threads):
+    _, _, states, cws = secemb
+    acc = np.zeros((M_ITEMS, D_EMB), dtype=np.uint64)
+    benchmark.group = f"dpf aggregation {USERS} keys x 2^17 x {D_EMB}"
+    benchmark.extra_info.update(impl="secea_fast", threads=threads,
+                                aes_blocks=USERS * M_ITEMS * ((D_EMB + 1) // 2))
+    benchmark.pedantic(dpf.convert_accumulate, args=(acc, states, 0, cws), kwargs={"threads": threads},
+                       rounds=10, warmup_rounds=1)

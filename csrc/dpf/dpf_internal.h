@@ -1,0 +1,85 @@
+/* Internal interface of the distributed point function family (csrc/dpf/).
+ *
+ * Blocks.  A 128-bit block is two little-endian 64-bit words (lo = bytes
+ * 0..7, hi = bytes 8..15), i.e. the 16 bytes read as a little-endian
+ * integer; bit 0 is the least significant bit of byte 0.  A tree node is one
+ * block: its seed is the block with bit 0 cleared (127 bits) and its control
+ * bit t is bit 0.
+ *
+ * Fixed-key hash (correlation robust, Guo, Katz, Wang, Yu, "Efficient and
+ * Secure Multiparty Computation from Fixed-Key Block Ciphers", S&P 2020,
+ * Sec. 7.3; the same construction as Google distributed_point_functions'
+ * aes_128_fixed_key_hash):
+ *     H_k(x) = AES_k(sigma(x)) xor sigma(x),
+ *     sigma(lo, hi) = (lo' = hi, hi' = hi xor lo)   (a linear orthomorphism).
+ * Three public fixed AES-128 keys (dpf.c, DPF_FIXED_KEYS) separate the uses:
+ * k_L and k_R give the left and right halves of the length-doubling PRG
+ * G(s) = H_L(s) || H_R(s), k_V the value conversion Convert(s), block j =
+ * H_V(s xor j).
+ *
+ * Variants ("vaes", "aesni", "portable") implement the three batched
+ * primitives below; everything else (key generation, tree walks, group
+ * arithmetic, threads) is shared C in dpf.c. */
+#ifndef SECEA_DPF_INTERNAL_H
+#define SECEA_DPF_INTERNAL_H
+#include <stddef.h>
+#include <stdint.h>
+#include "internal.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "csrc/dpf assumes a little-endian host (blocks are read as two little-endian words)"
+#endif
+
+typedef struct {
+    uint64_t lo, hi;
+} __attribute__((aligned(16))) secea__dpf_blk;
+
+enum { DPF_KL = 0, DPF_KR = 1, DPF_KV = 2 };
+
+/* Expanded fixed keys: 3 x 11 round keys (FIPS-197 byte order), set by
+ * secea__dpf_keys_init (idempotent, thread safe). */
+extern uint8_t secea__dpf_rk[3][176];
+void secea__dpf_keys_init(void);
+
+typedef struct {
+    const char *name;
+    /* Tree expansion with correction (Algorithm 6, one level, all nodes):
+     *   out[2i]   = H_L(s_i) xor (t_i ? cw[0] : 0),
+     *   out[2i+1] = H_R(s_i) xor (t_i ? cw[1] : 0),
+     * with s_i = in[i] & ~1 and t_i = in[i] & 1; cw[0] = s_CW | t_CW^L and
+     * cw[1] = s_CW | t_CW^R.  out must not overlap in. */
+    void (*expand)(secea__dpf_blk *out, const secea__dpf_blk *in, size_t n,
+                   const secea__dpf_blk cw[2]);
+    /* out[i] = H_which(in[i] with bit 0 cleared if clear).  out may alias in
+     * exactly. */
+    void (*hash)(secea__dpf_blk *out, const secea__dpf_blk *in, size_t n, int which, int clear);
+    /* out[i] = H_{sel[i]}(in[i] & ~1), sel[i] in {0 (L), 1 (R)}; sel is public
+     * (the evaluation point), so it may steer addresses.  out may alias in. */
+    void (*hash_sel)(secea__dpf_blk *out, const secea__dpf_blk *in, const uint8_t *sel, size_t n);
+    /* Fused leaf conversion over Z_2^64 for words = 1 or 2 elements per leaf:
+     * out[words*i + k] = (-1)^party (word_k(H_V(s_i)) + t_i * cw[k]) mod 2^64
+     * (cw[1] must be 0 if words == 1).  NULL: dpf.c uses hash + plain C. */
+    void (*conv_u64)(uint64_t *out, const secea__dpf_blk *leaves, size_t n,
+                     const uint64_t cw[2], int party, int words);
+    /* The same for d >= 1 elements per leaf (Convert blocks H_V(s xor j),
+     * j < ceil(d/2)): v = (-1)^party (word_k + t_i * cw[k]), then
+     * out[i*d + k] = v, or out[i*d + k] += v if accumulate.  NULL: plain C. */
+    void (*conv_u64_vec)(uint64_t *out, const secea__dpf_blk *leaves, size_t n, const uint64_t *cw,
+                         size_t d, int party, int accumulate);
+} secea__dpf_impl;
+
+extern const secea__dpf_impl secea__dpf_impl_portable;
+#if SECEA_X86
+extern const secea__dpf_impl secea__dpf_impl_aesni;
+extern const secea__dpf_impl secea__dpf_impl_vaes;
+int secea__dpf_has_aesni(void);
+int secea__dpf_has_vaes(void);
+#endif
+
+static inline secea__dpf_blk secea__dpf_sigma(secea__dpf_blk x)
+{
+    secea__dpf_blk r = {x.hi, x.hi ^ x.lo};
+    return r;
+}
+
+#endif

@@ -1,0 +1,499 @@
+/* DPF primitives with the x86 AES instructions: "aesni" (128-bit AES-NI, 8
+ * blocks in flight) and "vaes" (VAES on AVX-512 zmm registers: 4 blocks per
+ * register, 8 registers = 32 blocks in flight).
+ *
+ * Tree expansion (expand_*): each node is loaded once and duplicated into
+ * two 128-bit lanes; the lanes run AES under the two fixed keys at the same
+ * time (VAES round keys are per lane: [k_L, k_R, k_L, k_R]), so a register
+ * holds (L_0, R_0, L_1, R_1) and is stored as is: children land in natural
+ * order.  The Matyas-Meyer-Oseas feed-forward is folded into the last round
+ * key: AESENCLAST(x, k10) xor sigma = AESENCLAST(x, k10 xor sigma).  The
+ * control-bit correction is a masked XOR (AVX-512 mask register, or an AND
+ * with 0 - t for AES-NI): no branches on t.
+ *
+ * Every function carries a target attribute, so the file compiles with the
+ * package's baseline flags; dispatch happens in dpf.c. */
+#include "dpf_internal.h"
+
+#if SECEA_X86
+#include <immintrin.h>
+#include <wmmintrin.h>
+
+#define TGT_NI SECEA_TARGET("aes,sse4.1")
+#define TGT_VAES SECEA_TARGET("aes,sse4.1,avx2,vaes,avx512f,avx512bw,avx512vl,avx512dq")
+
+typedef secea__dpf_blk blk;
+
+int secea__dpf_has_aesni(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1");
+}
+
+int secea__dpf_has_vaes(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("aes") &&
+           __builtin_cpu_supports("avx2");
+}
+
+/* ================================================================ AES-NI */
+
+TGT_NI static inline void ni_load_rk(__m128i rk[11], int which)
+{
+    for (int i = 0; i < 11; i++) rk[i] = _mm_loadu_si128((const __m128i *)secea__dpf_rk[which] + i);
+}
+
+/* sigma(x) = (hi, hi ^ lo) as (lo', hi') */
+TGT_NI static inline __m128i ni_sigma(__m128i s)
+{
+    const __m128i hi = _mm_set_epi64x(-1, 0);
+    return _mm_xor_si128(_mm_shuffle_epi32(s, 0x4E), _mm_and_si128(s, hi));
+}
+
+/* all-ones if bit 0 of x is set, else zero (both qwords) */
+TGT_NI static inline __m128i ni_tmask(__m128i x)
+{
+    const __m128i one = _mm_set_epi64x(0, 1);
+    __m128i m = _mm_sub_epi64(_mm_setzero_si128(), _mm_and_si128(x, one));
+    return _mm_shuffle_epi32(m, 0x44);
+}
+
+TGT_NI static void expand_aesni(blk *out, const blk *in, size_t n, const blk cw[2])
+{
+    __m128i kl[11], kr[11];
+    ni_load_rk(kl, DPF_KL);
+    ni_load_rk(kr, DPF_KR);
+    const __m128i one = _mm_set_epi64x(0, 1);
+    const __m128i cwl = _mm_loadu_si128((const __m128i *)&cw[0]);
+    const __m128i cwr = _mm_loadu_si128((const __m128i *)&cw[1]);
+    while (n) {
+        int m = n >= 4 ? 4 : (int)n;
+        __m128i sg[4], tm[4], b[8];
+        for (int j = 0; j < m; j++) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(in + j));
+            tm[j] = ni_tmask(x);
+            sg[j] = ni_sigma(_mm_andnot_si128(one, x));
+            b[2 * j] = _mm_xor_si128(sg[j], kl[0]);
+            b[2 * j + 1] = _mm_xor_si128(sg[j], kr[0]);
+        }
+        for (int r = 1; r < 10; r++) {
+            for (int j = 0; j < m; j++) {
+                b[2 * j] = _mm_aesenc_si128(b[2 * j], kl[r]);
+                b[2 * j + 1] = _mm_aesenc_si128(b[2 * j + 1], kr[r]);
+            }
+        }
+        for (int j = 0; j < m; j++) {
+            b[2 * j] = _mm_aesenclast_si128(b[2 * j], _mm_xor_si128(kl[10], sg[j]));
+            b[2 * j + 1] = _mm_aesenclast_si128(b[2 * j + 1], _mm_xor_si128(kr[10], sg[j]));
+            b[2 * j] = _mm_xor_si128(b[2 * j], _mm_and_si128(tm[j], cwl));
+            b[2 * j + 1] = _mm_xor_si128(b[2 * j + 1], _mm_and_si128(tm[j], cwr));
+            _mm_storeu_si128((__m128i *)(out + 2 * j), b[2 * j]);
+            _mm_storeu_si128((__m128i *)(out + 2 * j + 1), b[2 * j + 1]);
+        }
+        in += m;
+        out += 2 * m;
+        n -= (size_t)m;
+    }
+}
+
+TGT_NI static void hash_aesni(blk *out, const blk *in, size_t n, int which, int clear)
+{
+    __m128i rk[11];
+    ni_load_rk(rk, which);
+    const __m128i keep = clear ? _mm_set_epi64x(-1, -2) : _mm_set1_epi64x(-1);
+    while (n) {
+        int m = n >= 8 ? 8 : (int)n;
+        __m128i sg[8], b[8];
+        for (int j = 0; j < m; j++) {
+            sg[j] = ni_sigma(_mm_and_si128(_mm_loadu_si128((const __m128i *)(in + j)), keep));
+            b[j] = _mm_xor_si128(sg[j], rk[0]);
+        }
+        for (int r = 1; r < 10; r++)
+            for (int j = 0; j < m; j++) b[j] = _mm_aesenc_si128(b[j], rk[r]);
+        for (int j = 0; j < m; j++)
+            _mm_storeu_si128((__m128i *)(out + j), _mm_aesenclast_si128(b[j], _mm_xor_si128(rk[10], sg[j])));
+        in += m;
+        out += m;
+        n -= (size_t)m;
+    }
+}
+
+TGT_NI static void hash_sel_aesni(blk *out, const blk *in, const uint8_t *sel, size_t n)
+{
+    __m128i rk[2][11];
+    ni_load_rk(rk[0], DPF_KL);
+    ni_load_rk(rk[1], DPF_KR);
+    const __m128i one = _mm_set_epi64x(0, 1);
+    while (n) {
+        int m = n >= 8 ? 8 : (int)n;
+        __m128i sg[8], b[8];
+        const __m128i *k[8];
+        for (int j = 0; j < m; j++) {
+            k[j] = rk[sel[j] & 1];      /* sel is the public evaluation point */
+            sg[j] = ni_sigma(_mm_andnot_si128(one, _mm_loadu_si128((const __m128i *)(in + j))));
+            b[j] = _mm_xor_si128(sg[j], k[j][0]);
+        }
+        for (int r = 1; r < 10; r++)
+            for (int j = 0; j < m; j++) b[j] = _mm_aesenc_si128(b[j], k[j][r]);
+        for (int j = 0; j < m; j++)
+            _mm_storeu_si128((__m128i *)(out + j), _mm_aesenclast_si128(b[j], _mm_xor_si128(k[j][10], sg[j])));
+        in += m;
+        out += m;
+        sel += m;
+        n -= (size_t)m;
+    }
+}
+
+TGT_NI static void conv_u64_aesni(uint64_t *out, const blk *leaves, size_t n,
+                                  const uint64_t cw[2], int party, int words)
+{
+    __m128i rk[11];
+    ni_load_rk(rk, DPF_KV);
+    const __m128i one = _mm_set_epi64x(0, 1);
+    const __m128i cwv = _mm_set_epi64x((long long)cw[1], (long long)cw[0]);
+    const __m128i neg = party ? _mm_set1_epi64x(-1) : _mm_setzero_si128();
+    while (n) {
+        int m = n >= 8 ? 8 : (int)n;
+        __m128i sg[8], tm[8], b[8];
+        for (int j = 0; j < m; j++) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(leaves + j));
+            tm[j] = ni_tmask(x);
+            sg[j] = ni_sigma(_mm_andnot_si128(one, x));
+            b[j] = _mm_xor_si128(sg[j], rk[0]);
+        }
+        for (int r = 1; r < 10; r++)
+            for (int j = 0; j < m; j++) b[j] = _mm_aesenc_si128(b[j], rk[r]);
+        for (int j = 0; j < m; j++) {
+            __m128i h = _mm_aesenclast_si128(b[j], _mm_xor_si128(rk[10], sg[j]));
+            h = _mm_add_epi64(h, _mm_and_si128(tm[j], cwv));
+            h = _mm_sub_epi64(_mm_xor_si128(h, neg), neg);     /* -h if party */
+            if (words == 2) _mm_storeu_si128((__m128i *)(out + 2 * j), h);
+            else out[j] = (uint64_t)_mm_cvtsi128_si64(h);
+        }
+        leaves += m;
+        out += (size_t)words * m;
+        n -= (size_t)m;
+    }
+}
+
+const secea__dpf_impl secea__dpf_impl_aesni = {
+    "aesni", expand_aesni, hash_aesni, hash_sel_aesni, conv_u64_aesni, NULL
+};
+
+/* ================================================================ VAES */
+
+#define VW 8  /* zmm registers in flight */
+#ifndef EXW
+#define EXW 4 /* expand: input registers (4 nodes each) per iteration */
+#endif
+
+TGT_VAES static inline __m512i v_rk1(int which, int r)
+{
+    return _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)secea__dpf_rk[which] + r));
+}
+
+TGT_VAES static inline __m512i v_sigma(__m512i s)
+{
+    const __m512i hi = _mm512_set_epi64(-1, 0, -1, 0, -1, 0, -1, 0);
+    /* sw ^ (s & hi) */
+    return _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(s, (_MM_PERM_ENUM)0x4E), s, hi, 0x78);
+}
+
+/* qword mask of the 128-bit lanes whose bit 0 is set */
+TGT_VAES static inline __mmask8 v_tmask(__m512i x)
+{
+    const __m512i one = _mm512_set_epi64(0, 1, 0, 1, 0, 1, 0, 1);
+    unsigned k = _mm512_test_epi64_mask(x, one);
+    return (__mmask8)(k | (k << 1));
+}
+
+/* sigma(x with bit 0 cleared if clr = (1, 1, ...), x itself if clr = 0):
+ * sw = (hi, lo); low words keep sw, high words get c ? x : sw ^ x bitwise, so
+ * bit 64 becomes hi_0 (= hi_0 ^ (lo_0 & 0)) and the rest hi ^ lo. */
+TGT_VAES static inline __m512i v_sigma_clr(__m512i x, __m512i clr)
+{
+    return _mm512_mask_ternarylogic_epi64(_mm512_shuffle_epi32(x, (_MM_PERM_ENUM)0x4E), (__mmask8)0xAA, x, clr,
+                                          0x9C);
+}
+
+TGT_VAES static inline __mmask8 v_blocks_mask(size_t nblocks)
+{
+    return (__mmask8)((1u << (2 * (nblocks > 4 ? 4 : nblocks))) - 1);
+}
+
+/* nz registers of 4 nodes: hl holds the nodes on entry; on exit hl / hr hold
+ * the corrected left / right children. */
+TGT_VAES static inline void v_expand_core(__m512i *hl, __m512i *hr, int nz, const __m512i *kl,
+                                          const __m512i *kr, __m512i cwl, __m512i cwr)
+{
+    const __m512i clr = _mm512_set1_epi64(1);
+    __m512i sg[EXW];
+    __mmask8 kt[EXW];
+    for (int j = 0; j < nz; j++) {
+        __m512i x = hl[j];
+        kt[j] = v_tmask(x);
+        sg[j] = v_sigma_clr(x, clr);
+        hl[j] = _mm512_xor_si512(sg[j], kl[0]);
+        hr[j] = _mm512_xor_si512(sg[j], kr[0]);
+    }
+    for (int r = 1; r < 10; r++) {
+        for (int j = 0; j < nz; j++) {
+            hl[j] = _mm512_aesenc_epi128(hl[j], kl[r]);
+            hr[j] = _mm512_aesenc_epi128(hr[j], kr[r]);
+        }
+    }
+    for (int j = 0; j < nz; j++) {
+        hl[j] = _mm512_aesenclast_epi128(hl[j], _mm512_xor_si512(sg[j], kl[10]));
+        hr[j] = _mm512_aesenclast_epi128(hr[j], _mm512_xor_si512(sg[j], kr[10]));
+        hl[j] = _mm512_mask_xor_epi64(hl[j], kt[j], hl[j], cwl);
+        hr[j] = _mm512_mask_xor_epi64(hr[j], kt[j], hr[j], cwr);
+    }
+}
+
+/* Registers hold 4 nodes each; the left and right halves run under their own
+ * broadcast keys and are interleaved into natural order (L0 R0 L1 R1 | L2 R2
+ * L3 R3) on the way out. */
+TGT_VAES static void expand_vaes(blk *out, const blk *in, size_t n, const blk cw[2])
+{
+    __m512i kl[11], kr[11];
+    for (int r = 0; r < 11; r++) {
+        kl[r] = v_rk1(DPF_KL, r);
+        kr[r] = v_rk1(DPF_KR, r);
+    }
+    const __m512i cwl = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)&cw[0]));
+    const __m512i cwr = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)&cw[1]));
+    const __m512i i0 = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+    const __m512i i1 = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+    while (n >= 4 * EXW) {
+        __m512i hl[EXW], hr[EXW];
+        for (int j = 0; j < EXW; j++) hl[j] = _mm512_loadu_si512((const void *)(in + 4 * j));
+        v_expand_core(hl, hr, EXW, kl, kr, cwl, cwr);
+        for (int j = 0; j < EXW; j++) {
+            _mm512_storeu_si512((void *)(out + 8 * j), _mm512_permutex2var_epi64(hl[j], i0, hr[j]));
+            _mm512_storeu_si512((void *)(out + 8 * j + 4), _mm512_permutex2var_epi64(hl[j], i1, hr[j]));
+        }
+        in += 4 * EXW;
+        out += 8 * EXW;
+        n -= 4 * EXW;
+    }
+    if (n) {
+        __m512i hl[EXW], hr[EXW];
+        int nz = (int)((n + 3) / 4);
+        for (int j = 0; j < nz; j++)
+            hl[j] = _mm512_maskz_loadu_epi64(v_blocks_mask(n - 4 * (size_t)j), (const void *)(in + 4 * j));
+        v_expand_core(hl, hr, nz, kl, kr, cwl, cwr);
+        for (int j = 0; j < nz; j++) {
+            size_t c = n - 4 * (size_t)j < 4 ? n - 4 * (size_t)j : 4;   /* nodes in this register */
+            _mm512_mask_storeu_epi64((void *)(out + 8 * j), v_blocks_mask(2 * c),
+                                     _mm512_permutex2var_epi64(hl[j], i0, hr[j]));
+            if (c > 2)
+                _mm512_mask_storeu_epi64((void *)(out + 8 * j + 4), v_blocks_mask(2 * c - 4),
+                                         _mm512_permutex2var_epi64(hl[j], i1, hr[j]));
+        }
+    }
+}
+
+
+/* nz registers of 4 blocks: b holds the inputs on entry, H(inputs) on exit */
+TGT_VAES static inline void v_hash_core(__m512i *b, int nz, const __m512i rk[11], const __m512i clr)
+{
+    __m512i sg[VW];
+    for (int j = 0; j < nz; j++) {
+        sg[j] = v_sigma_clr(b[j], clr);
+        b[j] = _mm512_xor_si512(sg[j], rk[0]);
+    }
+    for (int r = 1; r < 10; r++)
+        for (int j = 0; j < nz; j++) b[j] = _mm512_aesenc_epi128(b[j], rk[r]);
+    for (int j = 0; j < nz; j++) b[j] = _mm512_aesenclast_epi128(b[j], _mm512_xor_si512(sg[j], rk[10]));
+}
+
+TGT_VAES static void hash_vaes(blk *out, const blk *in, size_t n, int which, int clear)
+{
+    __m512i rk[11];
+    for (int r = 0; r < 11; r++) rk[r] = v_rk1(which, r);
+    const __m512i keep = clear ? _mm512_set1_epi64(1) : _mm512_setzero_si512();
+    while (n >= 4 * VW) {
+        __m512i b[VW];
+        for (int j = 0; j < VW; j++) b[j] = _mm512_loadu_si512((const void *)(in + 4 * j));
+        v_hash_core(b, VW, rk, keep);
+        for (int j = 0; j < VW; j++) _mm512_storeu_si512((void *)(out + 4 * j), b[j]);
+        in += 4 * VW;
+        out += 4 * VW;
+        n -= 4 * VW;
+    }
+    if (n) {
+        int nz = (int)((n + 3) / 4);
+        __m512i b[VW];
+        for (int j = 0; j < nz; j++)
+            b[j] = _mm512_maskz_loadu_epi64(v_blocks_mask(n - 4 * (size_t)j), (const void *)(in + 4 * j));
+        v_hash_core(b, nz, rk, keep);
+        for (int j = 0; j < nz; j++)
+            _mm512_mask_storeu_epi64((void *)(out + 4 * j), v_blocks_mask(n - 4 * (size_t)j), b[j]);
+    }
+}
+
+TGT_VAES static void hash_sel_vaes(blk *out, const blk *in, const uint8_t *sel, size_t n)
+{
+    __m512i kl[11], kr[11];
+    for (int r = 0; r < 11; r++) {
+        kl[r] = v_rk1(DPF_KL, r);
+        kr[r] = v_rk1(DPF_KR, r);
+    }
+    const __m512i one = _mm512_set_epi64(0, 1, 0, 1, 0, 1, 0, 1);
+    while (n) {
+        size_t m = n >= 16 ? 16 : n;
+        int nz = (int)((m + 3) / 4);
+        __m512i sg[4], b[4];
+        __mmask8 ks[4];
+        for (int j = 0; j < nz; j++) {
+            unsigned k = 0;
+            for (size_t i = 0; i < 4 && 4 * (size_t)j + i < m; i++) k |= (unsigned)(sel[4 * j + i] & 1) * (3u << (2 * i));
+            ks[j] = (__mmask8)k;
+            __m512i x = _mm512_maskz_loadu_epi64(v_blocks_mask(m - 4 * (size_t)j), (const void *)(in + 4 * j));
+            sg[j] = v_sigma(_mm512_andnot_si512(one, x));
+            b[j] = _mm512_xor_si512(sg[j], _mm512_mask_blend_epi64(ks[j], kl[0], kr[0]));
+        }
+        for (int r = 1; r < 10; r++)
+            for (int j = 0; j < nz; j++)
+                b[j] = _mm512_aesenc_epi128(b[j], _mm512_mask_blend_epi64(ks[j], kl[r], kr[r]));
+        for (int j = 0; j < nz; j++) {
+            __m512i k10 = _mm512_mask_blend_epi64(ks[j], kl[10], kr[10]);
+            b[j] = _mm512_aesenclast_epi128(b[j], _mm512_xor_si512(k10, sg[j]));
+            _mm512_mask_storeu_epi64((void *)(out + 4 * j), v_blocks_mask(m - 4 * (size_t)j), b[j]);
+        }
+        in += m;
+        out += m;
+        sel += m;
+        n -= m;
+    }
+}
+
+/* b: leaves on entry, (-1)^party (H_V(s) + t * cw) in 64-bit lanes on exit */
+TGT_VAES static inline void v_conv_core(__m512i *b, int nz, const __m512i rk[11], const __m512i cwv,
+                                        const __m512i neg)
+{
+    const __m512i clr = _mm512_set1_epi64(1);
+    __m512i sg[VW];
+    __mmask8 kt[VW];
+    for (int j = 0; j < nz; j++) {
+        kt[j] = v_tmask(b[j]);
+        sg[j] = v_sigma_clr(b[j], clr);
+        b[j] = _mm512_xor_si512(sg[j], rk[0]);
+    }
+    for (int r = 1; r < 10; r++)
+        for (int j = 0; j < nz; j++) b[j] = _mm512_aesenc_epi128(b[j], rk[r]);
+    for (int j = 0; j < nz; j++) {
+        __m512i h = _mm512_aesenclast_epi128(b[j], _mm512_xor_si512(sg[j], rk[10]));
+        h = _mm512_mask_add_epi64(h, kt[j], h, cwv);
+        b[j] = _mm512_sub_epi64(_mm512_xor_si512(h, neg), neg);
+    }
+}
+
+TGT_VAES static void conv_u64_vaes(uint64_t *out, const blk *leaves, size_t n,
+                                   const uint64_t cw[2], int party, int words)
+{
+    __m512i rk[11];
+    for (int r = 0; r < 11; r++) rk[r] = v_rk1(DPF_KV, r);
+    const __m512i cwv = _mm512_broadcast_i32x4(_mm_set_epi64x((long long)cw[1], (long long)cw[0]));
+    const __m512i neg = party ? _mm512_set1_epi64(-1) : _mm512_setzero_si512();
+    while (n >= 4 * VW) {
+        __m512i b[VW];
+        for (int j = 0; j < VW; j++) b[j] = _mm512_loadu_si512((const void *)(leaves + 4 * j));
+        v_conv_core(b, VW, rk, cwv, neg);
+        if (words == 2) {
+            for (int j = 0; j < VW; j++) _mm512_storeu_si512((void *)(out + 8 * j), b[j]);
+        } else {
+            for (int j = 0; j < VW; j++)
+                _mm256_storeu_si256((__m256i *)(out + 4 * j),
+                                    _mm512_castsi512_si256(_mm512_maskz_compress_epi64(0x55, b[j])));
+        }
+        leaves += 4 * VW;
+        out += (size_t)words * 4 * VW;
+        n -= 4 * VW;
+    }
+    if (n) {
+        int nz = (int)((n + 3) / 4);
+        __m512i b[VW];
+        for (int j = 0; j < nz; j++)
+            b[j] = _mm512_maskz_loadu_epi64(v_blocks_mask(n - 4 * (size_t)j), (const void *)(leaves + 4 * j));
+        v_conv_core(b, nz, rk, cwv, neg);
+        for (int j = 0; j < nz; j++) {
+            __mmask8 bm = v_blocks_mask(n - 4 * (size_t)j);
+            if (words == 2) _mm512_mask_storeu_epi64((void *)(out + 8 * j), bm, b[j]);
+            else _mm512_mask_compressstoreu_epi64((void *)(out + 4 * j), (__mmask8)(bm & 0x55), b[j]);
+        }
+    }
+}
+
+/* Counter-mode conversion of d words per leaf, accumulated or stored.  The
+ * work is a flat list of (leaf i, register k) tasks, register k holding
+ * blocks 4k .. 4k+3 of leaf i's stream, 8 tasks in flight.  sigma is linear,
+ * so sigma(s xor j) = sigma(s) xor sigma(j) with sigma(j) = (0, j): one
+ * broadcast of sigma(s) per task and a per-lane counter in the high words. */
+typedef struct {
+    const blk *leaves;
+    const uint64_t *cw;
+    uint64_t *out;
+    size_t d, nz, i, k;     /* next task (i, k) */
+    int accumulate;
+} v_vec_state;
+
+TGT_VAES static inline void v_conv_vec_group(v_vec_state *st, int nt, const __m512i rk[11], __m512i neg)
+{
+    const __m512i lane = _mm512_set_epi64(3, 0, 2, 0, 1, 0, 0, 0);    /* sigma(j) for j = 0..3 */
+    __m512i in[VW], b[VW];
+    size_t ti[VW], tk[VW];
+    long long tb[VW];
+    for (int j = 0; j < nt; j++) {
+        blk x = st->leaves[st->i];
+        uint64_t lo = x.lo & ~(uint64_t)1;
+        __m512i sg = _mm512_broadcast_i32x4(_mm_set_epi64x((long long)(x.hi ^ lo ^ (4 * st->k)), (long long)x.hi));
+        in[j] = _mm512_xor_si512(sg, lane);
+        b[j] = _mm512_xor_si512(in[j], rk[0]);
+        tb[j] = -(long long)(x.lo & 1);
+        ti[j] = st->i;
+        tk[j] = st->k;
+        if (++st->k == st->nz) {
+            st->k = 0;
+            st->i++;
+        }
+    }
+    for (int r = 1; r < 10; r++)
+        for (int j = 0; j < nt; j++) b[j] = _mm512_aesenc_epi128(b[j], rk[r]);
+    for (int j = 0; j < nt; j++) {
+        __m512i h = _mm512_aesenclast_epi128(b[j], _mm512_xor_si512(in[j], rk[10]));
+        size_t w0 = 8 * tk[j];
+        size_t nw = st->d - w0 < 8 ? st->d - w0 : 8;
+        __mmask8 m = (__mmask8)((1u << nw) - 1);
+        __m512i c = _mm512_maskz_loadu_epi64(m, st->cw + w0);
+        __m512i v = _mm512_add_epi64(h, _mm512_and_si512(c, _mm512_set1_epi64(tb[j])));
+        v = _mm512_sub_epi64(_mm512_xor_si512(v, neg), neg);
+        uint64_t *o = st->out + ti[j] * st->d + w0;
+        if (st->accumulate) v = _mm512_add_epi64(v, _mm512_maskz_loadu_epi64(m, o));
+        _mm512_mask_storeu_epi64(o, m, v);
+    }
+}
+
+TGT_VAES static void conv_u64_vec_vaes(uint64_t *out, const blk *leaves, size_t n, const uint64_t *cw,
+                                       size_t d, int party, int accumulate)
+{
+    __m512i rk[11];
+    for (int r = 0; r < 11; r++) rk[r] = v_rk1(DPF_KV, r);
+    const __m512i neg = party ? _mm512_set1_epi64(-1) : _mm512_setzero_si512();
+    size_t nb = (d + 1) / 2;
+    v_vec_state st = {leaves, cw, out, d, (nb + 3) / 4, 0, 0, accumulate};
+    size_t total = n * st.nz, q = 0;
+    for (; q + VW <= total; q += VW) v_conv_vec_group(&st, VW, rk, neg);
+    if (q < total) v_conv_vec_group(&st, (int)(total - q), rk, neg);
+}
+
+const secea__dpf_impl secea__dpf_impl_vaes = {
+    "vaes", expand_vaes, hash_vaes, hash_sel_vaes, conv_u64_vaes, conv_u64_vec_vaes
+};
+
+#else
+typedef int secea__dpf_x86_unused;
+#endif

@@ -1,0 +1,847 @@
+"""Two-party distributed point functions (DPF) over Z_2^64, Z_2^32 and F_p.
+
+The scheme is the tree DPF of Boyle, Gilboa and Ishai ("Function Secret
+Sharing: Improvements and Extensions", CCS 2016, Fig. 1), written as in
+SecEmb (Appendix F, Algorithms 4-7): ``path_gen`` / ``path_eval`` build and
+walk the tree of seeds and control bits, ``convert_gen`` / ``convert_eval``
+map the final seed to group elements with the last correction word CW^{n+1}.
+``gen`` / ``eval_*`` are the composition.  For f(x) = beta if x == alpha else
+0, ``eval(k0, x) + eval(k1, x) = f(x)`` in the group.
+
+Construction (csrc/dpf/, bit-identical to the pure-Python twin
+``secea_fast.dpf.reference``):
+
+* Seeds are 128-bit blocks.  The PRG is G(s) = H_L(s) || H_R(s) with the
+  correlation-robust fixed-key hash H_k(x) = AES_k(sigma(x)) xor sigma(x),
+  sigma(lo, hi) = (hi, hi xor lo) (Guo, Katz, Wang, Yu, S&P 2020; Google
+  distributed_point_functions' ``aes_128_fixed_key_hash``).  The keys k_L,
+  k_R and k_V (conversion) are public constants, SHA-256(label)[:16] of
+  ``reference.FIXED_KEY_LABELS``.  The control bit t of each child is bit 0 of
+  its hash output and is cleared in the seed.
+* Level i consumes bit n - i of alpha (most significant first).
+* t_0^(0) is random and t_1^(0) = 1 - t_0^(0); seeds come from ``secrets``.
+* Convert(s): block j of the stream H_V(s xor j); Z_2^64 takes 64-bit words,
+  Z_2^32 32-bit words, F_p reduces each 128-bit block mod p.
+* ``early=True`` (scalar Z_2^64 / Z_2^32 payloads) stops the tree e levels
+  early (e = 1 for Z_2^64, 2 for Z_2^32): one Convert block then holds the
+  2^e outputs of a leaf and CW^{n+1} is one 128-bit block.  Default keys keep
+  the depth-n path, so SecEmb can reuse it (``path_key``, ``Key.from_path``).
+
+Deviations from the paper (documented, tested):
+
+* Algorithm 6 as printed takes ``s <- s^L`` on the right branch; the correct
+  step (BGI16) takes s^R, which this code does.
+* G outputs 2 x 128 bits, not 2(lambda + 1): t is carved out of the seed, so
+  seeds have 127 effective bits (the usual packing, as in Google's
+  implementation).
+* Convert for vector payloads and F_p is specified here (the paper leaves
+  it abstract); F_p conversion has statistical distance <= p / 2^128 from
+  uniform.
+* Early termination (an option, off by default) shortens the tree; such keys
+  have no depth-n path and cannot be split into path + CW.
+
+Key bytes (``Key.to_bytes``): a 24-byte little-endian header
+``magic "SDPF" | version u8 | party u8 | log_domain u8 | flags u8 (bit 0
+early, bit 1 vector payload) | group id u8 (0 u64, 1 u32, 2 F_p) | 3 zero
+bytes | d u32 | modulus u64 (0, 2^32 or p)`` followed by the key body of
+csrc/include/secea.h.  Path keys use magic "SDPP" with group, d, modulus 0.
+"""
+from __future__ import annotations
+
+import numbers
+import secrets
+import struct
+
+import numpy as np
+
+from .._checks import check_int, check_prime
+from .._native import ffi, lib, resolve_threads
+
+__all__ = ["Key", "KeyBatch", "PathKey", "PathSecret", "gen", "gen_batch", "eval_points", "eval_full",
+           "eval_full_batch", "path_gen", "convert_gen", "path_eval", "convert_eval", "path_eval_full",
+           "convert_accumulate", "eval_full_dot", "split_states", "MAX_LOG_DOMAIN", "MAX_FULL_LOG_DOMAIN",
+           "MAX_PAYLOAD"]
+
+MAX_LOG_DOMAIN = 63          # keys and point evaluation
+MAX_FULL_LOG_DOMAIN = 32     # full-domain evaluation (2^n outputs)
+MAX_PAYLOAD = 1 << 20        # elements per payload vector
+VERSION = 1
+_MAGIC_KEY = b"SDPF"
+_MAGIC_PATH = b"SDPP"
+_HEADER = struct.Struct("<4sBBBBB3sIQ")
+_FLAG_EARLY, _FLAG_VECTOR = 1, 2
+_GROUP_NAMES = {0: "u64", 1: "u32"}
+
+
+# ---------------------------------------------------------------- helpers
+
+class _Group:
+    __slots__ = ("gid", "p", "modulus", "name", "width")
+
+    def __init__(self, gid, p):
+        self.gid = gid
+        self.p = p                                   # the C modulus argument
+        self.modulus = (1 << 64) if gid == 0 else (1 << 32) if gid == 1 else p
+        self.name = _GROUP_NAMES.get(gid, p)
+        self.width = 4 if gid == 1 else 8
+
+    @property
+    def header_modulus(self):
+        return 0 if self.gid == 0 else self.modulus
+
+
+def _group(group) -> _Group:
+    if isinstance(group, str):
+        if group == "u64":
+            return _Group(0, 0)
+        if group == "u32":
+            return _Group(1, 0)
+        raise ValueError(f"group must be 'u64', 'u32' or a prime p < 2^64, got {group!r}")
+    if isinstance(group, bool) or not isinstance(group, numbers.Integral):
+        raise TypeError(f"group must be 'u64', 'u32' or an int prime, got {type(group).__name__}")
+    return _Group(2, check_prime(int(group), "group"))
+
+
+def _check_log_domain(n, limit=MAX_LOG_DOMAIN, what="log_domain"):
+    n = check_int(n, what)
+    if not 1 <= n <= limit:
+        raise ValueError(f"{what} must be between 1 and {limit}, got {n}")
+    return n
+
+
+def _check_alpha(alpha, n):
+    alpha = check_int(alpha, "alpha")
+    if not 0 <= alpha < (1 << n):
+        raise ValueError(f"alpha must satisfy 0 <= alpha < 2^{n}, got {alpha}")
+    return alpha
+
+
+def _early_e(g: _Group, n: int) -> int:
+    return min(1 if g.gid == 0 else 2, n)
+
+
+def _as_u64_ints(values, name, bound, shape_hint=None):
+    """Integers (sequence or integer ndarray) -> uint64 ndarray, each < bound."""
+    if isinstance(values, np.ndarray):
+        if values.dtype == np.bool_ or values.dtype.kind not in "ui":
+            raise TypeError(f"{name} must hold integers, got dtype {values.dtype}")
+        if values.dtype.kind == "i" and values.size and int(values.min()) < 0:
+            raise ValueError(f"{name} has a negative entry ({int(values.min())})")
+        arr = values.astype(np.uint64, copy=False)
+    else:
+        try:
+            obj = np.asarray(values, dtype=object)
+        except Exception as exc:  # pragma: no cover - exotic inputs
+            raise TypeError(f"{name} must be integers: {exc}") from None
+        flat = obj.reshape(-1)
+        for v in flat:
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise TypeError(f"{name} must hold ints, got {type(v).__name__}")
+            if not 0 <= int(v) < (1 << 64):
+                raise ValueError(f"{name} has an entry outside [0, 2^64): {int(v)}")
+        arr = np.array([int(v) for v in flat], dtype=np.uint64).reshape(obj.shape)
+    if arr.size and bound < (1 << 64) and int(arr.max()) >= bound:
+        bad = int(np.argmax(arr >= np.uint64(bound)))
+        raise ValueError(f"{name} has an entry >= {bound} at flat index {bad} (value {int(arr.flat[bad])})")
+    return np.ascontiguousarray(arr)
+
+
+def _check_beta(beta, g: _Group):
+    """-> (uint64 array of d elements, vector flag)."""
+    if isinstance(beta, numbers.Integral) and not isinstance(beta, bool):
+        b = int(beta)
+        if not 0 <= b < g.modulus:
+            raise ValueError(f"beta must satisfy 0 <= beta < {g.modulus} for group {g.name!r}, got {b}")
+        return np.array([b], dtype=np.uint64), False
+    if isinstance(beta, bool):
+        raise TypeError("beta must be an int or a 1-D array of ints, got bool")
+    if isinstance(beta, np.ndarray):
+        if beta.dtype != np.uint64:
+            raise TypeError(f"beta must have dtype uint64, got {beta.dtype}")
+        if beta.ndim != 1:
+            raise ValueError(f"beta must be a scalar or 1-D, got shape {beta.shape}")
+    elif not isinstance(beta, (list, tuple)):
+        raise TypeError(f"beta must be an int, a list of ints or a uint64 ndarray, got {type(beta).__name__}")
+    arr = _as_u64_ints(beta, "beta", g.modulus)
+    if arr.ndim != 1:
+        raise ValueError(f"beta must be a scalar or 1-D, got shape {arr.shape}")
+    if not 1 <= arr.size <= MAX_PAYLOAD:
+        raise ValueError(f"beta must have between 1 and {MAX_PAYLOAD} elements, got {arr.size}")
+    return arr, True
+
+
+def _body_size(levels, ncw, width):
+    return 32 + 16 * levels + ncw * width
+
+
+def _ptr(arr, ctype="uint8_t[]"):
+    return ffi.from_buffer(ctype, arr)
+
+
+def _wptr(arr, ctype="uint64_t[]"):
+    return ffi.from_buffer(ctype, arr, require_writable=True)
+
+
+def _check_status(status, what):
+    if status:
+        raise MemoryError(f"dpf {what}: could not allocate working memory")
+
+
+def _check_out(out, shape):
+    if out is None:
+        return np.empty(shape, dtype=np.uint64)
+    if not isinstance(out, np.ndarray) or out.dtype != np.uint64:
+        raise TypeError("out must be a numpy.ndarray of dtype uint64")
+    if out.shape != tuple(shape):
+        raise ValueError(f"out must have shape {tuple(shape)}, got {out.shape}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out must be C-contiguous and writable")
+    return out
+
+
+# ------------------------------------------------------------------ keys
+
+class _KeyParams:
+    """Parameters shared by Key and KeyBatch."""
+    __slots__ = ()
+
+    @property
+    def group(self):
+        """'u64', 'u32' or the prime p."""
+        return self._g.name
+
+    @property
+    def e(self):
+        return _early_e(self._g, self.log_domain) if self.early else 0
+
+    @property
+    def levels(self):
+        return self.log_domain - self.e
+
+    @property
+    def ncw(self):
+        return (1 << self.e) if self.early else self.d
+
+    @property
+    def body_size(self):
+        return _body_size(self.levels, self.ncw, self._g.width)
+
+    def _out_tail(self):
+        return (self.d,) if self.vector else ()
+
+    def _same_params(self, other):
+        return (self.log_domain == other.log_domain and self._g.gid == other._g.gid
+                and self._g.p == other._g.p and self.d == other.d and self.vector == other.vector
+                and self.early == other.early)
+
+
+class Key(_KeyParams):
+    """One party's DPF key (immutable).  ``to_bytes`` / ``from_bytes`` give
+    the versioned wire format described in the module docstring."""
+
+    __slots__ = ("party", "log_domain", "_g", "d", "vector", "early", "_body")
+
+    def __init__(self, party, log_domain, g, d, vector, early, body):
+        self.party, self.log_domain, self._g = party, log_domain, g
+        self.d, self.vector, self.early, self._body = d, vector, early, bytes(body)
+
+    def __repr__(self):
+        kind = "early" if self.early else "vector" if self.vector else "scalar"
+        return (f"Key(party={self.party}, log_domain={self.log_domain}, group={self.group!r}, "
+                f"d={self.d}, {kind}, {len(self.to_bytes())} bytes)")
+
+    def __eq__(self, other):
+        return isinstance(other, Key) and self.to_bytes() == other.to_bytes()
+
+    def __hash__(self):
+        return hash(self.to_bytes())
+
+    def to_bytes(self) -> bytes:
+        flags = (_FLAG_EARLY if self.early else 0) | (_FLAG_VECTOR if self.vector else 0)
+        head = _HEADER.pack(_MAGIC_KEY, VERSION, self.party, self.log_domain, flags, self._g.gid,
+                            b"\0\0\0", self.d, self._g.header_modulus)
+        return head + self._body
+
+    @classmethod
+    def from_bytes(cls, data) -> "Key":
+        """Parse and validate; raises ValueError naming what is wrong."""
+        party, n, flags, g, d, body = _parse(data, _MAGIC_KEY)
+        return cls(party, n, g, d, bool(flags & _FLAG_VECTOR), bool(flags & _FLAG_EARLY), body)
+
+    def path_key(self) -> "PathKey":
+        """The path part s^(0) || t^(0) || CW^1..CW^n (default keys only)."""
+        if self.early:
+            raise ValueError("early-termination keys have no depth-n path (use early=False)")
+        return PathKey(self.party, self.log_domain, self._body[:32 + 16 * self.log_domain])
+
+    @property
+    def correction_word(self) -> np.ndarray:
+        """CW^{n+1} as uint64 group elements (ncw of them)."""
+        off = 32 + 16 * self.levels
+        dt = "<u4" if self._g.gid == 1 else "<u8"
+        return np.frombuffer(self._body[off:], dtype=dt).astype(np.uint64)
+
+    @classmethod
+    def from_path(cls, path_key: "PathKey", cw, group="u64", vector=None) -> "Key":
+        """A default key from a path key and CW^{n+1} (from ``convert_gen``)."""
+        if not isinstance(path_key, PathKey):
+            raise TypeError(f"path_key must be a PathKey, got {type(path_key).__name__}")
+        g = _group(group)
+        cw = _check_cw(cw, g)
+        if vector is None:
+            vector = cw.size > 1
+        elif not vector and cw.size != 1:
+            raise ValueError(f"a scalar key needs a 1-element cw, got {cw.size}")
+        return cls(path_key.party, path_key.log_domain, g, int(cw.size), bool(vector), False,
+                   path_key._body + _pack_elems(cw, g))
+
+
+class KeyBatch(_KeyParams):
+    """``count`` keys of one party with the same parameters, stored as a
+    (count, body_size) uint8 array (what the batch kernels consume)."""
+
+    __slots__ = ("party", "log_domain", "_g", "d", "vector", "early", "_bodies")
+
+    def __init__(self, party, log_domain, g, d, vector, early, bodies):
+        self.party, self.log_domain, self._g = party, log_domain, g
+        self.d, self.vector, self.early = d, vector, early
+        self._bodies = bodies
+
+    def __len__(self):
+        return self._bodies.shape[0]
+
+    def __getitem__(self, i) -> Key:
+        return Key(self.party, self.log_domain, self._g, self.d, self.vector, self.early,
+                   self._bodies[i].tobytes())
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self):
+        return (f"KeyBatch(count={len(self)}, party={self.party}, log_domain={self.log_domain}, "
+                f"group={self.group!r}, d={self.d}, early={self.early})")
+
+    @classmethod
+    def from_keys(cls, keys) -> "KeyBatch":
+        keys = list(keys)
+        if not keys:
+            raise ValueError("need at least one key")
+        for k in keys:
+            if not isinstance(k, Key):
+                raise TypeError(f"keys must be Key objects, got {type(k).__name__}")
+        k0 = keys[0]
+        for k in keys[1:]:
+            if not k._same_params(k0) or k.party != k0.party:
+                raise ValueError("all keys of a batch need the same party, log_domain, group, d and early flag")
+        bodies = np.frombuffer(b"".join(k._body for k in keys), dtype=np.uint8).reshape(len(keys), -1).copy()
+        return cls(k0.party, k0.log_domain, k0._g, k0.d, k0.vector, k0.early, bodies)
+
+
+class PathKey:
+    """s^(0) || t^(0) || CW^(1..n): the path part of a default key (Sec. 4.3.2)."""
+
+    __slots__ = ("party", "log_domain", "_body")
+
+    def __init__(self, party, log_domain, body):
+        self.party, self.log_domain, self._body = party, log_domain, bytes(body)
+
+    levels = property(lambda self: self.log_domain)
+
+    def __repr__(self):
+        return f"PathKey(party={self.party}, log_domain={self.log_domain})"
+
+    def __eq__(self, other):
+        return isinstance(other, PathKey) and self.to_bytes() == other.to_bytes()
+
+    def __hash__(self):
+        return hash(self.to_bytes())
+
+    def to_bytes(self) -> bytes:
+        return _HEADER.pack(_MAGIC_PATH, VERSION, self.party, self.log_domain, 0, 0, b"\0\0\0", 0, 0) + self._body
+
+    @classmethod
+    def from_bytes(cls, data) -> "PathKey":
+        party, n, _, _, _, body = _parse(data, _MAGIC_PATH)
+        return cls(party, n, body)
+
+
+class PathSecret:
+    """The client's PathGen output (t_1^(n), s_0^(n), s_1^(n)), input of
+    ``convert_gen``.  Secret: not printable, not picklable."""
+
+    __slots__ = ("log_domain", "_finals")
+
+    def __init__(self, log_domain, finals):
+        self.log_domain, self._finals = log_domain, bytes(finals)
+
+    def __repr__(self):
+        return f"PathSecret(log_domain={self.log_domain})"
+
+    def __reduce__(self):
+        raise TypeError("PathSecret holds secret seeds and is not picklable")
+
+
+def _parse(data, magic):
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"key bytes must be bytes, got {type(data).__name__}")
+    data = bytes(data)
+    what = "key" if magic == _MAGIC_KEY else "path key"
+    if len(data) < _HEADER.size:
+        raise ValueError(f"{what} truncated: {len(data)} bytes, the header alone has {_HEADER.size}")
+    mg, ver, party, n, flags, gid, rsv, d, mod = _HEADER.unpack_from(data)
+    if mg != magic:
+        raise ValueError(f"not a {what}: magic {mg!r}, expected {magic!r}")
+    if ver != VERSION:
+        raise ValueError(f"unsupported {what} version {ver} (this build reads version {VERSION})")
+    if party not in (0, 1):
+        raise ValueError(f"party must be 0 or 1, got {party}")
+    if not 1 <= n <= MAX_LOG_DOMAIN:
+        raise ValueError(f"log_domain must be between 1 and {MAX_LOG_DOMAIN}, got {n}")
+    if rsv != b"\0\0\0":
+        raise ValueError("reserved header bytes must be zero")
+    if magic == _MAGIC_PATH:
+        if flags or gid or d or mod:
+            raise ValueError("path key header: flags, group, d and modulus must be zero")
+        levels, ncw, g = n, 0, _Group(0, 0)
+    else:
+        if flags & ~(_FLAG_EARLY | _FLAG_VECTOR):
+            raise ValueError(f"unknown flag bits 0x{flags:02x}")
+        if gid == 0:
+            if mod != 0:
+                raise ValueError(f"group u64 needs modulus field 0, got {mod}")
+            g = _Group(0, 0)
+        elif gid == 1:
+            if mod != 1 << 32:
+                raise ValueError(f"group u32 needs modulus field 2^32, got {mod}")
+            g = _Group(1, 0)
+        elif gid == 2:
+            try:
+                g = _Group(2, check_prime(mod, "modulus"))
+            except ValueError as exc:
+                raise ValueError(f"group F_p: {exc}") from None
+        else:
+            raise ValueError(f"unknown group id {gid}")
+        if not 1 <= d <= MAX_PAYLOAD:
+            raise ValueError(f"payload length d must be between 1 and {MAX_PAYLOAD}, got {d}")
+        if not flags & _FLAG_VECTOR and d != 1:
+            raise ValueError(f"a scalar key must have d = 1, got {d}")
+        if flags & _FLAG_EARLY:
+            if flags & _FLAG_VECTOR or g.gid == 2:
+                raise ValueError("early termination is only defined for scalar u64 / u32 keys")
+            e = _early_e(g, n)
+            levels, ncw = n - e, 1 << e
+        else:
+            levels, ncw = n, d
+    body = data[_HEADER.size:]
+    size = _body_size(levels, ncw, g.width) if magic == _MAGIC_KEY else 32 + 16 * levels
+    if len(body) != size:
+        kind = "truncated" if len(body) < size else "padded"
+        raise ValueError(f"{what} {kind}: body has {len(body)} bytes, expected {size} "
+                         f"(log_domain {n}, {levels} levels, {ncw} correction elements)")
+    for i in range(levels):
+        if body[16 + 16 * i] & 1:
+            raise ValueError(f"correction seed of level {i + 1} has bit 0 set (must be zero)")
+    off = 16 + 16 * levels
+    unused = ~((1 << levels) - 1) & ((1 << 64) - 1)
+    for name, o in (("t_CW^L", off), ("t_CW^R", off + 8)):
+        if int.from_bytes(body[o:o + 8], "little") & unused:
+            raise ValueError(f"{name} mask has bits set beyond level {levels}")
+    if magic == _MAGIC_KEY and g.gid == 2:
+        cw = np.frombuffer(body[32 + 16 * levels:], dtype="<u8")
+        if cw.size and int(cw.max()) >= g.p:
+            raise ValueError(f"final correction word has an element >= p = {g.p}")
+    return party, n, flags, g, d, body
+
+
+def _pack_elems(vals: np.ndarray, g: _Group) -> bytes:
+    return vals.astype("<u4" if g.gid == 1 else "<u8").tobytes()
+
+
+def _check_cw(cw, g: _Group) -> np.ndarray:
+    if isinstance(cw, (bytes, bytearray, memoryview)):
+        raise TypeError("cw must be an array of group elements (uint64), not bytes")
+    if isinstance(cw, np.ndarray) and cw.dtype != np.uint64:
+        raise TypeError(f"cw must have dtype uint64, got {cw.dtype}")
+    arr = _as_u64_ints(cw, "cw", g.modulus)
+    if arr.ndim != 1 or not 1 <= arr.size <= MAX_PAYLOAD:
+        raise ValueError(f"cw must be 1-D with 1..{MAX_PAYLOAD} elements, got shape {arr.shape}")
+    return arr
+
+
+# ------------------------------------------------------------ generation
+
+def _gen_raw(alphas, betas, n, g, early, vector, d, rand, threads):
+    """alphas: uint64 (count,), betas: uint64 (count, d); rand: 32 bytes per key."""
+    count = alphas.shape[0]
+    e = _early_e(g, n) if early else 0
+    levels = n - e
+    ncw = (1 << e) if early else d
+    if early:
+        placed = np.zeros((count, ncw), dtype=np.uint64)
+        placed[np.arange(count), (alphas & np.uint64(ncw - 1)).astype(np.intp)] = betas[:, 0]
+        betas = placed
+        alphas = alphas >> np.uint64(e)
+    size = _body_size(levels, ncw, g.width)
+    k0 = np.empty((count, size), dtype=np.uint8)
+    k1 = np.empty((count, size), dtype=np.uint8)
+    betas = np.ascontiguousarray(betas, dtype=np.uint64)
+    alphas = np.ascontiguousarray(alphas, dtype=np.uint64)
+    st = lib.secea_dpf_gen(_wptr(k0, "uint8_t[]"), _wptr(k1, "uint8_t[]"), ffi.NULL, _ptr(alphas, "uint64_t[]"),
+                           _ptr(betas, "uint64_t[]"), rand, count, levels, g.gid, g.p, ncw, threads)
+    _check_status(st, "gen")
+    return (KeyBatch(0, n, g, d, vector, early, k0), KeyBatch(1, n, g, d, vector, early, k1))
+
+
+def _check_early(early, g, vector):
+    if not isinstance(early, bool):
+        raise TypeError(f"early must be a bool, got {type(early).__name__}")
+    if early and (g.gid == 2 or vector):
+        raise ValueError("early=True needs a scalar beta in group 'u64' or 'u32'")
+
+
+def gen(alpha, beta, log_domain, group="u64", early=False, *, _rand=None):
+    """Keys (k0, k1) of f(alpha) = beta, f(x) = 0 elsewhere, x in [0, 2^log_domain).
+
+    beta: an int (scalar payload) or a 1-D uint64 array / list of d ints (each
+    reduced: < 2^64, < 2^32 or < p).  ``early=True`` (scalar u64/u32 only)
+    gives keys for fast full-domain evaluation without a depth-n path.
+
+    >>> k0, k1 = gen(5, 42, 4)
+    >>> [(int(eval_points(k0, x)) + int(eval_points(k1, x))) % 2**64 for x in (5, 6)]
+    [42, 0]
+    """
+    g = _group(group)
+    n = _check_log_domain(log_domain)
+    alpha = _check_alpha(alpha, n)
+    b, vector = _check_beta(beta, g)
+    _check_early(early, g, vector)
+    rand = secrets.token_bytes(32) if _rand is None else bytes(_rand)
+    if len(rand) != 32:
+        raise ValueError("_rand must be 32 bytes")
+    b0, b1 = _gen_raw(np.array([alpha], dtype=np.uint64), b.reshape(1, -1), n, g, early, vector, b.size, rand, 1)
+    return b0[0], b1[0]
+
+
+def gen_batch(alphas, betas, log_domain, group="u64", early=False, *, threads=None, _rand=None):
+    """Key batches (K0, K1) for many point functions at once.
+
+    alphas: (count,) ints; betas: (count,) for scalar payloads, (count, d)
+    for vector payloads, or one int for all keys."""
+    g = _group(group)
+    n = _check_log_domain(log_domain)
+    threads = resolve_threads(threads)
+    a = _as_u64_ints(alphas, "alphas", 1 << n)
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"alphas must be a non-empty 1-D array, got shape {a.shape}")
+    count = a.size
+    if isinstance(betas, numbers.Integral) and not isinstance(betas, bool):
+        b, _ = _check_beta(betas, g)
+        b = np.full((count, 1), b[0], dtype=np.uint64)
+        vector = False
+    else:
+        if isinstance(betas, np.ndarray) and betas.dtype != np.uint64:
+            raise TypeError(f"betas must have dtype uint64, got {betas.dtype}")
+        b = _as_u64_ints(betas, "betas", g.modulus)
+        if b.ndim == 1:
+            vector = False
+            b = b.reshape(-1, 1)
+        elif b.ndim == 2:
+            vector = True
+            if not 1 <= b.shape[1] <= MAX_PAYLOAD:
+                raise ValueError(f"betas rows must have 1..{MAX_PAYLOAD} elements, got {b.shape[1]}")
+        else:
+            raise ValueError(f"betas must be 1-D (scalars) or 2-D (vectors), got shape {b.shape}")
+        if b.shape[0] != count:
+            raise ValueError(f"betas has {b.shape[0]} rows for {count} alphas")
+    _check_early(early, g, vector)
+    rand = secrets.token_bytes(32 * count) if _rand is None else bytes(_rand)
+    if len(rand) != 32 * count:
+        raise ValueError("_rand must be 32 bytes per key")
+    return _gen_raw(a, b, n, g, early, vector, b.shape[1], rand, threads)
+
+
+# ------------------------------------------------------------ evaluation
+
+def _key_arrays(keys, *, allow_early=True):
+    """Key / KeyBatch / sequence of Keys -> (params key, bodies (count, size) uint8, parties uint8, single)."""
+    if isinstance(keys, Key):
+        bodies = np.frombuffer(keys._body, dtype=np.uint8).reshape(1, -1)
+        parties = np.array([keys.party], dtype=np.uint8)
+        ref, single = keys, True
+    elif isinstance(keys, KeyBatch):
+        bodies = np.ascontiguousarray(keys._bodies)
+        parties = np.full(len(keys), keys.party, dtype=np.uint8)
+        ref, single = keys, False
+    else:
+        if isinstance(keys, (str, bytes)) or not hasattr(keys, "__iter__"):
+            raise TypeError(f"keys must be a Key, a KeyBatch or a sequence of Keys, got {type(keys).__name__}")
+        keys = list(keys)
+        if not keys:
+            raise ValueError("need at least one key")
+        for k in keys:
+            if not isinstance(k, Key):
+                raise TypeError(f"keys must be Key objects, got {type(k).__name__}")
+            if not k._same_params(keys[0]):
+                raise ValueError("all keys must share log_domain, group, d and early flag")
+        bodies = np.frombuffer(b"".join(k._body for k in keys), dtype=np.uint8).reshape(len(keys), -1)
+        parties = np.array([k.party for k in keys], dtype=np.uint8)
+        ref, single = keys[0], False
+    if not allow_early and ref.early:
+        raise ValueError("early-termination keys have no depth-n path (use early=False keys)")
+    return ref, bodies, parties, single
+
+
+def eval_points(key, xs, *, threads=None):
+    """Party shares Eval(key, x).  key: a Key (xs any shape) or a KeyBatch /
+    sequence of keys (xs of shape (count,) or (count, k): row i for key i).
+    Returns uint64 of shape xs.shape (+ (d,) for vector payloads)."""
+    ref, bodies, parties, single = _key_arrays(key)
+    threads = resolve_threads(threads)
+    n = ref.log_domain
+    scalar_x = isinstance(xs, numbers.Integral) and not isinstance(xs, bool)
+    x = _as_u64_ints([xs] if scalar_x else xs, "xs", 1 << n)
+    if not single:
+        if x.ndim == 0 or x.shape[0] != bodies.shape[0]:
+            raise ValueError(f"xs must have {bodies.shape[0]} rows (one per key), got shape {x.shape}")
+    shape = () if scalar_x else x.shape
+    npts = x.size
+    per_key = npts if single else (npts // bodies.shape[0] if npts else 1)
+    tail = ref._out_tail()
+    out = np.empty((npts,) + tail, dtype=np.uint64)
+    if npts:
+        xf = np.ascontiguousarray(x.reshape(-1))
+        st = lib.secea_dpf_eval_points(_wptr(out), _ptr(bodies), bodies.shape[1], _ptr(parties), _ptr(xf, "uint64_t[]"),
+                                       npts, max(per_key, 1), ref.levels, ref.e, ref._g.gid, ref._g.p, ref.ncw,
+                                       threads)
+        _check_status(st, "eval_points")
+    out = out.reshape(shape + tail)
+    return out[()] if scalar_x and not tail else out
+
+
+def _full(ref, bodies, parties, out, threads, single):
+    n = _check_log_domain(ref.log_domain, MAX_FULL_LOG_DOMAIN, "log_domain for full-domain evaluation")
+    threads = resolve_threads(threads)
+    count = bodies.shape[0]
+    m = 1 << n
+    shape = ((m,) if single else (count, m)) + ref._out_tail()
+    out = _check_out(out, shape)
+    st = lib.secea_dpf_eval_full(_wptr(out), _ptr(bodies), bodies.shape[1], _ptr(parties), count, m, ref.levels,
+                                 ref.e, ref._g.gid, ref._g.p, ref.ncw, threads)
+    _check_status(st, "eval_full")
+    return out
+
+
+def eval_full(key, *, out=None, threads=None):
+    """All 2^n shares of one key: shape (2^n,) or (2^n, d).  ``out``: a
+    preallocated uint64 array of that shape (no allocation)."""
+    if not isinstance(key, Key):
+        raise TypeError(f"key must be a Key (use eval_full_batch for batches), got {type(key).__name__}")
+    ref, bodies, parties, _ = _key_arrays(key)
+    return _full(ref, bodies, parties, out, threads, True)
+
+
+def eval_full_batch(keys, *, out=None, threads=None):
+    """Full-domain shares of many keys: shape (count, 2^n[, d])."""
+    ref, bodies, parties, _ = _key_arrays(keys)
+    return _full(ref, bodies, parties, out, threads, False)
+
+
+# ------------------------------------------------- SecEmb path / convert
+
+def path_gen(alpha, log_domain):
+    """Algorithm 7: (PathKey for server 0, PathKey for server 1, PathSecret)."""
+    n = _check_log_domain(log_domain)
+    alpha = _check_alpha(alpha, n)
+    size = 32 + 16 * n
+    p0 = np.empty(size, dtype=np.uint8)
+    p1 = np.empty(size, dtype=np.uint8)
+    fin = np.empty(32, dtype=np.uint8)
+    a = np.array([alpha], dtype=np.uint64)
+    st = lib.secea_dpf_gen(_wptr(p0, "uint8_t[]"), _wptr(p1, "uint8_t[]"), _wptr(fin, "uint8_t[]"), _ptr(a, "uint64_t[]"),
+                           ffi.NULL, secrets.token_bytes(32), 1, n, 0, 0, 0, 1)
+    _check_status(st, "path_gen")
+    secret = PathSecret(n, fin.tobytes())
+    fin[:] = 0
+    return PathKey(0, n, p0.tobytes()), PathKey(1, n, p1.tobytes()), secret
+
+
+def convert_gen(path_secret, beta, group="u64"):
+    """Algorithm 5: CW^{n+1} = (-1)^{t_1} [beta - Convert(s_0) + Convert(s_1)],
+    as a 1-D uint64 array of d group elements (d = 1 for a scalar beta)."""
+    if not isinstance(path_secret, PathSecret):
+        raise TypeError(f"path_secret must be a PathSecret, got {type(path_secret).__name__}")
+    g = _group(group)
+    b, _ = _check_beta(beta, g)
+    cw = np.empty(b.size, dtype=np.uint64)
+    st = lib.secea_dpf_convert_gen(_wptr(cw), path_secret._finals, _ptr(b, "uint64_t[]"), 1, g.gid, g.p, b.size)
+    _check_status(st, "convert_gen")
+    return cw
+
+
+def _path_arrays(keys):
+    """PathKey / Key / KeyBatch / sequence -> (log_domain, bodies (count, stride) uint8, parties, single)."""
+    if isinstance(keys, PathKey):
+        return keys.log_domain, np.frombuffer(keys._body, dtype=np.uint8).reshape(1, -1), \
+            np.array([keys.party], dtype=np.uint8), True
+    if isinstance(keys, (Key, KeyBatch)):
+        ref, bodies, parties, single = _key_arrays(keys, allow_early=False)
+        return ref.log_domain, bodies, parties, single
+    if isinstance(keys, (str, bytes)) or not hasattr(keys, "__iter__"):
+        raise TypeError(f"expected a PathKey, Key, KeyBatch or a sequence of them, got {type(keys).__name__}")
+    keys = list(keys)
+    if not keys:
+        raise ValueError("need at least one key")
+    paths = []
+    for k in keys:
+        if isinstance(k, Key):
+            k = k.path_key()
+        if not isinstance(k, PathKey):
+            raise TypeError(f"expected PathKey or Key objects, got {type(k).__name__}")
+        paths.append(k)
+    n = paths[0].log_domain
+    if any(p.log_domain != n for p in paths):
+        raise ValueError("all path keys must have the same log_domain")
+    bodies = np.frombuffer(b"".join(p._body for p in paths), dtype=np.uint8).reshape(len(paths), -1)
+    return n, bodies, np.array([p.party for p in paths], dtype=np.uint8), False
+
+
+def split_states(states):
+    """Packed states (..., 16) uint8 -> (t (...) uint8, s (..., 16) uint8 with bit 0 cleared)."""
+    states = np.asarray(states)
+    t = (states[..., 0] & 1).astype(np.uint8)
+    s = states.copy()
+    s[..., 0] &= 0xFE
+    return t, s
+
+
+def _join_states(t, s):
+    if not isinstance(s, np.ndarray) or s.dtype != np.uint8 or s.ndim < 1 or s.shape[-1] != 16:
+        raise TypeError("s must be a uint8 array of shape (..., 16)")
+    t = np.asarray(t)
+    if t.dtype.kind not in "uib" or t.shape != s.shape[:-1]:
+        raise ValueError(f"t must be an integer array of shape {s.shape[:-1]}, got {t.dtype} {t.shape}")
+    if t.size and (int(t.max()) > 1 or int(t.min()) < 0):
+        raise ValueError("t must hold bits (0 or 1)")
+    st = np.ascontiguousarray(s).copy()
+    st[..., 0] = (st[..., 0] & 0xFE) | t.astype(np.uint8)
+    return st
+
+
+def path_eval(path_key, xs, *, threads=None):
+    """Algorithm 6 at the points xs: (t, s) with t uint8 of shape xs.shape
+    and s the 16-byte seeds, uint8 of shape xs.shape + (16,)."""
+    n, bodies, _, single = _path_arrays(path_key)
+    if not single:
+        raise TypeError("path_eval takes one PathKey (or default Key)")
+    threads = resolve_threads(threads)
+    x = _as_u64_ints(xs, "xs", 1 << n)
+    states = np.empty(x.shape + (16,), dtype=np.uint8)
+    if x.size:
+        xf = np.ascontiguousarray(x.reshape(-1))
+        st = lib.secea_dpf_path_eval(_wptr(states, "uint8_t[]"), _ptr(bodies), bodies.shape[1],
+                                     _ptr(xf, "uint64_t[]"), x.size, x.size, n, threads)
+        _check_status(st, "path_eval")
+    return split_states(states)
+
+
+def convert_eval(party, t, s, cw, group="u64"):
+    """Algorithm 4: (-1)^party [Convert(s) + t * CW] for each state; returns
+    uint64 of shape t.shape + (d,)."""
+    party = check_int(party, "party")
+    if party not in (0, 1):
+        raise ValueError(f"party must be 0 or 1, got {party}")
+    g = _group(group)
+    cw = _check_cw(cw, g)
+    st = _join_states(t, s)
+    n = st.size // 16
+    out = np.empty((n, cw.size), dtype=np.uint64)
+    if n:
+        status = lib.secea_dpf_convert_eval(_wptr(out), _ptr(st), n, party, _ptr(cw, "uint64_t[]"), g.gid, g.p,
+                                            cw.size)
+        _check_status(status, "convert_eval")
+    return out.reshape(st.shape[:-1] + (cw.size,))
+
+
+def path_eval_full(keys, m=None, *, threads=None):
+    """Packed leaf states (seed with t in bit 0) of all leaves j < m
+    (default 2^n): uint8 (m, 16) for one key, (count, m, 16) for several.
+    Keep them to run ``convert_accumulate`` later without redoing AES."""
+    n, bodies, _, single = _path_arrays(keys)
+    _check_log_domain(n, MAX_FULL_LOG_DOMAIN, "log_domain for full-domain evaluation")
+    threads = resolve_threads(threads)
+    m = (1 << n) if m is None else check_int(m, "m")
+    if not 1 <= m <= (1 << n):
+        raise ValueError(f"m must satisfy 1 <= m <= 2^{n}, got {m}")
+    count = bodies.shape[0]
+    states = np.empty((count, m, 16), dtype=np.uint8)
+    st = lib.secea_dpf_path_eval_full(_wptr(states, "uint8_t[]"), _ptr(bodies), bodies.shape[1], count, m, n, threads)
+    _check_status(st, "path_eval_full")
+    return states[0] if single else states
+
+
+def convert_accumulate(acc, states, party, cw, *, threads=None):
+    """Over Z_2^64, in place: acc[j, :] += sum_c (-1)^party_c [Convert(s_cj) + t_cj * CW_c]
+    for j < m.  acc: (m, d) uint64; states: (m, 16) or (count, m, 16) uint8
+    from ``path_eval_full``; party: 0/1 or one per key; cw: (d,) or (count, d)."""
+    if not isinstance(acc, np.ndarray) or acc.dtype != np.uint64:
+        raise TypeError("acc must be a numpy.ndarray of dtype uint64")
+    if acc.ndim != 2 or not acc.flags.c_contiguous or not acc.flags.writeable:
+        raise ValueError(f"acc must be a writable C-contiguous (m, d) array, got shape {acc.shape}")
+    if not isinstance(states, np.ndarray) or states.dtype != np.uint8:
+        raise TypeError("states must be a uint8 ndarray from path_eval_full")
+    if states.ndim == 2:
+        states = states[None]
+    if states.ndim != 3 or states.shape[2] != 16:
+        raise ValueError(f"states must have shape (m, 16) or (count, m, 16), got {states.shape}")
+    count, m = states.shape[0], states.shape[1]
+    if acc.shape[0] != m:
+        raise ValueError(f"acc has {acc.shape[0]} rows, states cover {m} leaves")
+    d = acc.shape[1]
+    if not isinstance(cw, np.ndarray) or cw.dtype != np.uint64:
+        raise TypeError("cw must be a uint64 ndarray")
+    cws = cw.reshape(1, -1) if cw.ndim == 1 else cw
+    if cws.shape != (count, d):
+        raise ValueError(f"cw must have shape ({d},) or ({count}, {d}), got {cw.shape}")
+    if isinstance(party, numbers.Integral) and not isinstance(party, bool):
+        parties = np.full(count, int(party), dtype=np.int64)
+    else:
+        parties = np.asarray(party)
+        if parties.shape != (count,) or parties.dtype.kind not in "ui":
+            raise ValueError(f"party must be 0/1 or an integer array of shape ({count},)")
+    if parties.size and (parties.min() < 0 or parties.max() > 1):
+        raise ValueError("party values must be 0 or 1")
+    parties = parties.astype(np.uint8)
+    threads = resolve_threads(threads)
+    states = np.ascontiguousarray(states)
+    cws = np.ascontiguousarray(cws)
+    st = lib.secea_dpf_convert_accumulate(_wptr(acc), _ptr(states), _ptr(parties), _ptr(cws, "uint64_t[]"),
+                                          count, m, d, threads)
+    _check_status(st, "convert_accumulate")
+    return acc
+
+
+def eval_full_dot(keys, table, *, threads=None):
+    """Over Z_2^64: sum_j Eval(key, j) * table[j, :] for each key, without
+    materialising the 2^n shares (SecEmb retrieval, eq. 3).  Scalar u64 keys
+    (default or early); table (m, d) uint64 with m <= 2^n.  Returns (d,) for
+    one Key, (count, d) otherwise."""
+    ref, bodies, parties, single = _key_arrays(keys)
+    if ref._g.gid != 0 or ref.vector:
+        raise ValueError("eval_full_dot needs scalar keys over group 'u64'")
+    _check_log_domain(ref.log_domain, MAX_FULL_LOG_DOMAIN, "log_domain for full-domain evaluation")
+    if not isinstance(table, np.ndarray) or table.dtype != np.uint64:
+        raise TypeError("table must be a numpy.ndarray of dtype uint64")
+    if table.ndim != 2:
+        raise ValueError(f"table must be 2-D (m, d), got shape {table.shape}")
+    m, d = table.shape
+    if m > (1 << ref.log_domain):
+        raise ValueError(f"table has {m} rows, more than the domain size 2^{ref.log_domain}")
+    threads = resolve_threads(threads)
+    table = np.ascontiguousarray(table)
+    count = bodies.shape[0]
+    out = np.zeros((count, d), dtype=np.uint64)
+    if d and m:
+        st = lib.secea_dpf_eval_full_dot(_wptr(out), _ptr(bodies), bodies.shape[1], _ptr(parties), count,
+                                         ref.levels, ref.e, _ptr(table, "uint64_t[]"), m, d, threads)
+        _check_status(st, "eval_full_dot")
+    return out[0] if single else out
