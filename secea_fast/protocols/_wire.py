@@ -1,0 +1,85 @@
+"""Versioned, validated byte layouts for protocol messages (no pickle).
+
+A message is ``magic (4 bytes) | version u8 | reserved 3 bytes | fields``;
+arrays are written as ``ndim u8 | dims u64... | little-endian uint64 data``.
+Parsing checks the magic, the version, every length, and that nothing is left
+over; anything else raises ValueError saying what was wrong.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+VERSION = 1
+
+
+class Writer:
+    def __init__(self, magic: bytes):
+        self.parts = [magic, struct.pack("<B3x", VERSION)]
+
+    def u64(self, v: int):
+        self.parts.append(struct.pack("<Q", v))
+        return self
+
+    def blob(self, b: bytes):
+        self.parts.append(struct.pack("<Q", len(b)))
+        self.parts.append(b)
+        return self
+
+    def array(self, a: np.ndarray):
+        a = np.ascontiguousarray(a, dtype="<u8")
+        self.parts.append(struct.pack("<B", a.ndim))
+        self.parts.append(struct.pack(f"<{a.ndim}Q", *a.shape))
+        self.parts.append(a.tobytes())
+        return self
+
+    def bytes(self) -> bytes:
+        return b"".join(self.parts)
+
+
+class Reader:
+    def __init__(self, data, magic: bytes, what: str):
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"{what}: expected bytes, got {type(data).__name__}")
+        self.b = bytes(data)
+        self.i = 0
+        self.what = what
+        head = self._take(8)
+        if head[:4] != magic:
+            raise ValueError(f"{what}: bad magic {head[:4]!r} (expected {magic!r})")
+        if head[4] != VERSION:
+            raise ValueError(f"{what}: unsupported version {head[4]} (this library reads {VERSION})")
+
+    def _take(self, n):
+        if n < 0 or self.i + n > len(self.b):
+            raise ValueError(f"{self.what}: truncated message (needed {n} bytes at offset {self.i}, "
+                             f"{len(self.b) - self.i} left)")
+        out = self.b[self.i:self.i + n]
+        self.i += n
+        return out
+
+    def u64(self) -> int:
+        return struct.unpack("<Q", self._take(8))[0]
+
+    def blob(self, max_len=1 << 34) -> bytes:
+        n = self.u64()
+        if n > max_len:
+            raise ValueError(f"{self.what}: field length {n} is implausible")
+        return self._take(n)
+
+    def array(self, ndim: int, max_elems=1 << 34) -> np.ndarray:
+        nd = self._take(1)[0]
+        if nd != ndim:
+            raise ValueError(f"{self.what}: expected a {ndim}-D array, got {nd}-D")
+        shape = struct.unpack(f"<{nd}Q", self._take(8 * nd))
+        count = 1
+        for s in shape:
+            count *= s
+        if count > max_elems:
+            raise ValueError(f"{self.what}: array of {count} elements is implausible")
+        return np.frombuffer(self._take(8 * count), dtype="<u8").astype(np.uint64).reshape(shape)
+
+    def done(self):
+        if self.i != len(self.b):
+            raise ValueError(f"{self.what}: {len(self.b) - self.i} trailing bytes")

@@ -1,0 +1,129 @@
+import numpy as np
+import pytest
+
+from secea_fast.protocols import secemb
+from secea_fast.protocols.secemb import (AggregationUpload, RetrievalRequest, RetrievalResponse,
+                                         SecEmbParams, Server, User)
+
+
+def quant(x, P):
+    return np.rint(np.asarray(x, dtype=np.float64) * P.scale) / P.scale
+
+
+def expected_aggregate(items, grads, retrieved, m, d, P, drop=()):
+    agg = np.zeros((m, d), dtype=np.int64)
+    for u, (it, g) in enumerate(zip(items, grads)):
+        if u in drop:
+            continue
+        kept = ~np.isnan(retrieved[u][:, 0])
+        np.add.at(agg, np.asarray(it)[kept], np.rint(np.asarray(g)[kept] * P.scale).astype(np.int64))
+    return agg / P.scale
+
+
+@pytest.mark.parametrize("m, d, mp", [(2, 1, 1), (100, 4, 8), (257, 3, 40)])
+def test_round_exact_with_padding_truncation_and_dropout(m, d, mp):
+    rng = np.random.default_rng(m + d)
+    nu = 6
+    Q = rng.normal(size=(m, d)) * 3
+    items = [rng.choice(m, size=int(rng.integers(1, min(m, 2 * mp) + 1)), replace=False) for _ in range(nu)]
+    grads = [rng.normal(size=(len(it), d)) for it in items]
+    dense = [rng.normal(size=5) for _ in range(nu)]
+    drop = {1} if nu > 2 else set()
+    rep = secemb.simulate_round(Q, items, grads, mp, dense=dense, dropouts=drop, report=True)
+    P = SecEmbParams(m=m, d=d, m_prime=mp, n_users=nu, dense_size=5)
+    for u in range(nu):
+        got = rep.retrieved[u]
+        kept = ~np.isnan(got[:, 0])
+        assert kept.sum() == min(len(items[u]), mp)
+        assert np.array_equal(got[kept], quant(Q[items[u]][kept], P))      # bit exact after quantization
+    assert np.array_equal(rep.aggregate, expected_aggregate(items, grads, rep.retrieved, m, d, P, drop))
+    exp_dense = sum(np.rint(dense[u] * P.scale).astype(np.int64) for u in range(nu) if u not in drop) / P.scale
+    assert np.array_equal(rep.dense, exp_dense)
+    assert rep.bytes_up["aggregation"] > 0 and rep.bytes_down["retrieval"] > 0
+
+
+def test_simulate_round_returns_rows_and_sum():
+    rng = np.random.default_rng(1)
+    m, d = 64, 4
+    Q = rng.normal(size=(m, d))
+    items = [np.array([1, 5, 7]), np.array([5, 60])]
+    grads = [np.ones((3, d)), 2 * np.ones((2, d))]
+    retrieved, agg = secemb.simulate_round(Q, items, grads, m_prime=4)
+    P = SecEmbParams(m=m, d=d, m_prime=4, n_users=2)
+    assert np.array_equal(retrieved[0], quant(Q[[1, 5, 7]], P))
+    assert agg[5].tolist() == [3.0] * d and agg[1].tolist() == [1.0] * d and agg[0].tolist() == [0.0] * d
+
+
+def test_range_check_refuses_overflowing_updates():
+    P = SecEmbParams(m=16, d=2, m_prime=2, frac_bits=16, n_users=1000)
+    rng = np.random.default_rng(2)
+    table = secemb.encode_table(rng.normal(size=(16, 2)), P)
+    u = User(P, [3])
+    u.retrieval_request()
+    with pytest.raises(ValueError, match="per-user range"):
+        u.aggregation_upload(np.array([[P.user_bound * 1.01, 0.0]]))
+    with pytest.raises(ValueError, match="NaN"):
+        u.aggregation_upload(np.array([[np.nan, 0.0]]))
+
+
+def test_dp_noise_is_added_and_zero_mean():
+    rng = np.random.default_rng(3)
+    m, d = 32, 8
+    Q = rng.normal(size=(m, d))
+    items = [np.array([0, 1])]
+    grads = [np.zeros((2, d))]
+    rep = secemb.simulate_round(Q, items, grads, 2, noise_sigma=1.0, report=True)
+    noise = rep.aggregate.ravel()
+    assert noise.std() > 0.8 and noise.std() < 2.0 and abs(noise.mean()) < 0.5   # two servers: var 2
+    assert secemb.gaussian_sigma(1.0, 1e-5, 1.0) == pytest.approx(np.sqrt(np.log(1.25e5)))
+
+
+def test_messages_round_trip_and_reject_garbage():
+    P = SecEmbParams(m=50, d=3, m_prime=4, n_users=3)
+    u = User(P, [1, 2])
+    r0, r1 = u.retrieval_request()
+    b = r0.to_bytes()
+    assert RetrievalRequest.from_bytes(b).to_bytes() == b
+    for bad in (b[:-1], b + b"\0", b"XXXX" + b[4:], b[:4] + bytes([9]) + b[5:]):
+        with pytest.raises(ValueError):
+            RetrievalRequest.from_bytes(bad)
+    with pytest.raises(TypeError):
+        RetrievalRequest.from_bytes("text")
+    up = AggregationUpload(0, np.zeros((4, 3), dtype=np.uint64), np.zeros(0, dtype=np.uint64))
+    assert AggregationUpload.from_bytes(up.to_bytes()).cws.shape == (4, 3)
+    resp = RetrievalResponse(1, np.arange(12, dtype=np.uint64).reshape(4, 3))
+    assert RetrievalResponse.from_bytes(resp.to_bytes()).shares.tolist() == resp.shares.tolist()
+
+
+def test_server_refuses_bad_requests_and_uploads():
+    P = SecEmbParams(m=50, d=3, m_prime=4, n_users=3)
+    table = secemb.encode_table(np.zeros((50, 3)), P)
+    s0 = Server(0, P, table)
+    u = User(P, [1])
+    r0, r1 = u.retrieval_request()
+    with pytest.raises(ValueError, match="server 0"):
+        s0.answer("u", r1)
+    with pytest.raises(ValueError, match="without a retrieval"):
+        s0.aggregate({"v": AggregationUpload(0, np.zeros((4, 3), dtype=np.uint64), np.zeros(0, dtype=np.uint64))})
+    s0.answer("u", r0)
+    with pytest.raises(ValueError, match="shapes"):
+        s0.aggregate({"u": AggregationUpload(0, np.zeros((3, 3), dtype=np.uint64), np.zeros(0, dtype=np.uint64))})
+
+
+def test_pad_or_trunc_idx():
+    idx, pos = secemb.pad_or_trunc_idx([3, 9], 20, 5)
+    assert len(idx) == 5 and len(set(idx.tolist())) == 5 and {3, 9} <= set(idx.tolist())
+    assert sorted(pos[pos >= 0].tolist()) == [0, 1]
+    idx, pos = secemb.pad_or_trunc_idx(list(range(10)), 20, 4)
+    assert len(idx) == 4 and set(idx.tolist()) <= set(range(10)) and (pos >= 0).all()
+    with pytest.raises(ValueError, match="duplicates"):
+        secemb.pad_or_trunc_idx([1, 1], 20, 4)
+    with pytest.raises(ValueError):
+        secemb.pad_or_trunc_idx([25], 20, 4)
+
+
+def test_user_secrets_use_no_insecure_rng(no_insecure_rng):
+    P = SecEmbParams(m=40, d=2, m_prime=3, n_users=2)
+    u = User(P, [1, 2])
+    u.retrieval_request()
+    u.aggregation_upload(np.zeros((2, 2)))
