@@ -23,7 +23,9 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from secea_fast import dpf
 
 N = 20
-BLOCKS = {False: 2 * (2**N - 1) + 2**N, True: 2 * (2**(N - 1) - 1) + 2**(N - 1)}
+# AES blocks: 2 per internal tree node plus the Convert blocks of the leaves
+# (default keys: 1 per leaf; early keys, e = 2: 2^(N-2) leaves x 2 blocks)
+BLOCKS = {False: 2 * (2**N - 1) + 2**N, True: 2 * (2**(N - 2) - 1) + 2 * 2**(N - 2)}
 KEYGEN_COUNT = 10000
 
 

@@ -365,6 +365,10 @@ static void leaf_values(const secea__dpf_impl *im, const grp_t *g, const blk *le
         }
         return;
     }
+    if (g->group == 0 && ncw == 4 && im->conv_u64x4 && nout == cnt * ncw) {
+        im->conv_u64x4(out, leaves, cnt, cw, party);
+        return;
+    }
     if (g->group == 0 && im->conv_u64_vec && nout == cnt * ncw) {
         im->conv_u64_vec(out, leaves, cnt, cw, ncw, party, 0);
         return;

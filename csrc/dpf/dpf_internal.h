@@ -66,6 +66,11 @@ typedef struct {
      * out[i*d + k] = v, or out[i*d + k] += v if accumulate.  NULL: plain C. */
     void (*conv_u64_vec)(uint64_t *out, const secea__dpf_blk *leaves, size_t n, const uint64_t *cw,
                          size_t d, int party, int accumulate);
+    /* Four words per leaf (early keys over Z_2^64, e = 2): Convert blocks
+     * H_V(s) and H_V(s xor 1), two leaves per 512-bit register:
+     * out[4i + k] = (-1)^party (word_k + t_i * cw[k]).  NULL: the paths above. */
+    void (*conv_u64x4)(uint64_t *out, const secea__dpf_blk *leaves, size_t n, const uint64_t cw[4],
+                       int party);
 } secea__dpf_impl;
 
 extern const secea__dpf_impl secea__dpf_impl_portable;

@@ -428,6 +428,51 @@ TGT_VAES static void conv_u64_vaes(uint64_t *out, const blk *leaves, size_t n,
     }
 }
 
+TGT_VAES static inline __m512i v_x4_input(const blk *a, const blk *b)
+{
+    uint64_t la = a->lo & ~(uint64_t)1, lb = b->lo & ~(uint64_t)1;
+    __m256i sa = _mm256_broadcastsi128_si256(_mm_set_epi64x((long long)(a->hi ^ la), (long long)a->hi));
+    __m256i sb = _mm256_broadcastsi128_si256(_mm_set_epi64x((long long)(b->hi ^ lb), (long long)b->hi));
+    /* sigma(s xor j) = sigma(s) xor (0, j): lanes j = 0, 1 for each leaf */
+    const __m512i ctr = _mm512_set_epi64(1, 0, 0, 0, 1, 0, 0, 0);
+    return _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(sa), sb, 1), ctr);
+}
+
+TGT_VAES static void conv_u64x4_vaes(uint64_t *out, const blk *leaves, size_t n, const uint64_t cw[4],
+                                     int party)
+{
+    __m512i rk[11];
+    for (int r = 0; r < 11; r++) rk[r] = v_rk1(DPF_KV, r);
+    const __m512i cwv = _mm512_set_epi64((long long)cw[3], (long long)cw[2], (long long)cw[1], (long long)cw[0],
+                                         (long long)cw[3], (long long)cw[2], (long long)cw[1], (long long)cw[0]);
+    const __m512i neg = party ? _mm512_set1_epi64(-1) : _mm512_setzero_si512();
+    size_t i = 0;
+    while (i < n) {
+        size_t pairs = (n - i + 1) / 2;
+        int nz = pairs < VW ? (int)pairs : VW;
+        __m512i in[VW], b[VW];
+        __mmask8 km[VW];
+        for (int j = 0; j < nz; j++) {
+            const blk *a = leaves + i + 2 * (size_t)j;
+            const blk *c = (i + 2 * (size_t)j + 1 < n) ? a + 1 : a;      /* odd tail: duplicate, not stored */
+            in[j] = v_x4_input(a, c);
+            b[j] = _mm512_xor_si512(in[j], rk[0]);
+            km[j] = (__mmask8)(((a->lo & 1) ? 0x0F : 0) | ((c->lo & 1) ? 0xF0 : 0));
+        }
+        for (int r = 1; r < 10; r++)
+            for (int j = 0; j < nz; j++) b[j] = _mm512_aesenc_epi128(b[j], rk[r]);
+        for (int j = 0; j < nz; j++) {
+            __m512i h = _mm512_aesenclast_epi128(b[j], _mm512_xor_si512(in[j], rk[10]));
+            h = _mm512_mask_add_epi64(h, km[j], h, cwv);
+            h = _mm512_sub_epi64(_mm512_xor_si512(h, neg), neg);
+            size_t left = n - i - 2 * (size_t)j;
+            if (left >= 2) _mm512_storeu_si512((void *)(out + 4 * (i + 2 * (size_t)j)), h);
+            else _mm512_mask_storeu_epi64((void *)(out + 4 * (i + 2 * (size_t)j)), 0x0F, h);
+        }
+        i += 2 * (size_t)nz;
+    }
+}
+
 /* Counter-mode conversion of d words per leaf, accumulated or stored.  The
  * work is a flat list of (leaf i, register k) tasks, register k holding
  * blocks 4k .. 4k+3 of leaf i's stream, 8 tasks in flight.  sigma is linear,
@@ -491,7 +536,7 @@ TGT_VAES static void conv_u64_vec_vaes(uint64_t *out, const blk *leaves, size_t 
 }
 
 const secea__dpf_impl secea__dpf_impl_vaes = {
-    "vaes", expand_vaes, hash_vaes, hash_sel_vaes, conv_u64_vaes, conv_u64_vec_vaes
+    "vaes", expand_vaes, hash_vaes, hash_sel_vaes, conv_u64_vaes, conv_u64_vec_vaes, conv_u64x4_vaes
 };
 
 #else
