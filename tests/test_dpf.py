@@ -646,3 +646,24 @@ def test_backend_reports_dpf():
     assert "dpf" in info["kernels"]
     if info["cpu"]["vaes"]:
         assert info["kernels"]["dpf"] == "vaes"
+
+
+def test_path_gen_batch_and_convert_gen_batch_compose():
+    n = 9
+    alphas = np.array([0, 5, 511, 300], dtype=np.uint64)
+    p0, p1, secs = dpf.path_gen_batch(alphas, n)
+    betas = np.arange(1, 13, dtype=np.uint64).reshape(4, 3)
+    cws = dpf.convert_gen_batch(secs, betas)
+    assert cws.shape == (4, 3)
+    for i, a in enumerate(alphas):
+        assert cws[i].tolist() == dpf.convert_gen(secs[i], betas[i]).tolist()
+        k0 = dpf.Key.from_path(p0[i], cws[i])
+        k1 = dpf.Key.from_path(p1[i], cws[i])
+        f = dpf.eval_full(k0) + dpf.eval_full(k1)
+        assert f[int(a)].tolist() == betas[i].tolist()
+        f[int(a)] = 0
+        assert not f.any()
+    with pytest.raises(ValueError):
+        dpf.convert_gen_batch(secs, betas[:2])
+    with pytest.raises(TypeError):
+        dpf.convert_gen_batch(secs, betas.astype(np.float64))

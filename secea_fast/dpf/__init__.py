@@ -60,7 +60,7 @@ from .._checks import check_int, check_prime
 from .._native import ffi, lib, resolve_threads
 
 __all__ = ["Key", "KeyBatch", "PathKey", "PathSecret", "gen", "gen_batch", "eval_points", "eval_full",
-           "eval_full_batch", "path_gen", "convert_gen", "path_eval", "convert_eval", "path_eval_full",
+           "eval_full_batch", "path_gen", "path_gen_batch", "convert_gen", "convert_gen_batch", "path_eval", "convert_eval", "path_eval_full",
            "convert_accumulate", "eval_full_dot", "split_states", "MAX_LOG_DOMAIN", "MAX_FULL_LOG_DOMAIN",
            "MAX_PAYLOAD"]
 
@@ -665,6 +665,57 @@ def path_gen(alpha, log_domain):
     secret = PathSecret(n, fin.tobytes())
     fin[:] = 0
     return PathKey(0, n, p0.tobytes()), PathKey(1, n, p1.tobytes()), secret
+
+
+def path_gen_batch(alphas, log_domain, *, threads=None):
+    """Algorithm 7 for many points in one kernel call: (list of PathKeys for
+    server 0, for server 1, list of PathSecrets)."""
+    n = _check_log_domain(log_domain)
+    a = _as_u64_ints(alphas, "alphas", 1 << n).reshape(-1)
+    count = a.size
+    size = 32 + 16 * n
+    p0 = np.empty((count, size), dtype=np.uint8)
+    p1 = np.empty((count, size), dtype=np.uint8)
+    fin = np.empty((count, 32), dtype=np.uint8)
+    if count:
+        a = np.ascontiguousarray(a)
+        st = lib.secea_dpf_gen(_wptr(p0, "uint8_t[]"), _wptr(p1, "uint8_t[]"), _wptr(fin, "uint8_t[]"),
+                               _ptr(a, "uint64_t[]"), ffi.NULL, secrets.token_bytes(32 * count), count, n,
+                               0, 0, 0, resolve_threads(threads))
+        _check_status(st, "path_gen_batch")
+    secrets_ = [PathSecret(n, fin[i].tobytes()) for i in range(count)]
+    fin[:] = 0
+    return ([PathKey(0, n, p0[i].tobytes()) for i in range(count)],
+            [PathKey(1, n, p1[i].tobytes()) for i in range(count)], secrets_)
+
+
+def convert_gen_batch(path_secrets, betas, group="u64"):
+    """Algorithm 5 for many paths at once: betas (count, d) (or (count,) for
+    scalars) -> CW^{n+1} as a (count, d) uint64 array."""
+    path_secrets = list(path_secrets)
+    if not all(isinstance(x, PathSecret) for x in path_secrets):
+        raise TypeError("path_secrets must be PathSecret objects")
+    g = _group(group)
+    count = len(path_secrets)
+    b = np.asarray(betas)
+    if b.ndim == 1:
+        b = b.reshape(count, 1) if b.shape == (count,) else b
+    if b.ndim != 2 or b.shape[0] != count:
+        raise ValueError(f"betas must have shape ({count}, d), got {np.shape(betas)}")
+    if b.dtype.kind not in "ui":
+        raise TypeError(f"betas must be an integer array, got dtype {b.dtype}")
+    if b.dtype.kind == "i" and b.size and b.min() < 0:
+        raise ValueError("betas must be non-negative group elements")
+    bb = np.ascontiguousarray(b, dtype=np.uint64)
+    bound = {1: 1 << 32, 2: g.p}.get(g.gid)
+    if bound is not None and bb.size and int(bb.max()) >= bound:
+        raise ValueError(f"betas must be < {bound} for group {group!r}")
+    d = b.shape[1]
+    cw = np.empty((count, d), dtype=np.uint64)
+    if count:
+        finals = b"".join(x._finals for x in path_secrets)
+        lib.secea_dpf_convert_gen(_wptr(cw), finals, _ptr(bb, "uint64_t[]"), count, g.gid, g.p, d)
+    return cw
 
 
 def convert_gen(path_secret, beta, group="u64"):

@@ -267,14 +267,10 @@ class User:
         """Algorithm 1 + PathGen + retrieval keys: (request to server 0, to server 1)."""
         P = self.params
         idx, pos = pad_or_trunc_idx(self.items, P.m, P.m_prime)
-        one = np.ones(1, dtype=np.uint64)
-        keys0, keys1, secrets_ = [], [], []
-        for a in idx:
-            p0, p1, sec = dpf.path_gen(int(a), P.log_domain)
-            cw = dpf.convert_gen(sec, one)
-            keys0.append(dpf.Key.from_path(p0, cw, vector=False))
-            keys1.append(dpf.Key.from_path(p1, cw, vector=False))
-            secrets_.append(sec)
+        paths0, paths1, secrets_ = dpf.path_gen_batch(idx, P.log_domain, threads=1)
+        cws = dpf.convert_gen_batch(secrets_, np.ones(len(idx), dtype=np.uint64))
+        keys0 = [dpf.Key.from_path(p0, cw, vector=False) for p0, cw in zip(paths0, cws)]
+        keys1 = [dpf.Key.from_path(p1, cw, vector=False) for p1, cw in zip(paths1, cws)]
         self._round = {"idx": idx, "pos": pos, "paths": secrets_}
         return RetrievalRequest(0, keys0), RetrievalRequest(1, keys1)
 
@@ -309,7 +305,7 @@ class User:
         real = st["pos"] >= 0
         rows[real] = g[st["pos"][real]]
         enc = encode_fixed(rows, P)
-        cws = np.stack([dpf.convert_gen(sec, enc[i]) for i, sec in enumerate(st["paths"])])
+        cws = dpf.convert_gen_batch(st["paths"], enc)
         dense0, dense1 = self._dense_shares(dense)
         self._round = None                    # one upload per round: the paths are spent
         return AggregationUpload(0, cws, dense0), AggregationUpload(1, cws, dense1)
