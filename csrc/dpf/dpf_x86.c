@@ -440,7 +440,6 @@ TGT_VAES static void conv_u64x4_vaes(uint64_t *out, const blk *leaves, size_t n,
     for (int r = 0; r < 11; r++) rk[r] = v_rk1(DPF_KV, r);
     const __m512i cwv = _mm512_set_epi64((long long)cw[3], (long long)cw[2], (long long)cw[1], (long long)cw[0],
                                          (long long)cw[3], (long long)cw[2], (long long)cw[1], (long long)cw[0]);
-    const __m512i neg = party ? _mm512_set1_epi64(-1) : _mm512_setzero_si512();
     const __m512i clear = _mm512_set_epi64(-1, -2, -1, -2, -1, -2, -1, -2);
     const __m512i lobit = _mm512_set_epi64(0, 1, 0, 1, 0, 1, 0, 1);
     const __m512i ctr1 = _mm512_set_epi64(1, 0, 1, 0, 1, 0, 1, 0);        /* sigma(1) = (0, 1) */
@@ -474,8 +473,12 @@ TGT_VAES static void conv_u64x4_vaes(uint64_t *out, const blk *leaves, size_t n,
             __mmask8 m0 = (__mmask8)((t & 1) * 0x0F | ((t >> 2) & 1) * 0xF0);
             __mmask8 m1 = (__mmask8)(((t >> 4) & 1) * 0x0F | ((t >> 6) & 1) * 0xF0);
             __m512i o0 = _mm512_permutex2var_epi64(ha, i0, hb), o1 = _mm512_permutex2var_epi64(ha, i1, hb);
-            o0 = _mm512_sub_epi64(_mm512_xor_si512(_mm512_mask_add_epi64(o0, m0, o0, cwv), neg), neg);
-            o1 = _mm512_sub_epi64(_mm512_xor_si512(_mm512_mask_add_epi64(o1, m1, o1, cwv), neg), neg);
+            o0 = _mm512_mask_add_epi64(o0, m0, o0, cwv);
+            o1 = _mm512_mask_add_epi64(o1, m1, o1, cwv);
+            if (party) {                             /* public: predictable */
+                o0 = _mm512_sub_epi64(_mm512_setzero_si512(), o0);
+                o1 = _mm512_sub_epi64(_mm512_setzero_si512(), o1);
+            }
             size_t first = i + 4 * (size_t)j, live = n - first < 4 ? n - first : 4;
             uint64_t *dst = out + 4 * first;
             if (live == 4) {
