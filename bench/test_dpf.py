@@ -24,8 +24,8 @@ from secea_fast import dpf
 
 N = 20
 # AES blocks: 2 per internal tree node plus the Convert blocks of the leaves
-# (default keys: 1 per leaf; early keys, e = 2: 2^(N-2) leaves x 2 blocks)
-BLOCKS = {False: 2 * (2**N - 1) + 2**N, True: 2 * (2**(N - 2) - 1) + 2 * 2**(N - 2)}
+# (default keys: 1 per leaf; early keys, e = 3: 2^(N-3) leaves x 4 blocks)
+BLOCKS = {False: 2 * (2**N - 1) + 2**N, True: 2 * (2**(N - 3) - 1) + 4 * 2**(N - 3)}
 KEYGEN_COUNT = 10000
 
 

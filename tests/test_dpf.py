@@ -173,7 +173,7 @@ def test_full_domain_early(n, group, backend):
         s = combine(dpf.eval_full(k0), dpf.eval_full(k1), group)
         assert s[alpha] == beta and sum(1 for v in s if v) == 1
         # early keys are shorter: 2^e outputs per leaf
-        assert k0.levels == n - min(2 if group == "u64" else 3, n)
+        assert k0.levels == n - min(3 if group == "u64" else 4, n)
 
 
 @pytest.mark.parametrize("n", [1, 4, 10])

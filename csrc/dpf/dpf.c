@@ -1022,7 +1022,7 @@ static int dot_unit(void *vctx, size_t unit, void *scratch)
     blk *sB = (blk *)p;                               p += 16 * sub_cap();
     blk *conv = (blk *)p;                             p += 16 * (size_t)CONV_CH * g->nb;
     uint64_t *vals = (uint64_t *)p;                   p += 8 * chunk_x * DOT_KG;
-    uint64_t cw[DOT_KG][4];
+    uint64_t cw[DOT_KG][DPF_MAX_EARLY_NCW];
     int party[DOT_KG];
     walk_t w[DOT_KG];
     size_t nk = c->count - grp * DOT_KG < DOT_KG ? c->count - grp * DOT_KG : DOT_KG;
@@ -1063,6 +1063,7 @@ int secea_dpf_eval_full_dot(uint64_t *out, const uint8_t *keys, size_t key_bytes
                             size_t d, int threads)
 {
     if (count == 0 || d == 0) return 0;
+    if (e > 30 || ((size_t)1 << e) > DPF_MAX_EARLY_NCW) return -2;   /* cw[] below holds 2^e words */
     if (m == 0) {
         memset(out, 0, 8 * count * d);
         return 0;

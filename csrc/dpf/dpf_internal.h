@@ -41,6 +41,10 @@ enum { DPF_KL = 0, DPF_KR = 1, DPF_KV = 2 };
 extern uint8_t secea__dpf_rk[3][176];
 void secea__dpf_keys_init(void);
 
+/* Early keys pack 2^e outputs per leaf: e <= 3 for Z_2^64 and e <= 4 for
+ * Z_2^32 (secea_fast.dpf._early_e), so at most 16 final correction words. */
+#define DPF_MAX_EARLY_NCW 16
+
 typedef struct {
     const char *name;
     /* Tree expansion with correction (Algorithm 6, one level, all nodes):

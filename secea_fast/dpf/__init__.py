@@ -23,10 +23,10 @@ Construction (csrc/dpf/, bit-identical to the pure-Python twin
 * Convert(s): block j of the stream H_V(s xor j); Z_2^64 takes 64-bit words,
   Z_2^32 32-bit words, F_p reduces each 128-bit block mod p.
 * ``early=True`` (scalar Z_2^64 / Z_2^32 payloads) stops the tree e levels
-  early (e = 2 for Z_2^64, 3 for Z_2^32): two Convert blocks then hold the
-  2^e outputs of a leaf and CW^{n+1} is 256 bits.  With e = 2 a 2^n domain
-  costs 2^(n-1) tree blocks plus 2^(n-1) conversion blocks, 2^n in all
-  (e = 1 needed 1.5 2^n: 1.44 ms against 0.9-1.0 ms at n = 20).  Default keys keep
+  early (e = 3 for Z_2^64, 4 for Z_2^32): four Convert blocks then hold the
+  2^e outputs of a leaf and CW^{n+1} is 512 bits.  A 2^n domain costs
+  2^(n-e+1) tree blocks plus 2^(n-1) conversion blocks: 0.75 2^n for e = 3
+  (e = 1: 1.5 2^n, 1.44 ms at n = 20; e = 2: 2^n, 1.09 ms; e = 3: 0.81 ms).  Default keys keep
   the depth-n path, so SecEmb can reuse it (``path_key``, ``Key.from_path``).
 
 Deviations from the paper (documented, tested):
@@ -119,7 +119,7 @@ def _check_alpha(alpha, n):
 
 
 def _early_e(g: _Group, n: int) -> int:
-    return min(2 if g.gid == 0 else 3, n)
+    return min(3 if g.gid == 0 else 4, n)
 
 
 def _as_u64_ints(values, name, bound, shape_hint=None):
@@ -185,6 +185,8 @@ def _wptr(arr, ctype="uint64_t[]"):
 
 
 def _check_status(status, what):
+    if status == -2:
+        raise ValueError(f"dpf {what}: key layout outside the kernel's limits")
     if status:
         raise MemoryError(f"dpf {what}: could not allocate working memory")
 
