@@ -151,3 +151,15 @@ def test_federated_mf_on_secemb_equals_plaintext_bit_for_bit():
     assert np.array_equal(sec["Q"], plain["Q"]) and np.array_equal(sec["P"], plain["P"])
     assert sec["loss"] == plain["loss"] and sec["loss"][-1] < sec["loss"][0]
     assert sec["bytes"] > 0
+
+
+def test_unified_m_prime_from_shared_counts():
+    counts = [3, 10, 50, 7]
+    shares = [secemb.count_shares(c) for c in counts]
+    s0 = [a for a, _ in shares]
+    s1 = [b for _, b in shares]
+    assert any(int(x) > 2**40 for x in s0)          # individual shares look random
+    assert secemb.unified_m_prime(s0, s1, 4, 1.5, 1000) == round(1.5 * 70 / 4)
+    assert secemb.unified_m_prime(s0, s1, 4, 100.0, 30) == 30
+    with pytest.raises(ValueError):
+        secemb.count_shares(-1)

@@ -46,7 +46,7 @@ from ._wire import Reader, Writer
 
 __all__ = ["SecEmbParams", "User", "Server", "RetrievalRequest", "RetrievalResponse",
            "AggregationUpload", "AggregateShare", "pad_or_trunc_idx", "simulate_round",
-           "reconstruct_aggregate", "gaussian_sigma"]
+           "reconstruct_aggregate", "gaussian_sigma", "count_shares", "unified_m_prime"]
 
 
 # ----------------------------------------------------------------- parameters
@@ -131,6 +131,27 @@ def gaussian_sigma(epsilon: float, delta: float, clip: float) -> float:
     if not (epsilon > 0 and 0 < delta < 1 and clip > 0):
         raise ValueError("need epsilon > 0, 0 < delta < 1, clip > 0")
     return math.sqrt(math.log(1.25 / delta)) * clip / epsilon
+
+
+def count_shares(count: int):
+    """A user's two additive shares (over Z_2^64) of its number of rated items,
+    for the secure average of Appendix C."""
+    c = check_int(count, "count")
+    if c < 0:
+        raise ValueError(f"count must be >= 0, got {c}")
+    r = int(Prg(random_seed(), b"secemb/count-share").uint64(1)[0])
+    return (c - r) % 2**64, r
+
+
+def unified_m_prime(shares0, shares1, n_users: int, alpha: float, m: int) -> int:
+    """Eq. 11: m' = alpha * (1/n) sum_u m'_u, from the two servers' sums of the
+    users' count shares (neither server sees an individual count); clipped to
+    [1, m]."""
+    n = check_int(n_users, "n_users")
+    if n < 1 or not alpha > 0:
+        raise ValueError("need n_users >= 1 and alpha > 0")
+    total = (sum(int(x) for x in shares0) + sum(int(x) for x in shares1)) % 2**64
+    return int(min(m, max(1, round(alpha * total / n))))
 
 
 def pad_or_trunc_idx(items, m, m_prime):
