@@ -376,14 +376,10 @@ def _native_len(p, N):
     return N >= tuning.POLY_TREE_NTT_MIN and ntt_native(p, N.bit_length() - 1)
 
 
-def mid_rows(A, Mrev_ntt, Mrev, d_sib, p):
-    """Middle products: D[r, k] = sum_j M_r[j] A[r, k + j], k < len(A) - d_sib,
-    where M_r (degree d_sib) is given reversed (``Mrev``, rows) or, when the
-    native NTT applies, as the transform of its reversal at length len(A)."""
+def mid_rows(A, Mrev, d_sib, p):
+    """Middle products (classical C kernel): D[r, k] = sum_j M_r[j] A[r, k + j],
+    k < len(A) - d_sib, for M_r (degree d_sib) given reversed as rows of Mrev."""
     L = A.shape[1]
-    if Mrev_ntt is not None:
-        C = intt_rows(pointwise(ntt_rows(A, L, p), Mrev_ntt, p), p)
-        return C[:, d_sib:L]
     M = np.ascontiguousarray(Mrev[:, ::-1])          # back to lowest-first
     A = np.ascontiguousarray(A)
     out = np.empty((A.shape[0], L - d_sib), dtype=U64)
@@ -399,24 +395,12 @@ def _mid(a, m, p):
     return mul(a, m[::-1].copy(), p)[dm:len(a)]
 
 
-@lru_cache(maxsize=32)
-def _reversal_index(logN):
-    """Index map taking the bit-reversed NTT of M (length N = 2d, deg M = d) to
-    that of x^d M(1/x): rev(M)(w^j) = (-1)^j M(w^(N-j)); in bit-reversed
-    storage position t holds j = bitrev(t), and (-1)^j is the top bit of t."""
-    N = 1 << logN
-    br = bitrev(logN)
-    return br[(N - br) % N]
-
-
 class _TreeNTT:
     """Transforms of the tree's full nodes at length 2^(i+1): taken from the
-    tree's construction when it used the NTT route, else computed on demand;
-    transforms of the reversed nodes are a signed permutation of them."""
+    tree's construction when it used the NTT route, else computed on demand."""
 
     def __init__(self, tree):
         self.tree = tree
-        self.rev = {}
         self.fwd = {}
 
     def fwd_ntt(self, i):
@@ -430,18 +414,6 @@ class _TreeNTT:
                 rows = 2 * (f.shape[0] // 2)
                 self.fwd[i] = ntt_rows(f[:rows], N, tree.p) if rows and _native_len(tree.p, N) else None
         return self.fwd[i]
-
-    def rev_ntt(self, i):
-        if i not in self.rev:
-            F = self.fwd_ntt(i)
-            if F is None:
-                self.rev[i] = None
-            else:
-                N = F.shape[1]
-                R = F[:, _reversal_index(N.bit_length() - 1)]
-                R[:, N // 2:] = neg(R[:, N // 2:], self.tree.p)
-                self.rev[i] = R
-        return self.rev[i]
 
 
 def _tree_ntt(tree):
@@ -484,14 +456,22 @@ def eval_tree(f, tree: Tree):
         pairs = cnt // 2
         nsf = np.empty((cnt, d), dtype=U64)
         if pairs:
-            A = np.ascontiguousarray(sf[:pairs])
-            rv = tn.rev_ntt(i)
-            if rv is not None:
-                nsf[0:2 * pairs:2] = mid_rows(A, rv[1:2 * pairs:2], None, d, p)
-                nsf[1:2 * pairs:2] = mid_rows(A, rv[0:2 * pairs:2], None, d, p)
+            fw = tn.fwd_ntt(i)
+            if fw is not None:
+                # D[k] = sum_j M[j] A[k + j] = conv(rev A, M)[2d - 1 - k]: one
+                # transform of the reversed parent serves both children, and the
+                # siblings' transforms are the tree's own (no reversed copies)
+                L = 2 * d
+                TA = ntt_rows(sf[:pairs, ::-1], L, p)
+                P = np.empty((2 * pairs, L), dtype=U64)
+                P[0::2] = pointwise(TA, fw[1:2 * pairs:2], p)
+                P[1::2] = pointwise(TA, fw[0:2 * pairs:2], p)
+                C = intt_rows(P, p)
+                nsf[: 2 * pairs] = C[:, d:L][:, ::-1]
             else:
-                nsf[0:2 * pairs:2] = mid_rows(A, None, full_c[1:2 * pairs:2, ::-1], d, p)
-                nsf[1:2 * pairs:2] = mid_rows(A, None, full_c[0:2 * pairs:2, ::-1], d, p)
+                A = np.ascontiguousarray(sf[:pairs])
+                nsf[0:2 * pairs:2] = mid_rows(A, full_c[1:2 * pairs:2, ::-1], d, p)
+                nsf[1:2 * pairs:2] = mid_rows(A, full_c[0:2 * pairs:2, ::-1], d, p)
         nsp = None
         if cnt % 2:
             if part_c is None:
