@@ -81,12 +81,13 @@ static void pack_a(uint64_t *ap, const uint64_t *A, size_t k, size_t r0, size_t 
 
 /* Add one block's register sums to the radix-2^52 memory accumulator. */
 SECEA_TARGET("avx512f")
-static inline void acc_store(uint64_t *m, __m512i s0, __m512i s1, __m512i s2)
+static inline void acc_store(uint64_t *m, __m512i s0, __m512i s1, __m512i s2, int first)
 {
     const __m512i mask = _mm512_set1_epi64((long long)M52);
-    __m512i m0 = _mm512_add_epi64(_mm512_load_si512(m), s0);
-    __m512i m1 = _mm512_add_epi64(_mm512_load_si512(m + 16), s1);
-    __m512i m2 = _mm512_add_epi64(_mm512_load_si512(m + 32), s2);
+    /* the first k-block initialises the accumulator (no memset, no load) */
+    __m512i m0 = first ? s0 : _mm512_add_epi64(_mm512_load_si512(m), s0);
+    __m512i m1 = first ? s1 : _mm512_add_epi64(_mm512_load_si512(m + 16), s1);
+    __m512i m2 = first ? s2 : _mm512_add_epi64(_mm512_load_si512(m + 32), s2);
     m1 = _mm512_add_epi64(m1, _mm512_srli_epi64(m0, 52));
     m0 = _mm512_and_si512(m0, mask);
     m2 = _mm512_add_epi64(m2, _mm512_srli_epi64(m1, 52));
@@ -98,7 +99,7 @@ static inline void acc_store(uint64_t *m, __m512i s0, __m512i s1, __m512i s2)
 /* memory accumulator layout: macc[j][w][rv][8]  -> offset (j*3 + w)*16 + rv*8 */
 
 SECEA_TARGET("avx512f,avx512ifma")
-static void micro1(const uint64_t *ap, const uint64_t *bp, size_t bstride, size_t kl, uint64_t *macc)
+static void micro1(const uint64_t *ap, const uint64_t *bp, size_t bstride, size_t kl, uint64_t *macc, int first)
 {
     /* 16 rows x 6 columns, two accumulators (lo, hi) each: 24 zmm */
     __m512i lo[2][6], hi[2][6];
@@ -118,11 +119,11 @@ static void micro1(const uint64_t *ap, const uint64_t *bp, size_t bstride, size_
     }
     const __m512i z = _mm512_setzero_si512();
     for (int c = 0; c < 6; c++)
-        for (int r = 0; r < 2; r++) acc_store(macc + c * 48 + r * 8, lo[r][c], hi[r][c], z);
+        for (int r = 0; r < 2; r++) acc_store(macc + c * 48 + r * 8, lo[r][c], hi[r][c], z, first);
 }
 
 SECEA_TARGET("avx512f,avx512ifma")
-static void micro2(const uint64_t *ap, const uint64_t *bp, size_t bstride, size_t kl, uint64_t *macc)
+static void micro2(const uint64_t *ap, const uint64_t *bp, size_t bstride, size_t kl, uint64_t *macc, int first)
 {
     /* 16 rows x 4 columns, three radix-2^52 words each: 24 zmm */
     __m512i w0[2][4], w1[2][4], w2[2][4];
@@ -151,7 +152,7 @@ static void micro2(const uint64_t *ap, const uint64_t *bp, size_t bstride, size_
         }
     }
     for (int c = 0; c < 4; c++)
-        for (int r = 0; r < 2; r++) acc_store(macc + c * 48 + r * 8, w0[r][c], w1[r][c], w2[r][c]);
+        for (int r = 0; r < 2; r++) acc_store(macc + c * 48 + r * 8, w0[r][c], w1[r][c], w2[r][c], first);
 }
 
 /* x mod p for x < 2^53 and p < 2^50, 8 lanes: double quotient estimate. */
@@ -186,22 +187,28 @@ static void finalize_f64(uint64_t *C, size_t n, size_t rows, const uint64_t *mac
     const __m512i pv = _mm512_set1_epi64((long long)p);
     const __m512d pinv = _mm512_set1_pd(1.0 / (double)p);
     const __m512i k52 = _mm512_set1_epi64((long long)c52), k104 = _mm512_set1_epi64((long long)c104);
-    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    /* AMD executes scatters slowly: results go to a column-major scratch of
+     * 64 columns x 8 rows and are copied out row by row */
+    uint64_t tmp[64 * 8] __attribute__((aligned(64)));
     for (size_t rv = 0; rv * 8 < rows; rv++) {
         size_t live = rows - rv * 8 < 8 ? rows - rv * 8 : 8;
-        __mmask8 m = (__mmask8)((1u << live) - 1);
-        __m512i idx = _mm512_mullo_epi64(_mm512_add_epi64(lane, _mm512_set1_epi64((long long)(rv * 8))),
-                                         _mm512_set1_epi64((long long)n));
-        for (size_t j = 0; j < n; j++) {
-            const uint64_t *mm = macc + j * 48 + rv * 8;
-            __m512i v0 = vred_f64(_mm512_load_si512(mm), pv, pinv);
-            __m512i v1 = vmul_f64(vred_f64(_mm512_load_si512(mm + 16), pv, pinv), k52, pv, pinv);
-            __m512i v2 = vmul_f64(vred_f64(_mm512_load_si512(mm + 32), pv, pinv), k104, pv, pinv);
-            __m512i s = _mm512_add_epi64(v0, v1);
-            s = _mm512_mask_sub_epi64(s, _mm512_cmpge_epi64_mask(s, pv), s, pv);
-            s = _mm512_add_epi64(s, v2);
-            s = _mm512_mask_sub_epi64(s, _mm512_cmpge_epi64_mask(s, pv), s, pv);
-            _mm512_mask_i64scatter_epi64(C + j, m, idx, s, 8);
+        for (size_t j0 = 0; j0 < n; j0 += 64) {
+            size_t nj = n - j0 < 64 ? n - j0 : 64;
+            for (size_t jj = 0; jj < nj; jj++) {
+                const uint64_t *mm = macc + (j0 + jj) * 48 + rv * 8;
+                __m512i v0 = vred_f64(_mm512_load_si512(mm), pv, pinv);
+                __m512i v1 = vmul_f64(vred_f64(_mm512_load_si512(mm + 16), pv, pinv), k52, pv, pinv);
+                __m512i v2 = vmul_f64(vred_f64(_mm512_load_si512(mm + 32), pv, pinv), k104, pv, pinv);
+                __m512i s = _mm512_add_epi64(v0, v1);
+                s = _mm512_mask_sub_epi64(s, _mm512_cmpge_epi64_mask(s, pv), s, pv);
+                s = _mm512_add_epi64(s, v2);
+                s = _mm512_mask_sub_epi64(s, _mm512_cmpge_epi64_mask(s, pv), s, pv);
+                _mm512_store_si512(tmp + 8 * jj, s);
+            }
+            for (size_t r = 0; r < live; r++) {
+                uint64_t *dst = C + (rv * 8 + r) * n + j0;
+                for (size_t jj = 0; jj < nj; jj++) dst[jj] = tmp[8 * jj + r];
+            }
         }
     }
 }
@@ -223,14 +230,13 @@ static void run_common(secea__mm_job *jb, int limbs)
     uint64_t c104 = secea_mulmod(&c, c52, c52);
     for (size_t r0 = jb->row0; r0 < jb->row1; r0 += MR) {
         size_t rows = jb->row1 - r0 < MR ? jb->row1 - r0 : MR;
-        memset(macc, 0, n_pad * 48 * 8);
         for (size_t kb = 0; kb < k; kb += KC) {
             size_t kl = k - kb < KC ? k - kb : KC;
             pack_a(ap, jb->A, k, r0, rows, kb, kl, limbs);
             for (size_t j = 0; j < n_pad; j += nc) {
                 const uint64_t *bp = bpk + kb * bstride + j * (size_t)limbs;
-                if (limbs == 1) micro1(ap, bp, bstride, kl, macc + j * 48);
-                else micro2(ap, bp, bstride, kl, macc + j * 48);
+                if (limbs == 1) micro1(ap, bp, bstride, kl, macc + j * 48, kb == 0);
+                else micro2(ap, bp, bstride, kl, macc + j * 48, kb == 0);
             }
         }
         if (f64_ok) {
