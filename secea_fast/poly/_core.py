@@ -504,11 +504,12 @@ def interpolate_tree(ys, tree: Tree):
         if pairs:
             fw = tn.fwd_ntt(i)
             if fw is not None:
+                # one forward call for all rows; each row meets its sibling's transform
                 N = 2 * d
-                acc = pointwise(ntt_rows(np.ascontiguousarray(tf[0:2 * pairs:2]), N, p), fw[1:2 * pairs:2], p)
-                acc = add_rows(acc, pointwise(ntt_rows(np.ascontiguousarray(tf[1:2 * pairs:2]), N, p),
-                                              fw[0:2 * pairs:2], p), p)
-                ntf = intt_rows(acc, p)
+                T = ntt_rows(tf[: 2 * pairs], N, p)
+                sw = fw.reshape(pairs, 2, N)[:, ::-1].reshape(2 * pairs, N)
+                P = pointwise(T, sw, p).reshape(pairs, 2, N)
+                ntf = intt_rows(add_rows(P[:, 0], P[:, 1], p), p)
             else:
                 left = mul_rows(tf[0:2 * pairs:2], full[1:2 * pairs:2], p)
                 right = mul_rows(tf[1:2 * pairs:2], full[0:2 * pairs:2], p)
