@@ -11,28 +11,32 @@
 #include "secea.h"
 #include "internal.h"
 
+/* z (length la+lb-1) = x * y, one exact 192-bit sum and reduction per coefficient. */
+static void conv_exact(uint64_t *z, const uint64_t *x, size_t la, const uint64_t *y, size_t lb,
+                       const secea_modctx *c)
+{
+    size_t lo = la + lb - 1;
+    for (size_t i = 0; i < lo; i++) {
+        size_t j0 = i >= lb - 1 ? i - (lb - 1) : 0;     /* j < la, i - j < lb */
+        size_t j1 = i < la - 1 ? i : la - 1;
+        secea_u128 acc = 0;
+        uint64_t top = 0;
+        for (size_t j = j0; j <= j1; j++) {
+            secea_u128 pr = (secea_u128)x[j] * y[i - j];
+            acc += pr;
+            top += acc < pr;
+        }
+        z[i] = secea_mod192(c, top, (uint64_t)(acc >> 64), (uint64_t)acc);
+    }
+}
+
 void secea_fp_poly_mul_classical(uint64_t *out, const uint64_t *a, size_t la, const uint64_t *b,
                                  size_t lb, size_t b_stride, size_t count, uint64_t p)
 {
     secea_modctx c;
     secea_modctx_init(&c, p);
-    size_t lo = la + lb - 1;
-    for (size_t t = 0; t < count; t++) {
-        const uint64_t *x = a + t * la, *y = b + t * b_stride;
-        uint64_t *z = out + t * lo;
-        for (size_t i = 0; i < lo; i++) {
-            size_t j0 = i >= lb - 1 ? i - (lb - 1) : 0;     /* j < la, i - j < lb */
-            size_t j1 = i < la - 1 ? i : la - 1;
-            secea_u128 acc = 0;
-            uint64_t top = 0;
-            for (size_t j = j0; j <= j1; j++) {
-                secea_u128 pr = (secea_u128)x[j] * y[i - j];
-                acc += pr;
-                top += acc < pr;
-            }
-            z[i] = secea_mod192(&c, top, (uint64_t)(acc >> 64), (uint64_t)acc);
-        }
-    }
+    for (size_t t = 0; t < count; t++)
+        conv_exact(out + t * (la + lb - 1), a + t * la, la, b + t * b_stride, lb, &c);
 }
 
 void secea_fp_poly_midprod_batch(uint64_t *out, const uint64_t *a, size_t la, const uint64_t *m,
@@ -221,19 +225,8 @@ static void rem_monic(uint64_t *r, uint64_t *t, size_t lt, const uint64_t *g, si
 static void mulmod_small(uint64_t *r, const uint64_t *a, const uint64_t *b, uint64_t *t,
                          const uint64_t *g, size_t d, const secea_modctx *c)
 {
-    size_t lt = 2 * d - 1;
-    for (size_t i = 0; i < lt; i++) {
-        size_t j0 = i >= d - 1 ? i - (d - 1) : 0, j1 = i < d - 1 ? i : d - 1;
-        secea_u128 acc = 0;
-        uint64_t top = 0;
-        for (size_t j = j0; j <= j1; j++) {
-            secea_u128 pr = (secea_u128)a[j] * b[i - j];
-            acc += pr;
-            top += acc < pr;
-        }
-        t[i] = secea_mod192(c, top, (uint64_t)(acc >> 64), (uint64_t)acc);
-    }
-    rem_monic(r, t, lt, g, d, c);
+    conv_exact(t, a, d, b, d, c);
+    rem_monic(r, t, 2 * d - 1, g, d, c);
 }
 
 int secea_fp_poly_powmod_classical(uint64_t *out, const uint64_t *base, size_t lb, uint64_t e,

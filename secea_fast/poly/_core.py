@@ -33,26 +33,24 @@ def zeros(n) -> np.ndarray:
     return np.zeros(n, dtype=U64)
 
 
-def add(a, b, p):
+def _padded_binop(kernel, a, b, p):
+    """kernel on a and b zero-padded to a common length (polynomial add/sub)."""
     n = max(len(a), len(b))
     x, y = zeros(n), zeros(n)
     x[: len(a)] = a
     y[: len(b)] = b
     out = np.empty(n, dtype=U64)
     if n:
-        lib.secea_fp_add(u64ptr(out), u64ptr(x), u64ptr(y), n, p)
+        kernel(u64ptr(out), u64ptr(x), u64ptr(y), n, p)
     return out
+
+
+def add(a, b, p):
+    return _padded_binop(lib.secea_fp_add, a, b, p)
 
 
 def sub(a, b, p):
-    n = max(len(a), len(b))
-    x, y = zeros(n), zeros(n)
-    x[: len(a)] = a
-    y[: len(b)] = b
-    out = np.empty(n, dtype=U64)
-    if n:
-        lib.secea_fp_sub(u64ptr(out), u64ptr(x), u64ptr(y), n, p)
-    return out
+    return _padded_binop(lib.secea_fp_sub, a, b, p)
 
 
 def add_rows(a, b, p):
