@@ -57,6 +57,19 @@ def _checks(rng) -> list:
     fx = FixedPoint(EMBEDDING_PRIME, digits=8, bound=100.0, n_summands=50)
     x = rng.uniform(-100, 100, 1000)
     results.append(("fixed point round trip", (fx.decode_int(fx.encode(x)) == fx.quantize(x)).all()))
+    from . import dpf, poly
+    from .poly import reference as pref
+    a = rng.integers(0, GOLDILOCKS, 300, dtype=np.uint64)
+    b = rng.integers(0, GOLDILOCKS, 200, dtype=np.uint64)
+    results.append(("poly.mul (NTT) vs schoolbook", poly.mul(a, b, GOLDILOCKS).tolist() == pref.mul(a, b, GOLDILOCKS)))
+    rs = rng.integers(0, GOLDILOCKS, 40, dtype=np.uint64)
+    results.append(("poly.roots of a split polynomial", poly.roots(poly.from_roots(rs, GOLDILOCKS), GOLDILOCKS).tolist()
+                    == sorted(set(int(r) for r in rs))))
+    for early in (False, True):
+        k0, k1 = dpf.gen(777, 5, 12, early=early)
+        full = dpf.eval_full(k0) + dpf.eval_full(k1)
+        ok = int(full[777]) == 5 and int(np.count_nonzero(full)) == 1
+        results.append((f"DPF shares sum to the point function ({'early' if early else 'default'} keys)", ok))
     return results
 
 
@@ -99,6 +112,17 @@ def selfcheck(quick: bool = False) -> int:
     x = rng.integers(0, GOLDILOCKS, 1 << 22, dtype=np.uint64)
     dt = _best(lambda: field.mul(x, x, GOLDILOCKS), 3)
     print(f"  field.mul mod Goldilocks, 2^22 elements: {x.size / dt / 1e9:6.2f} G elements/s")
+    from . import dpf, poly
+    deg = 10**5 if quick else 10**6
+    pa = rng.integers(0, GOLDILOCKS, deg, dtype=np.uint64)
+    dt = _best(lambda: poly.mul(pa, pa, GOLDILOCKS), 3)
+    print(f"  poly.mul, degree {deg} mod Goldilocks (NTT): {dt * 1e3:8.1f} ms")
+    logd = 16 if quick else 20
+    key = dpf.gen(12345, 7, logd, early=True)[0]
+    out = np.zeros(1 << logd, dtype=np.uint64)
+    for threads in sorted({1, info["threads"]}):
+        dt = _best(lambda: dpf.eval_full(key, out=out, threads=threads), 5)
+        print(f"  DPF full-domain evaluation 2^{logd}, 64-bit outputs, {threads} thread(s): {dt * 1e3:8.3f} ms")
     print(f"\n{'all checks passed' if not failed else f'{failed} check(s) FAILED'}")
     return 1 if failed else 0
 
