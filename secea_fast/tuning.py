@@ -158,3 +158,30 @@ ROOTS_BRUTE_MAX = 0
 # Modular exponentiation in root finding: one classical C call up to this
 # degree of the modulus, NTT-based Barrett reduction (Python driven) above.
 ROOTS_CLASSICAL_MAX = 64
+# Half-GCD in C (csrc/poly/hgcd.c, secea_fp_poly_hgcd): the whole recursion
+# runs natively above this degree for Goldilocks and NTT-friendly primes
+# p < 2^63 (see HGCD_NATIVE_NOTES); the Python recursion stays for the rest.
+# The C route wins at every degree (n = 2: 6.9 vs 7.0 us, 64: 13 vs 29 us,
+# 128: 28 vs 74 us, 1000: 0.35 vs 3.2 ms), so the crossover is 0.
+HGCD_NATIVE_MIN = 0
+# Classical Euclid inside the C recursion at and below this degree (degree
+# 10^5: 32: 84 ms, 64: 77, 96: 77, 128: 77, 192: 78, 256: 80; flat 64..192
+# at 3000, 3*10^4 and 3*10^5 too).
+HGCD_NATIVE_BASE = 128
+HGCD_NATIVE_NOTES = """
+Half-GCD in C, Goldilocks, one thread, degree 10^5 (the command of
+bench/test_poly.py::test_half_gcd, min of 15 in one process): 76-79 ms, a
+single cold call (NTT plans created) 85-92 ms; the Python recursion took
+313-353 ms, python-flint's xgcd 2.45-2.6 s.  Degree 3*10^4: 16 ms; 3*10^5:
+285 ms.  Profile at 10^5: transforms 55%, base case (vector Euclid) 10%,
+transform-domain products 9%, copies/zeroing 4%.  Design (hgcd.c header):
+(c, d) = R (a, b) cyclically of length 2^ceil(log2 len c) (len c is known
+from deg R11), the transforms of R reused for S R' (prefix of the
+bit-reversed transform), fraction-free classical base case (no inversion per
+step).  Callers: poly.gcd at 10^5 with a degree-1000 common factor 0.15 s
+(was 0.67 s), rational_reconstruct of 2*10^5 terms 0.20 s (was 0.78-0.87 s),
+roots of degree 10^4 2.2-2.3 s (was 2.4-2.7 s: now dominated by the
+powmods, gcds are 0.6 s of it).  At n = 10^5 every level is unlucky for
+power-of-two lengths (len c ~ 0.75 n: 57% fill); a length-3*2^k transform
+would save roughly 10% of the transform time.
+"""

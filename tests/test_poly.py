@@ -332,3 +332,144 @@ def test_rs_decode_batched_rows(N, k):
         Y2[7, err[-1]] += np.uint64(5)
         dec2, bad2 = poly.rs_decode(xs, Y2 % np.uint64(p), k, p)
         assert (dec2 == msgs).all() and bad2.tolist() == err.tolist()
+
+
+# ---- native half-GCD (csrc/poly/hgcd.c) against the Python recursion --------------------
+HGCD_PRIMES = [GL, EMB, 998244353]
+
+
+@pytest.fixture
+def python_hgcd(monkeypatch):
+    """``_euclid.hgcd`` / ``reduce_below`` forced onto the Python recursion."""
+    def run(fn, *args, **kw):
+        with monkeypatch.context() as m:
+            m.setattr(tuning, "HGCD_NATIVE_MIN", 10**18)
+            return fn(*args, **kw)
+    return run
+
+
+def _as_lists(M):
+    return [[M[i][j].tolist() for j in range(2)] for i in range(2)]
+
+
+def _check_native_hgcd(a, b, p, python_hgcd, bases=(0,)):
+    a, b = _core.trim(a), _core.trim(b)
+    M_py = python_hgcd(_euclid.hgcd, a, b, p)
+    c, d = _euclid.apply(M_py, a, b, p)
+    for base in bases:
+        M, r0, r1 = _euclid.hgcd_native(a, b, p, remainders=True, base_deg=base)
+        assert _as_lists(M) == _as_lists(M_py), (len(a), base)
+        assert r0.tolist() == c.tolist() and r1.tolist() == d.tolist()
+        assert _as_lists(_euclid.hgcd_native(a, b, p, base_deg=base)) == _as_lists(M_py)
+    m = len(a) // 2           # ceil(deg a / 2)
+    assert len(c) - 1 >= m > len(d) - 1 or (len(b) - 1 < m and len(d) == len(b))
+
+
+def _nonzero_elem(rng, p):
+    return 1 + int(rng.integers(0, min(p - 1, 2**62)))
+
+
+def _sequence_pair(rng, p, n, qdeg_max):
+    """(a, b) with deg a ~ n whose remainder sequence has quotients of degree 1..qdeg_max."""
+    r_prev, r = rnd(rng, p, int(rng.integers(1, 4))), rnd(rng, p, 1)
+    r_prev[-1] = _nonzero_elem(rng, p)
+    r[-1] = _nonzero_elem(rng, p)
+    r_prev, r = _core.trim(r_prev), _core.trim(r)
+    if len(r) >= len(r_prev):
+        r_prev, r = r, r_prev[:0]
+    while len(r_prev) <= n:
+        q = rnd(rng, p, int(rng.integers(2, qdeg_max + 2)))
+        q[-1] = _nonzero_elem(rng, p)
+        r_prev, r = _core.trim(_core.add(_core.mul(q, r_prev, p), r, p)), r_prev
+    return r_prev, r
+
+
+@pytest.mark.parametrize("p", HGCD_PRIMES)
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 16, 127, 128, 129, 200, 257, 700, 1500, 3000])
+def test_native_hgcd_matches_python_random(p, n, python_hgcd):
+    rng = np.random.default_rng(1000 + n)
+    a, b = rnd(rng, p, n + 1), rnd(rng, p, n)
+    a[-1] = 1
+    bases = (0, 2, 7, 33) if p == GL else (0, 5)
+    _check_native_hgcd(a, b, p, python_hgcd, bases)
+
+
+@pytest.mark.parametrize("backend_name", ["auto", "portable"])
+@pytest.mark.parametrize("qmax", [3, 12, 90, 400])
+@pytest.mark.parametrize("p", [GL, EMB])
+def test_native_hgcd_non_normal_sequences(p, qmax, backend_name, python_hgcd):
+    """Quotients of degree > 1 (up to 400: Newton division inside the recursion)."""
+    before = secea_fast.get_backend()
+    secea_fast.set_backend(backend_name)
+    try:
+        rng = np.random.default_rng(qmax)
+        for n in (40, 300, 1200, 3000):
+            a, b = _sequence_pair(rng, p, n, qmax)
+            _check_native_hgcd(a, b, p, python_hgcd, (0, 3, 40))
+    finally:
+        secea_fast.set_backend(before)
+
+
+@pytest.mark.parametrize("p", [GL, 998244353])
+def test_native_hgcd_structured(p, python_hgcd):
+    """Short b (leading zeros trimmed), sparse operands, untrimmed b, tiny degrees."""
+    rng = np.random.default_rng(11)
+    n = 2000
+    cases = []
+    for db in (0, 1, n // 2 - 1, n // 2, n // 2 + 1, n // 2 + 7, (3 * n) // 4, n - 2, n - 1):
+        a = rnd(rng, p, n + 1)
+        a[-1] = 1
+        b = np.zeros(n, dtype=np.uint64)
+        b[: db + 1] = rnd(rng, p, db + 1)
+        b[db] = 3
+        cases.append((a, b))
+    xn = np.zeros(n + 1, dtype=np.uint64)
+    xn[-1] = 1
+    xn[0] = p - 1                                   # x^n - 1
+    for k in (n - 1, n // 2 + 3, 3 * n // 4, 600):
+        xk = np.zeros(k + 1, dtype=np.uint64)
+        xk[-1], xk[0] = 1, p - 1                    # x^k - 1: gcd x^gcd(n,k) - 1
+        cases.append((xn, xk))
+    mono = np.zeros(n + 1, dtype=np.uint64)
+    mono[-1] = 1                                    # x^n and x^(n-1) + x^j
+    for j in (0, 5, n // 2):
+        bb = np.zeros(n, dtype=np.uint64)
+        bb[-1], bb[j] = 1, 2
+        cases.append((mono, bb))
+    for a, b in cases:
+        _check_native_hgcd(a, b, p, python_hgcd, (0, 4))
+    # b passed with its leading zeros (the kernel trims)
+    a, b = cases[3]
+    M = _euclid.hgcd_native(_core.trim(a), b, p)
+    assert _as_lists(M) == _as_lists(python_hgcd(_euclid.hgcd, _core.trim(a), _core.trim(b), p))
+
+
+@pytest.mark.parametrize("p", [GL, EMB])
+@pytest.mark.parametrize("n", [300, 2500])
+def test_native_reduce_below_and_gcd_match_python(p, n, python_hgcd):
+    rng = np.random.default_rng(n + 3)
+    g = rnd(rng, p, 40)
+    g[-1] = 1
+    a = _core.trim(_core.mul(g, rnd(rng, p, n - 38), p))
+    b = _core.trim(_core.mul(g, rnd(rng, p, n - 60), p))
+    for d in (0, 1, 39, 40, 41, n // 3, n // 2, n - 61):
+        M, r0, r1 = _euclid.reduce_below(a, b, d, p)
+        M2, s0, s1 = python_hgcd(_euclid.reduce_below, a, b, d, p)
+        assert _as_lists(M) == _as_lists(M2) and r0.tolist() == s0.tolist() and r1.tolist() == s1.tolist()
+        _, t0, t1 = _euclid.reduce_below(a, b, d, p, matrix=False)
+        assert t0.tolist() == r0.tolist() and t1.tolist() == r1.tolist()
+    assert _euclid.gcd(a, b, p).tolist() == python_hgcd(_euclid.gcd, a, b, p).tolist()
+    assert len(_euclid.gcd(a, b, p)) >= 40
+
+
+def test_native_hgcd_support_and_errors():
+    assert _euclid.native_supported(GL, 10**6)
+    assert _euclid.native_supported(998244353, 2**22) and not _euclid.native_supported(998244353, 2**23 + 1)
+    assert not _euclid.native_supported(2**64 - 59, 100) and not _euclid.native_supported(101, 100)
+    a = np.array([1, 2, 3], dtype=np.uint64)
+    with pytest.raises(RuntimeError):
+        _euclid.hgcd_native(a, np.array([1, 2, 3], dtype=np.uint64), GL)     # needs deg a > deg b
+    with pytest.raises(RuntimeError):
+        _euclid.hgcd_native(a, np.array([1], dtype=np.uint64), 101)          # unsupported prime
+    M = _euclid.hgcd_native(a, np.zeros(0, dtype=np.uint64), GL)
+    assert _as_lists(M) == [[[1], []], [[], [1]]]

@@ -162,4 +162,17 @@ void secea_dpf_hash(uint8_t *out, const uint8_t *in, size_t nblocks, int which);
  * Returns 0, or -1 with the selection unchanged. */
 int secea_dpf_select_variant(const char *name);
 
+/* ---- half-GCD (csrc/poly/hgcd.c) ----
+ * hgcd(a, b) for deg a = n > deg b (la >= 1, a[la-1] != 0, lb < la; b may
+ * carry trailing zeros): the matrix M of the Euclidean steps with
+ * M (a, b)^T = (c, d)^T, deg c >= ceil(n/2) > deg d (the identity if
+ * deg b < ceil(n/2)).  m00..m11 hold at least la/2 + 1 entries each; lens[0..3]
+ * receive their trimmed lengths.  If r0 and r1 are both non-NULL (la entries
+ * each) they receive c and d, lengths in lens[4], lens[5].  base_deg: classical
+ * Euclid at and below this degree (0 = built-in default).  Supported: p =
+ * Goldilocks, or a prime p < 2^63 with 2^ceil(log2(2 la)) | p - 1; and
+ * 2 la <= 2^30.  Returns 0, -1 if memory runs out, -2 if unsupported,
+ * -3 on an internal inconsistency (a bug). */
+int secea_fp_poly_hgcd(uint64_t *m00, uint64_t *m01, uint64_t *m10, uint64_t *m11, uint64_t *r0, uint64_t *r1, size_t *lens, const uint64_t *a, size_t la, const uint64_t *b, size_t lb, uint64_t p, size_t base_deg);
+
 #endif

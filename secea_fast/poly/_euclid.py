@@ -7,6 +7,12 @@ returns the 2x2 polynomial matrix M of the Euclidean steps that take (a, b) to
 the consecutive remainders (c, d) with deg c >= ceil(n/2) > deg d.  It recurses
 on the top halves of the operands; below ``tuning.HGCD_CLASSICAL_MAX`` the
 classical C kernel runs the steps.  Cost O(M(n) log n).
+
+For Goldilocks and primes p < 2^63 whose 2-adicity covers the transform
+lengths, degrees above ``tuning.HGCD_NATIVE_MIN`` run the whole recursion in
+C (``secea_fp_poly_hgcd``, csrc/poly/hgcd.c); the matrix is the same (it is
+unique), only faster.  The Python recursion below stays the reference and
+the route for every other prime.
 """
 from __future__ import annotations
 
@@ -14,7 +20,8 @@ import numpy as np
 
 from .. import tuning
 from .._native import ffi, lib, u64ptr
-from ._core import U64, add, add_rows, deg, divrem, emul, intt_rows, mul, ntt_native, ntt_rows, sub, trim, zeros
+from ._core import (GOLDILOCKS, U64, add, add_rows, deg, divrem, emul, intt_rows, mul, ntt_native, ntt_rows, sub,
+                    trim, two_adicity, zeros)
 
 def _one(p):
     return np.array([1 % p], dtype=U64)
@@ -92,12 +99,58 @@ def classical(a, b, stop_deg, p):
     return ((m00, m01), (m10, m11)), r0, r1
 
 
+def native_supported(p, la):
+    """Whether the C half-GCD handles modulus p and len a = la (its transforms
+    reach length 2^ceil(log2(2 la)))."""
+    logn = (2 * la - 1).bit_length()
+    if logn > 30:
+        return False
+    return p == GOLDILOCKS or (p < 2**63 and p % 2 == 1 and two_adicity(p) >= logn)
+
+
+def _use_native(p, n):
+    return n > tuning.HGCD_NATIVE_MIN and native_supported(p, n + 1)
+
+
+def hgcd_native(a, b, p, remainders=False, base_deg=None):
+    """``hgcd`` by the C recursion (``native_supported(p, len(a))`` must hold).
+    With ``remainders=True`` returns (M, c, d), (c, d)^T = M (a, b)^T.
+    ``base_deg``: classical Euclid at and below this degree (default
+    ``tuning.HGCD_NATIVE_BASE``)."""
+    if base_deg is None:
+        base_deg = tuning.HGCD_NATIVE_BASE
+    la = len(a)
+    cap = la // 2 + 1
+    buf = np.empty(4 * cap + (2 * la if remainders else 0), dtype=U64)
+    lens = np.zeros(6, dtype=np.uint64)
+    ms = [buf[i * cap:(i + 1) * cap] for i in range(4)]
+    if remainders:
+        r0, r1 = buf[4 * cap:4 * cap + la], buf[4 * cap + la:]
+        rp0, rp1 = u64ptr(r0), u64ptr(r1)
+    else:
+        rp0 = rp1 = ffi.NULL
+    a = np.ascontiguousarray(a)
+    lb = len(b)
+    b = np.ascontiguousarray(b) if lb else np.zeros(1, dtype=U64)
+    rc = lib.secea_fp_poly_hgcd(*(u64ptr(x) for x in ms), rp0, rp1, ffi.from_buffer("size_t[]", lens),
+                                u64ptr(a), la, u64ptr(b), lb, p, base_deg)
+    if rc == -1:
+        raise MemoryError("half-gcd: out of memory")
+    if rc:
+        raise RuntimeError(f"half-gcd: native kernel failed ({rc})")
+    L = [int(x) for x in lens]
+    M = ((ms[0][:L[0]], ms[1][:L[1]]), (ms[2][:L[2]], ms[3][:L[3]]))
+    return (M, r0[:L[4]], r1[:L[5]]) if remainders else M
+
+
 def hgcd(a, b, p):
     """M with M (a, b)^T = (c, d)^T, deg c >= ceil(n/2) > deg d, n = deg a > deg b."""
     n = deg(a)
     m = (n + 1) // 2
     if deg(b) < m:
         return identity(p)
+    if _use_native(p, n):
+        return hgcd_native(a, b, p)
     if n <= tuning.HGCD_CLASSICAL_MAX:
         return classical(a, b, m, p)[0]
     R = hgcd(trim(a[m:]), trim(b[m:]), p)
@@ -113,29 +166,43 @@ def hgcd(a, b, p):
     return mat_mul(S, R, p)
 
 
-def reduce_below(a, b, d, p):
+def _mat_mul_acc(R, M, p):
+    """R M, skipping the products while M is still the identity."""
+    return R if _is_identity(M) else mat_mul(R, M, p)
+
+
+def reduce_below(a, b, d, p, matrix=True):
     """Run Euclid on (a, b) (deg a > deg b) to the first remainder of degree < d.
 
     Returns (M, r0, r1): M (a, b)^T = (r0, r1)^T, deg r0 >= d > deg r1 (if
     deg a >= d).  The cofactors of r1 are M[1][0] (of a) and M[1][1] (of b).
+    ``matrix=False`` skips accumulating M (returned as None): remainders only.
     """
-    M = identity(p)
+    M = identity(p) if matrix else None
     while deg(b) >= d:
         n = deg(a)
         if n <= tuning.HGCD_CLASSICAL_MAX:
             R, a, b = classical(a, b, d, p)
-            return mat_mul(R, M, p), a, b
+            return (_mat_mul_acc(R, M, p) if matrix else None), a, b
         if 2 * d > n:
             s = 2 * d - n              # the quotients of the top parts agree down to degree d
             R = hgcd(trim(a[s:]), trim(b[s:]), p)
+            if not _is_identity(R):
+                a, b = apply(R, a, b, p)
+        elif _use_native(p, n):
+            R, a2, b2 = hgcd_native(a, b, p, remainders=True)   # (a2, b2) = R (a, b)
+            if not _is_identity(R):
+                a, b = a2, b2
         else:
             R = hgcd(a, b, p)
-        if not _is_identity(R):
-            a, b = apply(R, a, b, p)
-            M = mat_mul(R, M, p)
+            if not _is_identity(R):
+                a, b = apply(R, a, b, p)
+        if matrix and not _is_identity(R):
+            M = _mat_mul_acc(R, M, p)
         if deg(b) >= d:                # one plain step keeps the loop moving
             q, r = divrem(a, b, p)
-            M = step_mul(q, M, p)
+            if matrix:
+                M = step_mul(q, M, p)
             a, b = b, r
     return M, a, b
 
@@ -152,7 +219,7 @@ def gcd(a, b, p):
         a, b = b, a
     if len(b) == 0:
         return _monic(a, p)
-    _, r0, _ = reduce_below(a, b, 0, p)
+    _, r0, _ = reduce_below(a, b, 0, p, matrix=False)
     return _monic(r0, p)
 
 
