@@ -1,0 +1,637 @@
+"""Paillier keys: generation, encryption, decryption, homomorphic operations,
+packing and serialization.  See the package docstring for the conventions."""
+from __future__ import annotations
+
+import os
+import secrets
+from collections import deque
+
+import gmpy2
+import numpy as np
+from gmpy2 import mpz
+
+from .._checks import check_int
+from . import _core, _packing, _pool, _serial
+
+MIN_BITS = 2048             # keygen and loaders refuse smaller moduli unless insecure=True
+MIN_INSECURE_BITS = 128     # smallest modulus accepted even with insecure=True (tests)
+MAX_BITS = 16384            # largest modulus accepted (bounds the work of loaders)
+_PRIME_ROUNDS = 40          # gmpy2.is_prime: BPSW + (rounds - 24) Miller-Rabin (GMP >= 6.2)
+
+
+# --------------------------------------------------------------------------------------
+# argument helpers
+
+
+def _check_flag(value, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return value
+
+
+def _check_processes(processes, default: int) -> int:
+    if processes is None:
+        return default
+    processes = check_int(processes, "processes")
+    if processes < 1:
+        raise ValueError(f"processes must be >= 1, got {processes}")
+    return processes
+
+
+def _default_processes() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _is_batch(x) -> bool:
+    if isinstance(x, np.ndarray):
+        return x.ndim > 0
+    return not isinstance(x, (str, bytes, bytearray, memoryview)) and hasattr(x, "__iter__")
+
+
+def _int_list(values, name: str) -> list:
+    """A batch of integers as a list of Python ints (NumPy arrays are flattened
+    in C order; integer dtypes and object arrays of ints are accepted)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind in "iu":
+            return values.ravel().tolist()
+        if values.dtype == object:
+            return [check_int(v, name) for v in values.ravel()]
+        raise TypeError(f"{name} must hold integers, got a {values.dtype} array")
+    if not _is_batch(values):
+        raise TypeError(f"{name} must be a sequence or NumPy array of ints, got "
+                        f"{type(values).__name__} (wrap a single value in a list)")
+    return [v if type(v) is int else check_int(v, name) for v in values]
+
+
+def _args(x, name: str):
+    """(list of ints, was_scalar) for an argument that may be a scalar or a batch."""
+    if _is_batch(x):
+        return _int_list(x, name), False
+    return [check_int(x, name)], True
+
+
+def _broadcast(a: list, sa: bool, b: list, sb: bool, names=("a", "b")):
+    if sa and not sb:
+        a = a * len(b)
+    elif sb and not sa:
+        b = b * len(a)
+    elif len(a) != len(b):
+        raise ValueError(f"length mismatch: {names[0]} has {len(a)} entries, {names[1]} has {len(b)}")
+    return a, b, sa and sb
+
+
+def _out(values, scalar: bool):
+    return int(values[0]) if scalar else [int(v) for v in values]
+
+
+# --------------------------------------------------------------------------------------
+# key generation
+
+
+def _random_prime(bits: int) -> mpz:
+    """A prime of exactly `bits` bits with the top two bits set: the first
+    prime after a random odd start from `secrets` with those bits set
+    (``gmpy2.next_prime``, i.e. GMP's sieve + BPSW, as phe and OpenSSL search),
+    confirmed with ``gmpy2.is_prime(p, 40)``."""
+    top = mpz(3) << (bits - 2)
+    while True:
+        p = gmpy2.next_prime(mpz(secrets.randbits(bits)) | top | 1)
+        if p.bit_length() == bits and gmpy2.is_prime(p, _PRIME_ROUNDS):
+            return p
+
+
+def keygen(bits: int = 3072, insecure: bool = False):
+    """A fresh key pair ``(PublicKey, PrivateKey)`` with an n of exactly ``bits`` bits.
+
+    p and q are primes of bits // 2 and bits - bits // 2 bits with their two
+    top bits set (so n = pq has exactly ``bits`` bits): the next prime after a
+    random odd start from the OS CSPRNG (``secrets``), confirmed with
+    ``gmpy2.is_prime`` (BPSW plus 16 Miller-Rabin rounds); p != q,
+    gcd(pq, (p-1)(q-1)) = 1 and
+    |p - q| > 2^(bits/2 - 100) (against Fermat factoring).  ``bits`` must be
+    >= 2048; smaller keys (down to 128 bits) need ``insecure=True`` and are
+    for tests only.
+    """
+    bits = check_int(bits, "bits")
+    insecure = _check_flag(insecure, "insecure")
+    if bits < MIN_BITS and not insecure:
+        raise ValueError(f"bits must be >= {MIN_BITS} (got {bits}); pass insecure=True for test keys")
+    if not MIN_INSECURE_BITS <= bits <= MAX_BITS:
+        raise ValueError(f"bits must be in [{MIN_INSECURE_BITS}, {MAX_BITS}], got {bits}")
+    pbits = bits // 2
+    qbits = bits - pbits
+    while True:
+        p, q = _random_prime(pbits), _random_prime(qbits)
+        if p == q:
+            continue
+        n = p * q
+        if n.bit_length() != bits or gmpy2.gcd(n, (p - 1) * (q - 1)) != 1:
+            continue
+        if pbits > 200 and abs(p - q).bit_length() <= pbits - 100:
+            continue
+        break
+    pk = PublicKey(int(n), insecure=True)
+    return pk, PrivateKey(pk, int(p), int(q))
+
+
+# --------------------------------------------------------------------------------------
+# public key
+
+
+def _restore_public_key(n):
+    return PublicKey(n, insecure=True)
+
+
+def _restore_private_key(p, q):
+    return PrivateKey(PublicKey(p * q, insecure=True), p, q)
+
+
+class PublicKey:
+    """Paillier public key (n, g = n + 1).
+
+    Ciphertexts are plain Python ints in (0, n^2).  Plaintexts are residues mod
+    n: ``encrypt`` accepts ints m with -(n-1)/2 <= m < n and encrypts m mod n
+    (a negative m is the residue n + m); ``PrivateKey.decrypt`` returns
+    residues in [0, n), or with ``signed=True`` the centred representative
+    in [-(n-1)/2, (n-1)/2].  Batch arguments are sequences or NumPy arrays
+    (integer dtypes or object arrays of Python ints; flattened in C order);
+    batch results are lists of ints.
+
+    Homomorphic operations check that ciphertexts lie in (0, n^2); whether
+    they are units (gcd(c, n) = 1) is checked at decryption.
+
+    ``precompute(count)`` fills a pool of obfuscators r^n mod n^2; ``encrypt``
+    consumes one per value (popped, never reused) and falls back to fresh
+    randomness when the pool is empty.  The pool is never serialized or
+    pickled.
+
+    Pickling (``__reduce__``) exists only to move keys to our own worker
+    processes: it carries n alone.  Never unpickle data from another party;
+    use ``to_bytes`` / ``to_json`` for the wire.
+    """
+
+    __slots__ = ("_nint", "_n2int", "_bits", "_n", "_n2", "_half", "_pool", "__weakref__")
+
+    def __init__(self, n, *, insecure: bool = False):
+        n = check_int(n, "n")
+        insecure = _check_flag(insecure, "insecure")
+        bits = n.bit_length()
+        if bits < MIN_BITS and not insecure:
+            raise ValueError(f"n has {bits} bits, fewer than {MIN_BITS}; pass insecure=True for test keys")
+        if not MIN_INSECURE_BITS <= bits <= MAX_BITS:
+            raise ValueError(f"n must have between {MIN_INSECURE_BITS} and {MAX_BITS} bits, got {bits}")
+        if n % 2 == 0 or gmpy2.is_square(n) or gmpy2.is_prime(n, 1):
+            raise ValueError("n is not a product of two distinct odd primes (even, square or prime)")
+        self._nint = n
+        self._n2int = n * n
+        self._bits = bits
+        self._n = mpz(n)
+        self._n2 = mpz(self._n2int)
+        self._half = (n - 1) // 2
+        self._pool = deque()
+
+    @property
+    def n(self) -> int:
+        return self._nint
+
+    @property
+    def nsquare(self) -> int:
+        return self._n2int
+
+    @property
+    def g(self) -> int:
+        return self._nint + 1
+
+    @property
+    def bits(self) -> int:
+        """n.bit_length()"""
+        return self._bits
+
+    # ---- dunder ---------------------------------------------------------------------
+
+    def __eq__(self, other):
+        return isinstance(other, PublicKey) and other.n == self.n
+
+    def __hash__(self):
+        return hash(("secea_fast.paillier.PublicKey", self.n))
+
+    def __repr__(self):
+        h = format(self.n, "x")
+        return f"PublicKey(bits={self.bits}, n=0x{h[:8]}...{h[-8:]})"
+
+    def __reduce__(self):
+        return (_restore_public_key, (self.n,))
+
+    # ---- validation -----------------------------------------------------------------
+
+    def _plaintexts(self, values, name="values", scalar_ok=False):
+        ms, scalar = _args(values, name) if scalar_ok else (_int_list(values, name), False)
+        n, lo = self.n, -self._half
+        for i, m in enumerate(ms):
+            if not lo <= m < n:
+                raise ValueError(f"{name}[{i}] is outside [-(n-1)/2, n): plaintexts are residues mod n")
+        return [mpz(m % n) if m < 0 else mpz(m) for m in ms], scalar
+
+    def _ciphertexts(self, cts, name="ciphertexts", scalar_ok=False):
+        cs, scalar = _args(cts, name) if scalar_ok else (_int_list(cts, name), False)
+        n2 = self.nsquare
+        for i, c in enumerate(cs):
+            if not 0 < c < n2:
+                raise ValueError(f"{name}[{i}] is not a ciphertext: outside (0, n^2)")
+        return [mpz(c) for c in cs], scalar
+
+    # ---- randomness -----------------------------------------------------------------
+
+    def _fresh_obfuscators(self, count: int, processes: int) -> list:
+        if processes > 1 and count > 1:
+            xs = _pool.run_count(_pool.task_obfuscators_public, (self.n,), count, processes)
+            return [mpz(x) for x in xs]
+        return _core.obfuscators_public(self._n, self._n2, count)
+
+    def _obfuscators(self, count: int, processes: int, fresh=None) -> list:
+        xs = []
+        pool = self._pool
+        try:
+            while len(xs) < count:
+                xs.append(pool.popleft())
+        except IndexError:
+            pass
+        if len(xs) < count:
+            xs.extend((fresh or self._fresh_obfuscators)(count - len(xs), processes))
+        return xs
+
+    @property
+    def pool_size(self) -> int:
+        """Number of precomputed obfuscators left."""
+        return len(self._pool)
+
+    def clear_pool(self) -> None:
+        """Drop all precomputed obfuscators."""
+        self._pool.clear()
+
+    def precompute(self, count, processes=None) -> int:
+        """Append ``count`` fresh obfuscators r^n mod n^2 (r uniform in Z_n^*) to
+        the pool, computed by ``processes`` processes (default: every CPU
+        this process may use; 1 = the calling process alone).  Returns the
+        pool size."""
+        count = check_int(count, "count")
+        if count < 0:
+            raise ValueError(f"count must be >= 0, got {count}")
+        processes = _check_processes(processes, _default_processes())
+        self._pool.extend(self._fresh_obfuscators(count, processes))
+        return len(self._pool)
+
+    # ---- encryption -----------------------------------------------------------------
+
+    def encrypt(self, values, *, processes=None) -> list:
+        """Ciphertexts (1 + m n) r^n mod n^2 of a batch of plaintexts.
+
+        Obfuscators come from the precomputed pool first, then fresh (r uniform
+        in Z_n^* from ``secrets``, gcd(r, n) = 1 checked), computed by
+        ``processes`` processes (default 1: the calling process)."""
+        ms, _ = self._plaintexts(values)
+        processes = _check_processes(processes, 1)
+        xs = self._obfuscators(len(ms), processes)
+        return _out(_core.combine(ms, xs, self._n, self._n2), False)
+
+    def encrypt_with_r(self, values, rs) -> list:
+        """Deterministic encryption with caller-chosen r (known-answer tests,
+        interop with phe's ``raw_encrypt(m, r_value=r)``).  Each r must be in
+        [1, n) with gcd(r, n) = 1 (ValueError otherwise).  r must be secret and
+        uniform for the ciphertext to hide m: use ``encrypt``."""
+        ms, _ = self._plaintexts(values)
+        rs = _int_list(rs, "rs")
+        if len(rs) != len(ms):
+            raise ValueError(f"length mismatch: {len(ms)} values, {len(rs)} r values")
+        n = self._n
+        for i, r in enumerate(rs):
+            if not 0 < r < self.n or gmpy2.gcd(r, n) != 1:
+                raise ValueError(f"rs[{i}] is not in Z_n^* (r must satisfy 0 < r < n, gcd(r, n) = 1)")
+        xs = gmpy2.powmod_base_list([mpz(r) for r in rs], n, self._n2)
+        return _out(_core.combine(ms, xs, n, self._n2), False)
+
+    def rerandomize(self, ciphertexts, *, processes=None) -> list:
+        """c * r^n mod n^2 with fresh (or pooled) obfuscators: the same
+        plaintexts under new randomness."""
+        cs, _ = self._ciphertexts(ciphertexts)
+        xs = self._obfuscators(len(cs), _check_processes(processes, 1))
+        n2 = self._n2
+        return [int(c * x % n2) for c, x in zip(cs, xs)]
+
+    # ---- packing --------------------------------------------------------------------
+
+    def slots(self, slot_bits) -> int:
+        """Values of ``slot_bits`` bits per packed plaintext:
+        (n.bit_length() - 1 - GUARD_BITS) // slot_bits."""
+        return _packing.slots_per_plaintext(self.bits, slot_bits)
+
+    def _pack(self, values, slot_bits) -> list:
+        slots = self.slots(slot_bits)
+        vals = _int_list(values, "values")
+        limit = 1 << slot_bits
+        for i, v in enumerate(vals):
+            if not 0 <= v < limit:
+                raise ValueError(f"values[{i}] is outside [0, 2^{slot_bits})")
+        return _packing.pack(vals, slot_bits, slots)
+
+    def encrypt_packed(self, values, slot_bits, *, processes=None) -> list:
+        """Encrypt non-negative values < 2^slot_bits, ``self.slots(slot_bits)``
+        per ciphertext (layout and capacity rule: ``check_packing``).  Returns
+        ceil(len(values) / slots) ciphertexts."""
+        pts = self._pack(values, slot_bits)
+        return self.encrypt(pts, processes=processes)
+
+    # ---- homomorphic operations (scalars or batches) ----------------------------------
+
+    def add(self, a, b):
+        """E(x) * E(y) mod n^2 = E(x + y): ciphertext + ciphertext (scalars,
+        batches of equal length, or a scalar broadcast over a batch)."""
+        (A, sa), (B, sb) = self._ciphertexts(a, "a", True), self._ciphertexts(b, "b", True)
+        A, B, scalar = _broadcast(A, sa, B, sb)
+        n2 = self._n2
+        return _out([x * y % n2 for x, y in zip(A, B)], scalar)
+
+    def sub(self, a, b):
+        """E(x) * E(y)^-1 mod n^2 = E(x - y)."""
+        return self.add(a, self.neg(b))
+
+    def neg(self, c):
+        """E(x)^-1 mod n^2 = E(-x)."""
+        cs, scalar = self._ciphertexts(c, "c", True)
+        n2 = self._n2
+        try:
+            return _out([gmpy2.invert(x, n2) for x in cs], scalar)
+        except ZeroDivisionError:
+            raise ValueError("ciphertext is not invertible mod n^2 (shares a factor with n)") from None
+
+    def add_plain(self, c, m):
+        """E(x) * (1 + m n) mod n^2 = E(x + m) for plaintexts m (no fresh
+        randomness: rerandomize if the result leaves your hands and m must
+        stay hidden from someone who saw c)."""
+        cs, sc = self._ciphertexts(c, "c", True)
+        ms, sm = self._plaintexts(m, "m", True)
+        cs, ms, scalar = _broadcast(cs, sc, ms, sm, ("c", "m"))
+        return _out(_core.combine(ms, cs, self._n, self._n2), scalar)
+
+    def mul_scalar(self, c, k, *, processes=None):
+        """E(x)^k mod n^2 = E(k x mod n) for integer k of any size (k < 0 through
+        the inverse, k = 0 gives the trivial ciphertext 1: rerandomize it before
+        sending).  ``k`` is one int for the whole batch or a batch of ints;
+        ``processes`` splits a batch over processes."""
+        cs, sc = self._ciphertexts(c, "c", True)
+        ks, sk = _args(k, "k")
+        processes = _check_processes(processes, 1)
+        n2 = self._n2
+        try:
+            if sk and not sc:
+                kk = ks[0]
+                if processes > 1 and len(cs) > 1:
+                    out = _pool.run_items(_pool.task_powmod_broadcast, (self.nsquare, kk),
+                                          [int(x) for x in cs], processes,
+                                          cheap=abs(kk).bit_length() <= 256)
+                else:
+                    out = _core.powmod_broadcast(cs, kk, n2)
+                return _out(out, False)
+            cs, ks, scalar = _broadcast(cs, sc, ks, sk, ("c", "k"))
+            if processes > 1 and len(cs) > 1:
+                cheap = max(abs(y).bit_length() for y in ks) <= 256
+                out = _pool.run_items(_pool.task_powmod_pairs, (self.nsquare,),
+                                      [(int(x), y) for x, y in zip(cs, ks)], processes, cheap=cheap)
+            else:
+                out = _core.powmod_pairs(cs, ks, n2)
+            return _out(out, scalar)
+        except ZeroDivisionError:
+            raise ValueError("ciphertext is not invertible mod n^2 (shares a factor with n)") from None
+
+    def multi_exp(self, cts, ks) -> int:
+        """prod_i c_i^k_i mod n^2 = E(sum_i k_i x_i): an encrypted inner product
+        with plaintext integer weights (any size, negative allowed), by the
+        bucket method (about 2-3x fewer multiplications than separate
+        exponentiations for 64 weights of 64 bits)."""
+        cs, _ = self._ciphertexts(cts, "cts")
+        ks = _int_list(ks, "ks")
+        if len(ks) != len(cs):
+            raise ValueError(f"length mismatch: {len(cs)} ciphertexts, {len(ks)} weights")
+        try:
+            return int(_core.multi_exp(cs, ks, self._n2))
+        except ZeroDivisionError:
+            raise ValueError("ciphertext is not invertible mod n^2 (shares a factor with n)") from None
+
+    # ---- interop and serialization --------------------------------------------------
+
+    @classmethod
+    def from_phe(cls, pk, *, insecure: bool = False) -> "PublicKey":
+        """From a ``phe.PaillierPublicKey`` (phe also uses g = n + 1, so raw
+        ciphertexts are interchangeable)."""
+        n = getattr(pk, "n", None)
+        if n is None or not hasattr(pk, "nsquare"):
+            raise TypeError(f"expected a phe.PaillierPublicKey, got {type(pk).__name__}")
+        return cls(n, insecure=insecure)
+
+    def to_phe(self):
+        from phe import paillier
+        return paillier.PaillierPublicKey(self.n)
+
+    def to_bytes(self) -> bytes:
+        return _serial.encode_key(_serial.PUBLIC_MAGIC, self.n)
+
+    @classmethod
+    def from_bytes(cls, data, *, insecure: bool = False) -> "PublicKey":
+        (n,) = _serial.decode_key(data, _serial.PUBLIC_MAGIC, 1, "public key")
+        return cls(n, insecure=insecure)
+
+    def to_json(self) -> str:
+        return _serial.encode_json(_serial.PUBLIC_KIND, n=self.n)
+
+    @classmethod
+    def from_json(cls, text, *, insecure: bool = False) -> "PublicKey":
+        obj = _serial.decode_json(text, _serial.PUBLIC_KIND, ("n",), "public key")
+        return cls(obj["n"], insecure=insecure)
+
+
+# --------------------------------------------------------------------------------------
+# private key
+
+
+class PrivateKey:
+    """Paillier private key: the factors p < q of n and the CRT constants.
+
+    ``decrypt`` works mod p^2 and q^2 separately (hp = (-q)^-1 mod p,
+    hq = (-p)^-1 mod q for g = n + 1, as in Paillier's paper and phe) with
+    ``gmpy2.powmod_sec`` for the secret exponents p - 1 and q - 1.
+    ``encrypt`` / ``encrypt_packed`` / ``precompute`` use the factors to make
+    obfuscators by CRT (about 2.5x faster than with the public key alone).
+
+    Pickling carries p and q and exists only for our own worker processes;
+    never unpickle data from another party.
+    """
+
+    __slots__ = ("_pk", "_ctx", "__weakref__")
+
+    def __init__(self, public_key: PublicKey, p, q):
+        if not isinstance(public_key, PublicKey):
+            raise TypeError(f"public_key must be a PublicKey, got {type(public_key).__name__}")
+        p, q = check_int(p, "p"), check_int(q, "q")
+        if p * q != public_key.n:
+            raise ValueError("p * q does not equal the public modulus n")
+        if p == q:
+            raise ValueError("p and q must be distinct")
+        if not (gmpy2.is_prime(p, _PRIME_ROUNDS) and gmpy2.is_prime(q, _PRIME_ROUNDS)):
+            raise ValueError("p and q must be prime")
+        if gmpy2.gcd(public_key.n, (p - 1) * (q - 1)) != 1:
+            raise ValueError("gcd(n, (p-1)(q-1)) != 1")
+        self._pk = public_key
+        self._ctx = _core.private_context(p, q)
+
+    @property
+    def public_key(self) -> PublicKey:
+        return self._pk
+
+    @property
+    def p(self) -> int:
+        return int(self._ctx.p)
+
+    @property
+    def q(self) -> int:
+        return int(self._ctx.q)
+
+    @property
+    def n(self) -> int:
+        return self.public_key.n
+
+    def __eq__(self, other):
+        return isinstance(other, PrivateKey) and other._ctx.p == self._ctx.p and other._ctx.q == self._ctx.q
+
+    def __hash__(self):
+        return hash(("secea_fast.paillier.PrivateKey", self.public_key.n))
+
+    def __repr__(self):
+        return f"PrivateKey(bits={self.public_key.bits})"   # never the factors
+
+    def __reduce__(self):
+        return (_restore_private_key, (self.p, self.q))
+
+    # ---- encryption with the factors ------------------------------------------------
+
+    def _fresh_obfuscators(self, count: int, processes: int) -> list:
+        if processes > 1 and count > 1:
+            xs = _pool.run_count(_pool.task_obfuscators_private, (self.p, self.q), count, processes)
+            return [mpz(x) for x in xs]
+        return _core.obfuscators_private(self._ctx, count)
+
+    def precompute(self, count, processes=None) -> int:
+        """``PublicKey.precompute`` with CRT obfuscators (fills
+        ``self.public_key``'s pool; the factors go to the worker processes)."""
+        count = check_int(count, "count")
+        if count < 0:
+            raise ValueError(f"count must be >= 0, got {count}")
+        processes = _check_processes(processes, _default_processes())
+        pool = self.public_key._pool
+        pool.extend(self._fresh_obfuscators(count, processes))
+        return len(pool)
+
+    def encrypt(self, values, *, processes=None) -> list:
+        """``PublicKey.encrypt`` with obfuscators from the public key's pool, then
+        fresh ones by CRT."""
+        pk = self.public_key
+        ms, _ = pk._plaintexts(values)
+        xs = pk._obfuscators(len(ms), _check_processes(processes, 1), self._fresh_obfuscators)
+        return _out(_core.combine(ms, xs, pk._n, pk._n2), False)
+
+    def encrypt_packed(self, values, slot_bits, *, processes=None) -> list:
+        return self.encrypt(self.public_key._pack(values, slot_bits), processes=processes)
+
+    # ---- decryption -----------------------------------------------------------------
+
+    def _decrypt_mpz(self, ciphertexts, processes) -> list:
+        cs, _ = self.public_key._ciphertexts(ciphertexts)
+        bad = _core.find_non_unit(self._ctx, cs)
+        if bad >= 0:
+            raise ValueError(f"ciphertexts[{bad}] is not a unit mod n^2 (gcd(c, n) != 1)")
+        processes = _check_processes(processes, 1)
+        if processes > 1 and len(cs) > 1:
+            return [mpz(m) for m in _pool.run_items(_pool.task_decrypt, (self.p, self.q),
+                                                    [int(c) for c in cs], processes)]
+        return _core.decrypt_list(self._ctx, cs)
+
+    def decrypt(self, ciphertexts, *, signed: bool = False, processes=None) -> list:
+        """Plaintexts in [0, n) (``signed=True``: in [-(n-1)/2, (n-1)/2]) of a
+        batch of ciphertexts; ValueError unless 0 < c < n^2 and gcd(c, n) = 1.
+        ``processes`` splits the batch over processes (default 1)."""
+        signed = _check_flag(signed, "signed")
+        ms = self._decrypt_mpz(ciphertexts, processes)
+        if signed:
+            half, n = self.public_key._half, self.public_key.n
+            return [int(m) - n if m > half else int(m) for m in ms]
+        return [int(m) for m in ms]
+
+    def decrypt_packed(self, ciphertexts, slot_bits, count, *, processes=None) -> list:
+        """The ``count`` slot values of ciphertexts made by ``encrypt_packed(...,
+        slot_bits)`` (possibly after additions / scalar multiplications within
+        the ``check_packing`` capacity).  ValueError if the number of
+        ciphertexts does not match ``count`` or a plaintext overflows its slots."""
+        slots = self.public_key.slots(slot_bits)
+        count = check_int(count, "count")
+        if count < 0:
+            raise ValueError(f"count must be >= 0, got {count}")
+        cts = _int_list(ciphertexts, "ciphertexts")
+        need = -(-count // slots)
+        if len(cts) != need:
+            raise ValueError(f"{count} values of {slot_bits} bits fill {need} ciphertexts "
+                             f"({slots} slots each), got {len(cts)}")
+        ms = self._decrypt_mpz(cts, processes)
+        return _packing.unpack(ms, slot_bits, slots, count)
+
+    # ---- interop and serialization --------------------------------------------------
+
+    @classmethod
+    def from_phe(cls, sk, *, insecure: bool = False) -> "PrivateKey":
+        """From a ``phe.PaillierPrivateKey``."""
+        if not all(hasattr(sk, a) for a in ("p", "q", "public_key")):
+            raise TypeError(f"expected a phe.PaillierPrivateKey, got {type(sk).__name__}")
+        return cls(PublicKey.from_phe(sk.public_key, insecure=insecure), int(sk.p), int(sk.q))
+
+    def to_phe(self):
+        from phe import paillier
+        return paillier.PaillierPrivateKey(self.public_key.to_phe(), self.p, self.q)
+
+    def to_bytes(self) -> bytes:
+        """Binary form with p and q (secret!)."""
+        return _serial.encode_key(_serial.PRIVATE_MAGIC, self.p, self.q)
+
+    @classmethod
+    def from_bytes(cls, data, *, insecure: bool = False) -> "PrivateKey":
+        p, q = _serial.decode_key(data, _serial.PRIVATE_MAGIC, 2, "private key")
+        return cls(PublicKey(p * q, insecure=insecure), p, q)
+
+    def to_json(self) -> str:
+        """JSON with n, p and q (secret!)."""
+        return _serial.encode_json(_serial.PRIVATE_KIND, n=self.n, p=self.p, q=self.q)
+
+    @classmethod
+    def from_json(cls, text, *, insecure: bool = False) -> "PrivateKey":
+        obj = _serial.decode_json(text, _serial.PRIVATE_KIND, ("n", "p", "q"), "private key")
+        return cls(PublicKey(obj["n"], insecure=insecure), obj["p"], obj["q"])
+
+
+# --------------------------------------------------------------------------------------
+# ciphertext wire format
+
+
+def ciphertexts_to_bytes(cts, pk: PublicKey) -> bytes:
+    """Ciphertexts as fixed-width big-endian fields of 2 * ceil(bits / 8) bytes."""
+    if not isinstance(pk, PublicKey):
+        raise TypeError(f"pk must be a PublicKey, got {type(pk).__name__}")
+    return _serial.ciphertexts_to_bytes(_int_list(cts, "cts"), pk.nsquare,
+                                        _serial.ciphertext_width(pk.bits))
+
+
+def ciphertexts_from_bytes(data, pk: PublicKey) -> list:
+    """Inverse of ``ciphertexts_to_bytes``; ValueError on a length that is not a
+    multiple of the width or a field outside (0, n^2)."""
+    if not isinstance(pk, PublicKey):
+        raise TypeError(f"pk must be a PublicKey, got {type(pk).__name__}")
+    return _serial.ciphertexts_from_bytes(data, pk.nsquare, _serial.ciphertext_width(pk.bits))
