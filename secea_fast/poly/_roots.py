@@ -101,6 +101,58 @@ def _split(g, p, out):
                 break
 
 
+def _split_2adic(g, p, out):
+    """Roots of g (monic, squarefree, split, g(0) != 0) by successive square
+    roots of unity (the 2-adic structure of F_p^*, p - 1 = 2^v m).
+
+    With u(alpha) = (alpha + delta)^(m 2^(v - L)) in mu_{2^L}, L about
+    log2(deg g) + 2, write u = zeta^k (zeta a primitive 2^L-th root of unity).
+    Level t splits a node whose roots share k mod 2^t = e by
+    gcd(g, U^(2^(L-1-t)) - zeta^(e 2^(L-1-t))): the next bit of k.  One
+    exponentiation by m 2^(v - L) at the top replaces Cantor-Zassenhaus'
+    exponentiation by (p-1)/2 at every node; level t then costs L - 1 - t
+    squarings per node.  Roots whose u collide end in a node of degree > 1
+    after L levels and are split by ``_split`` with a fresh delta."""
+    v = ((p - 1) & -(p - 1)).bit_length() - 1
+    n = deg(g)
+    L = min(v, n.bit_length() + 2)
+    m = (p - 1) >> v
+    from ._core import root_of_unity
+    zeta = root_of_unity(p, L)
+    delta = secrets.randbelow(p)
+    U = Modulus(g, p).powmod(np.array([delta, 1 % p], dtype=U64), m << (v - L))
+    level = [(g, U, 0)]
+    leftovers = []
+    for t in range(L):
+        nxt = []
+        for gn, un, e in level:
+            d = deg(gn)
+            if d == 1:
+                out.append((p - int(gn[0])) % p)
+                continue
+            modn = Modulus(gn, p)
+            z = modn.powmod(un, 1 << (L - 1 - t))
+            s = pow(zeta, e << (L - 1 - t), p)
+            g1 = gcd(gn, sub(z, np.array([s], dtype=U64), p), p)
+            d1 = deg(g1)
+            if d1 == d:
+                nxt.append((gn, un, e))
+            elif d1 <= 0:
+                nxt.append((gn, un, e + (1 << t)))
+            else:
+                g2 = monic(trim(divrem(gn, g1, p)[0]), p)
+                nxt.append((g1, divrem(un, g1, p)[1], e))
+                nxt.append((g2, divrem(un, g2, p)[1], e + (1 << t)))
+        level = nxt
+    for gn, _, _ in level:
+        if deg(gn) == 1:
+            out.append((p - int(gn[0])) % p)
+        elif deg(gn) > 1:
+            leftovers.append(gn)
+    for gn in leftovers:
+        _split(gn, p, out)
+
+
 def roots(f, p):
     """Sorted distinct roots in F_p of f (trimmed, nonzero, deg >= 0)."""
     f = monic(trim(f), p)
@@ -117,7 +169,10 @@ def roots(f, p):
         mod = Modulus(f, p)
         xp = mod.powmod(np.array([0, 1], dtype=U64), p - 1)         # x^(p-1) mod f
         g = gcd(f, sub(xp, np.array([1], dtype=U64), p), p)
-        _split(g, p, out)
+        if deg(g) > tuning.ROOTS_CLASSICAL_MAX and (p - 1) % 4 == 0:
+            _split_2adic(g, p, out)
+        else:
+            _split(g, p, out)
     return np.array(sorted(set(out)), dtype=U64)
 
 
