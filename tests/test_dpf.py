@@ -667,3 +667,16 @@ def test_path_gen_batch_and_convert_gen_batch_compose():
         dpf.convert_gen_batch(secs, betas[:2])
     with pytest.raises(TypeError):
         dpf.convert_gen_batch(secs, betas.astype(np.float64))
+
+
+@pytest.mark.parametrize("n", [1, 3, 9, 13])
+def test_four_word_payload_path(n, backend):
+    """d = 4 over Z_2^64 takes the two-block conversion kernel (conv_u64x4)."""
+    beta = np.array([1, 2**63, 5, 2**64 - 1], dtype=np.uint64)
+    alpha = (1 << n) - 1
+    k0, k1 = dpf.gen(alpha, beta, n)
+    s = dpf.eval_full(k0) + dpf.eval_full(k1)
+    assert s[alpha].tolist() == beta.tolist()
+    assert not np.delete(s, alpha, axis=0).any()
+    pts = np.array([0, alpha], dtype=np.uint64)
+    assert (dpf.eval_points(k0, pts) + dpf.eval_points(k1, pts))[1].tolist() == beta.tolist()

@@ -70,7 +70,7 @@ typedef struct {
      * out[i*d + k] = v, or out[i*d + k] += v if accumulate.  NULL: plain C. */
     void (*conv_u64_vec)(uint64_t *out, const secea__dpf_blk *leaves, size_t n, const uint64_t *cw,
                          size_t d, int party, int accumulate);
-    /* Four words per leaf (early keys over Z_2^64, e = 2): Convert blocks
+    /* Four words per leaf (vector payloads of d = 4 over Z_2^64): Convert blocks
      * H_V(s) and H_V(s xor 1), two leaves per 512-bit register:
      * out[4i + k] = (-1)^party (word_k + t_i * cw[k]).  NULL: the paths above. */
     void (*conv_u64x4)(uint64_t *out, const secea__dpf_blk *leaves, size_t n, const uint64_t cw[4],
