@@ -194,11 +194,8 @@ def gcd(a, b, p):
 def laurent_tail(r, f, m, p):
     """The first m coefficients c_1..c_m of r(x)/f(x) = sum_{i>=1} c_i x^(-i)
     for deg r < deg f: the "2Nk high-order terms of the reversed Laurent series"
-    of seed 002, Sec. 4.1, step 1 (m = 2Nk).
-
-    With F(y) = y^D f(1/y) and R(y) = y^(D-1) r(1/y) (D = deg f), r/f at x = 1/y
-    is y R(y)/F(y), so c_(i+1) is the coefficient of y^i in R(y) / F(y): one
-    power-series inversion and one product."""
+    of seed 002, Sec. 4.1, step 1 (m = 2Nk); see ``_core.laurent_tail``.
+    The scaled remainder tree of ``eval`` starts from the same expansion."""
     p = check_prime(p)
     f = _nonzero(_poly(f, p, "f"), "f")
     r = _core.trim(_poly(r, p, "r"))
@@ -208,15 +205,7 @@ def laurent_tail(r, f, m, p):
     D = len(f) - 1
     if len(r) > D:
         raise ValueError(f"need deg r < deg f, got deg r = {len(r) - 1}, deg f = {D}")
-    if m == 0 or len(r) == 0:
-        return np.zeros(m, dtype=np.uint64)
-    F = f[::-1].copy()
-    R = np.zeros(D, dtype=np.uint64)
-    R[D - len(r):] = r[::-1]
-    out = _core.mul_trunc(R, _core.inv_series(F, m, p), m, p)
-    res = np.zeros(m, dtype=np.uint64)
-    res[: len(out)] = out
-    return res
+    return _core.laurent_tail(r, f, m, p)
 
 
 def rational_reconstruct(s, p, num_len=None, laurent=False):

@@ -208,10 +208,6 @@ def intt_rows(Y, p):
     return Y
 
 
-def pointwise(X, Y, p):
-    return emul(X, Y, p)
-
-
 def _conv_crt(a2, b2, n_out, p):
     """Three-prime NTT and Chinese remaindering: exact for any p < 2^64."""
     q0, q1, q2 = crt_primes()
@@ -278,8 +274,8 @@ def inv_series_rows(F, n, p):
             h = mul_rows(np.ascontiguousarray(e), g, p)[:, : m2 - m]       # g e mod x^(m2-m)
         else:
             G = ntt_rows(g, N, p)
-            e = intt_rows(pointwise(ntt_rows(F[:, :m2], N, p), G, p), p)[:, m:m2]
-            h = intt_rows(pointwise(ntt_rows(e, N, p), G, p), p)[:, : m2 - m]
+            e = intt_rows(emul(ntt_rows(F[:, :m2], N, p), G, p), p)[:, m:m2]
+            h = intt_rows(emul(ntt_rows(e, N, p), G, p), p)[:, : m2 - m]
         g2 = np.empty((count, m2), dtype=U64)
         g2[:, :m] = g
         g2[:, m:] = neg(h, p)
@@ -293,6 +289,23 @@ def inv_series(f, n, p):
     F = zeros((1, n))
     F[0, : min(n, len(f))] = f[:n]
     return inv_series_rows(F, n, p)[0]
+
+
+def laurent_tail(r, f, m, p):
+    """c_1..c_m of r/f = sum_{i>=1} c_i x^(-i) (r, f trimmed, deg r < deg f).
+
+    With F(y) = y^D f(1/y) and R(y) = y^(D-1) r(1/y) (D = deg f), r/f at
+    x = 1/y is y R(y)/F(y), so c_(i+1) is the coefficient of y^i in R/F:
+    one power-series inversion and one product."""
+    out = zeros(m)
+    if m == 0 or len(r) == 0:
+        return out
+    D = len(f) - 1
+    R = zeros(D)
+    R[D - len(r):] = r[::-1]
+    c = mul_trunc(R, inv_series(f[::-1].copy(), m, p), m, p)
+    out[: len(c)] = c
+    return out
 
 
 def divrem(a, b, p):
@@ -437,11 +450,7 @@ def eval_tree(f, tree: Tree):
     if len(f) > len(root) - 1:
         f = rem(f, root, p)
     D = len(root) - 1
-    F = zeros(D)
-    if len(f):
-        F[D - len(f):] = f[::-1]
-    R = mul_trunc(F, inv_series(root[::-1].copy(), D, p), D, p)     # c_1..c_D
-    series = _pad_to(R, D)
+    series = laurent_tail(f, root, D, p)                            # c_1..c_D
     if tree.full[top].shape[0]:
         sf, sp = series[None, :], None
     else:
@@ -462,8 +471,8 @@ def eval_tree(f, tree: Tree):
                 L = 2 * d
                 TA = ntt_rows(sf[:pairs, ::-1], L, p)
                 P = np.empty((2 * pairs, L), dtype=U64)
-                P[0::2] = pointwise(TA, fw[1:2 * pairs:2], p)
-                P[1::2] = pointwise(TA, fw[0:2 * pairs:2], p)
+                P[0::2] = emul(TA, fw[1:2 * pairs:2], p)
+                P[1::2] = emul(TA, fw[0:2 * pairs:2], p)
                 C = intt_rows(P, p)
                 nsf[: 2 * pairs] = C[:, d:L][:, ::-1]
             else:
@@ -506,7 +515,7 @@ def interpolate_tree(ys, tree: Tree):
                 N = 2 * d
                 T = ntt_rows(tf[: 2 * pairs], N, p)
                 sw = fw.reshape(pairs, 2, N)[:, ::-1].reshape(2 * pairs, N)
-                P = pointwise(T, sw, p).reshape(pairs, 2, N)
+                P = emul(T, sw, p).reshape(pairs, 2, N)
                 ntf = intt_rows(add_rows(P[:, 0], P[:, 1], p), p)
             else:
                 left = mul_rows(tf[0:2 * pairs:2], full[1:2 * pairs:2], p)
@@ -578,7 +587,7 @@ def monic_products(level, p, keep_transforms=False):
         return (out, None) if keep_transforms else out
     N = 2 * d
     T = ntt_rows(level, N, p)                     # every row: the tree keeps them
-    C = intt_rows(pointwise(T[0::2], T[1::2], p), p)
+    C = intt_rows(emul(T[0::2], T[1::2], p), p)
     out = np.empty((C.shape[0], N + 1), dtype=U64)
     out[:, :N] = C
     out[:, 0] = sub(C[:, 0], np.ones(C.shape[0], dtype=U64), p) if C.shape[0] else C[:, 0]
