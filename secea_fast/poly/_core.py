@@ -112,6 +112,9 @@ def derivative(f, p):
 
 
 def monic(f, p):
+    """f scaled to leading coefficient 1 (the zero polynomial stays zero)."""
+    if len(f) == 0:
+        return f.copy()
     lead = int(f[-1])
     return f.copy() if lead == 1 else scale(f, pow(lead, p - 2, p), p)
 

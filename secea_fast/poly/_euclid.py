@@ -20,8 +20,8 @@ import numpy as np
 
 from .. import tuning
 from .._native import ffi, lib, u64ptr
-from ._core import (GOLDILOCKS, U64, add, add_rows, deg, divrem, emul, intt_rows, mul, ntt_native, ntt_rows, sub,
-                    trim, two_adicity, zeros)
+from ._core import (GOLDILOCKS, U64, add, add_rows, deg, divrem, emul, intt_rows, monic, mul, ntt_native, ntt_rows,
+                    scale, sub, trim, two_adicity, zeros)
 
 def _one(p):
     return np.array([1 % p], dtype=U64)
@@ -218,19 +218,9 @@ def gcd(a, b, p):
     if deg(a) < deg(b):
         a, b = b, a
     if len(b) == 0:
-        return _monic(a, p)
+        return monic(a, p)
     _, r0, _ = reduce_below(a, b, 0, p, matrix=False)
-    return _monic(r0, p)
-
-
-def _monic(f, p):
-    if len(f) == 0:
-        return f
-    lead = int(f[-1])
-    if lead == 1:
-        return f
-    from ._core import scale
-    return scale(f, pow(lead, p - 2, p), p)
+    return monic(r0, p)
 
 
 def rational_reconstruct_series(s, num_len, p):
@@ -247,6 +237,5 @@ def rational_reconstruct_series(s, num_len, p):
     U, V = r1, M[1][1]
     if len(V) == 0 or V[0] == 0:
         raise ValueError("no rational function with a denominator invertible at 0 fits these terms")
-    from ._core import scale
     c = pow(int(V[0]), p - 2, p)
     return trim(scale(U, c, p)), trim(scale(V, c, p))
