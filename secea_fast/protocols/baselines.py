@@ -13,8 +13,7 @@ import time
 
 import numpy as np
 
-from ..prg import Prg, random_seed
-from .secemb import RoundReport, SecEmbParams, decode_fixed, encode_fixed, encode_table
+from .secemb import RoundReport, SecEmbParams, additive_shares, decode_fixed, encode_fixed, encode_table
 
 __all__ = ["secure_fedrec_round"]
 
@@ -33,9 +32,7 @@ def secure_fedrec_round(Q, items, grads, *, frac_bits=16, n_users=None, report=F
     for it, g in zip(items, grads):
         full = np.zeros((m, d))
         full[np.asarray(it, dtype=np.int64)] = np.asarray(g, dtype=np.float64)
-        x = encode_fixed(full, params)
-        r = Prg(random_seed(), b"secure-fedrec/share").uint64(x.size).reshape(m, d)
-        shares.append((x - r, r))
+        shares.append(additive_shares(encode_fixed(full, params), b"secure-fedrec/share"))
     rep.seconds["user_upload"] = time.perf_counter() - t0
     rep.bytes_up["aggregation"] = float(m * d * 8)                  # per user, per server
     t0 = time.perf_counter()

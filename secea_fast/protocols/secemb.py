@@ -133,14 +133,22 @@ def gaussian_sigma(epsilon: float, delta: float, clip: float) -> float:
     return math.sqrt(math.log(1.25 / delta)) * clip / epsilon
 
 
+def additive_shares(x, domain: bytes):
+    """Two-server additive shares over Z_2^64 of a uint64 array: (x - r, r)
+    with r uniform from a fresh CSPRNG seed (wraps mod 2^64 as intended)."""
+    x = np.asarray(x, dtype=np.uint64)
+    r = Prg(random_seed(), domain).uint64(x.size).reshape(x.shape)
+    return x - r, r
+
+
 def count_shares(count: int):
     """A user's two additive shares (over Z_2^64) of its number of rated items,
     for the secure average of Appendix C."""
     c = check_int(count, "count")
     if c < 0:
         raise ValueError(f"count must be >= 0, got {c}")
-    r = int(Prg(random_seed(), b"secemb/count-share").uint64(1)[0])
-    return (c - r) % 2**64, r
+    s0, s1 = additive_shares(np.array([c], dtype=np.uint64), b"secemb/count-share")
+    return int(s0[0]), int(s1[0])
 
 
 def unified_m_prime(shares0, shares1, n_users: int, alpha: float, m: int) -> int:
@@ -338,8 +346,7 @@ class User:
         x = encode_fixed(np.asarray(dense, dtype=np.float64).reshape(-1), P)
         if x.size != P.dense_size:
             raise ValueError(f"dense must have {P.dense_size} entries, got {x.size}")
-        r = Prg(random_seed(), b"secemb/dense-share").uint64(x.size)
-        return x - r, r                        # mod 2^64: x = (x - r) + r
+        return additive_shares(x, b"secemb/dense-share")
 
     def _need_round(self):
         if self._round is None:
