@@ -57,10 +57,6 @@ void secea_fp_poly_mul_classical(uint64_t *out, const uint64_t *a, size_t la, co
  * q has la-lb+1 entries, r has lb-1 entries (r may be NULL if lb == 1).
  * Returns 0, or -1 if memory runs out. */
 int secea_fp_poly_divrem_classical(uint64_t *q, uint64_t *r, const uint64_t *a, size_t la, const uint64_t *b, size_t lb, uint64_t p);
-/* Batched remainder by monic divisors: out[c] (length lb-1) = a[c] mod b[c],
- * a[c] of length la (la >= lb), b[c] monic of length lb >= 2; b_stride = lb
- * per row or 0 for one shared divisor.  Returns 0, or -1 if memory runs out. */
-int secea_fp_poly_rem_monic_batch(uint64_t *out, const uint64_t *a, size_t la, const uint64_t *b, size_t lb, size_t b_stride, size_t count, uint64_t p);
 /* Batched middle products: out[c][k] = sum_{j < lm} m[c][j] a[c][k + j] for
  * k < la - lm + 1 (the coefficients lm-1 .. la-1 of a[c] * rev(m[c])), with
  * m_stride = lm per row or 0 for one shared m.  la >= lm >= 1. */

@@ -80,33 +80,6 @@ static void divrem_inplace(uint64_t *q, uint64_t *a, size_t la, const uint64_t *
     }
 }
 
-int secea_fp_poly_rem_monic_batch(uint64_t *out, const uint64_t *a, size_t la, const uint64_t *b,
-                                  size_t lb, size_t b_stride, size_t count, uint64_t p)
-{
-    secea_modctx c;
-    secea_modctx_init(&c, p);
-    uint64_t stackbuf[256];
-    uint64_t *w = la <= 256 ? stackbuf : malloc(la * sizeof(uint64_t));
-    if (!w) return -1;
-    size_t d = lb - 1;
-    for (size_t t = 0; t < count; t++) {
-        const uint64_t *x = a + t * la, *y = b + t * b_stride;
-        uint64_t *z = out + t * d;
-        memcpy(w, x, la * sizeof(uint64_t));
-        for (size_t i = la; i-- > d;) {     /* monic: quotient coefficient is w[i] */
-            uint64_t coef = w[i];
-            if (!coef) continue;
-            uint64_t neg = p - coef;
-            uint64_t *dst = w + i - d;
-            for (size_t j = 0; j < d; j++)
-                dst[j] = secea_addmod(dst[j], secea_mulmod_any(&c, neg, y[j]), p);
-        }
-        memcpy(z, w, d * sizeof(uint64_t));
-    }
-    if (w != stackbuf) free(w);
-    return 0;
-}
-
 int secea_fp_poly_divrem_classical(uint64_t *q, uint64_t *r, const uint64_t *a, size_t la,
                                    const uint64_t *b, size_t lb, uint64_t p)
 {
