@@ -156,3 +156,42 @@ def test_prg_bad_input():
         prg.Prg(bytes(16), "x").field(3, 10)
     with pytest.raises(ValueError):
         prg.random_seed(8)
+
+
+def _field_twin(seed, domain, n, p, skip_bytes=0):
+    """NumPy twin of Prg.field: the stream as LE words, masked, kept if < p."""
+    g = prg.Prg(seed, domain)
+    if skip_bytes:
+        g.bytes(skip_bytes)
+    words = np.frombuffer(g.bytes(8 * (3 * n + 64)), dtype="<u8").astype(np.uint64)
+    words &= np.uint64((1 << (p - 1).bit_length()) - 1)
+    return words[words < np.uint64(p)][:n]
+
+
+@pytest.mark.parametrize("p", [2, 101, 2**61 - 1, 63 * 2**44 + 1, 2**64 - 2**32 + 1, 2**64 - 59])
+@pytest.mark.parametrize("n", [0, 1, 4095, 4096, 70001])
+@pytest.mark.parametrize("skip", [0, 8, 3])
+def test_field_sampler_matches_numpy_twin(backend, p, n, skip):
+    seed = prg.random_seed()
+    g = prg.Prg(seed, "twin")
+    if skip:
+        g.bytes(skip)
+    got = g.field(n, p)
+    assert got.tolist() == _field_twin(seed, "twin", n, p, skip).tolist()
+    # the stream continues canonically after the call
+    assert g.field(3, p).tolist() == _field_twin(seed, "twin", n + 3, p, skip)[n:].tolist()
+
+
+@pytest.mark.parametrize("p", [101, 63 * 2**44 + 1, 2**64 - 2**32 + 1])
+def test_field_into_masks_and_unmasks(p):
+    seed = prg.random_seed()
+    base = prg.uniform(9000, p)
+    masked = prg.Prg(seed, "pad").field_into(np.empty_like(base), p, base=base)
+    r = prg.Prg(seed, "pad").field(9000, p)
+    assert masked.tolist() == [(int(b) + int(x)) % p for b, x in zip(base, r)]
+    back = prg.Prg(seed, "pad").field_into(masked, p, base=masked, negate=True)
+    assert back.tolist() == base.tolist()
+    with pytest.raises(TypeError):
+        prg.Prg(seed, "pad").field_into(np.empty(3, dtype=np.int64), p)
+    with pytest.raises(ValueError):
+        prg.Prg(seed, "pad").field_into(np.empty(1, np.uint64), p, base=np.array([p], np.uint64))
