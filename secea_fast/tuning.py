@@ -191,3 +191,11 @@ powmods, gcds are 0.6 s of it).  At n = 10^5 every level is unlucky for
 power-of-two lengths (len c ~ 0.75 n: 57% fill); a length-3*2^k transform
 would save roughly 10% of the transform time.
 """
+
+# ---- SecEA protocol driver (secea_fast.protocols.runner) -------------------
+# Query rows per block: about this many query entries per (block, responder),
+# so that a block's query (8 MiB), its pad stream and the response product's
+# packed panels stay near the 32 MB L3 while the product still runs on
+# >= 16-row panels.  Measured: see SECEA_NOTES.
+SECEA_QUERY_BLOCK_ELEMS = 1 << 20
+SECEA_QUERY_BLOCK_MAX = 512

@@ -107,9 +107,9 @@ void secea_ntt_crt3(uint64_t *out, const uint64_t *r0, const uint64_t *r1, const
 void secea_aes128_ctr(uint8_t *out, size_t nbytes, const uint8_t *key, const uint8_t *iv);
 /* count uniform elements of F_p from the keystream of (key, iv) read from
  * byte skip (0 or 8) of the first block, by rejection (Prg.field's rule);
- * with base: out = base + r (negate 0) or base - r (negate 1) mod p.
+ * with base: out = coef base + r (negate 0) or coef base - r (negate 1) mod p.
  * Returns the 8-byte words consumed (csrc/prg/prg_field.c). */
-uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const uint8_t *iv, unsigned skip, uint64_t p, const uint64_t *base, int negate);
+uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const uint8_t *iv, unsigned skip, uint64_t p, const uint64_t *base, uint64_t coef, int negate);
 /* ECB encryption of nblocks independent 16-byte blocks (known-answer tests,
  * fixed-key hashing).  out may alias in. */
 void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key);

@@ -7,9 +7,10 @@
  * not depend on the chunk size used here.  The keystream is produced in
  * 32 KiB chunks that stay in L1/L2 and are wiped afterwards.
  *
- * base == NULL: out[i] = r_i; otherwise out[i] = base[i] + r_i (negate = 0)
- * or base[i] - r_i (negate = 1) mod p: the one-time-pad mask and unmask of a
- * relayed message in one pass (SecEA Remark 1).  base may alias out.
+ * base == NULL: out[i] = r_i; otherwise out[i] = coef base[i] + r_i
+ * (negate = 0) or coef base[i] - r_i (negate = 1) mod p (coef < p): the
+ * one-time-pad mask and unmask of a relayed message in one pass (SecEA
+ * Remark 1), with the query's scaling fused in.  base may alias out.
  * Returns the number of 8-byte words consumed. */
 #include <string.h>
 #include "secea.h"
@@ -34,7 +35,7 @@ static void iv_add(uint8_t iv[16], uint64_t blocks)
 }
 
 uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const uint8_t *iv,
-                         unsigned skip, uint64_t p, const uint64_t *base, int negate)
+                         unsigned skip, uint64_t p, const uint64_t *base, uint64_t coef, int negate)
 {
     _Alignas(64) uint8_t buf[PRGF_CHUNK];
     _Alignas(64) uint64_t cbuf[PRGF_CHUNK / 8];
@@ -70,8 +71,13 @@ uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const 
         if (base) {
             /* second pass over the accepted words on the dispatched
              * (AVX-512 / AVX2) field kernels */
-            if (!negate) secea_fp_add(out + k0, base + k0, cbuf, j, p);
-            else secea_fp_sub(out + k0, base + k0, cbuf, j, p);
+            const uint64_t *b = base + k0;
+            if (coef != 1) {
+                secea_fp_mul_scalar(out + k0, b, coef, j, p);
+                b = out + k0;
+            }
+            if (!negate) secea_fp_add(out + k0, b, cbuf, j, p);
+            else secea_fp_sub(out + k0, b, cbuf, j, p);
         }
         consumed += w;
         iv_add(ctr, nbytes / 16);

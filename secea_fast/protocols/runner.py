@@ -1,0 +1,279 @@
+"""Local simulation of a SecEA round with every party in this process (or
+in worker processes): phases separated and timed, bytes counted, queries
+streamed in entity blocks, entity parallelism over processes.
+
+A round, for N clients and the server (seed 002, Sec. 4):
+
+1. ``union``  (once, before training): ``Client.psu_upload`` ->
+   ``Server.psu_sum`` -> ``Client.psu_finish``.
+2. ``encode``: ``Client.share`` -> relay -> ``Client.receive_shares``.
+3. per query block of client n (jobs spread over processes):
+   ``offline``: ``Client.queries`` (independent of embeddings);
+   ``responses``: ``Client.answer`` at every v (the response products);
+   ``noise``: ``Server.noise`` (offline-able, eq. 20);
+   ``decode``: ``Client.decode``.
+
+Parallelism: blocks are independent (each uses its own PRG domains), so
+jobs go to a ``fork`` process pool that inherits the parties and the shares
+y_v copy-on-write (shared, read-only pages); only block indices and the
+decoded rows cross process boundaries, and the result is bit-identical for
+any number of processes.  Each worker's kernels run one thread.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+import time
+from dataclasses import dataclass, field as dc_field
+
+import numpy as np
+
+from .. import tuning
+from .._checks import check_int
+from .secea import Client, Message, SecEAParams, Server
+
+__all__ = ["RoundResult", "run_round", "default_block_size", "plaintext_sums"]
+
+
+def default_block_size(M: int) -> int:
+    """Query rows per block: about ``tuning.SECEA_QUERY_BLOCK_ELEMS`` query
+    entries per (block, responder), a multiple of 16 (the matmul row panel)."""
+    b = tuning.SECEA_QUERY_BLOCK_ELEMS // max(M, 1)
+    return int(min(tuning.SECEA_QUERY_BLOCK_MAX, max(16, b // 16 * 16)))
+
+
+@dataclass
+class RoundResult:
+    """Outcome of one simulated round."""
+    params: SecEAParams
+    embeddings: list                 # per client: id -> global embedding (eq. 5)
+    sums: list                       # per client: (|E_n|, d) int64 quantized sums
+    counts: list                     # per client: (|E_n|,) holders of each entity
+    union_size: int
+    seconds: dict                    # phase -> core-seconds (summed over parties)
+    wall: dict                       # phase -> wall-clock seconds
+    bytes: dict                      # phase -> bytes through the server
+    faulty: list = dc_field(default_factory=list)   # (querier, responder) flagged
+    processes: int = 1
+
+    def table(self) -> str:
+        rows = [("phase", "core-s", "wall-s", "MB via server")]
+        for ph in ("union", "encode", "offline", "responses", "noise", "decode"):
+            rows.append((ph, f"{self.seconds.get(ph, 0.0):.3f}", f"{self.wall.get(ph, 0.0):.3f}",
+                         f"{self.bytes.get(ph, 0) / 1e6:.2f}"))
+        w = [max(len(r[i]) for r in rows) for i in range(4)]
+        return "\n".join("  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i])
+                                   for i, c in enumerate(r)) for r in rows)
+
+
+class _Progress:
+    """A one-line progress bar on stderr with an ETA from the rate so far."""
+
+    def __init__(self, total, label, enabled):
+        self.total, self.label, self.enabled = total, label, enabled and total > 0
+        self.done, self.t0 = 0, time.perf_counter()
+
+    def step(self, k=1):
+        self.done += k
+        if not self.enabled:
+            return
+        el = time.perf_counter() - self.t0
+        eta = el / self.done * (self.total - self.done) if self.done else 0.0
+        bar = "#" * int(30 * self.done / self.total)
+        sys.stderr.write(f"\r{self.label} [{bar:<30}] {self.done}/{self.total} "
+                         f"{el:6.1f}s elapsed, ETA {eta:6.1f}s")
+        if self.done >= self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+# state inherited by forked workers
+_STATE = {}
+
+
+def _block_job(job):
+    n, b, members = job
+    S = _STATE
+    clients, server, drop, corrupt = S["clients"], S["server"], S["drop"], S["corrupt"]
+    rnd = S["round"]
+    t = {"offline": 0.0, "responses": 0.0, "noise": 0.0, "decode": 0.0}
+    nbytes = {"offline": 0, "responses": 0}
+    t0 = time.perf_counter()
+    qs = clients[n].queries(rnd, b, members)
+    t["offline"] += time.perf_counter() - t0
+    resps = []
+    for v, q in enumerate(qs):
+        if v != n:
+            nbytes["offline"] += 2 * q.nbytes      # up to the server and down to v
+        if (n, v) in drop:
+            resps.append(None)
+            continue
+        t0 = time.perf_counter()
+        a = clients[v].answer(q)
+        t["responses"] += time.perf_counter() - t0
+        if (n, v) in corrupt:
+            a = Message(a.kind, a.sender, a.receiver, a.round, a.block,
+                        (a.data + np.uint64(1)) % np.uint64(clients[v].params.p))
+        t0 = time.perf_counter()
+        y = server.noise(a)
+        t["noise"] += time.perf_counter() - t0
+        nbytes["responses"] += a.nbytes + y.nbytes
+        resps.append(y)
+    t0 = time.perf_counter()
+    sums, counts, faulty = clients[n].decode(resps, members)
+    t["decode"] += time.perf_counter() - t0
+    return n, members, sums, counts, faulty, t, nbytes
+
+
+def plaintext_sums(local, params: SecEAParams):
+    """EmbAvg in the clear on the quantized embeddings: per client, the exact
+    (sums, counts) SecEA must reproduce bit for bit."""
+    fx = params.fx
+    tot = {}
+    for emb in local:
+        for key, vec in emb.items():
+            q = fx.quantize(np.asarray(vec, dtype=np.float64).reshape(1, -1))[0].astype(object)
+            k = _key(key)
+            if k in tot:
+                tot[k][0] += q
+                tot[k][1] += 1
+            else:
+                tot[k] = [q.copy(), 1]
+    out = []
+    for emb in local:
+        keys = [_key(x) for x in emb]
+        out.append((np.array([tot[k][0] for k in keys], dtype=np.int64).reshape(len(keys), -1),
+                    np.array([tot[k][1] for k in keys], dtype=np.int64)))
+    return out
+
+
+def _key(x):
+    from .secea import _id_bytes
+    return _id_bytes(x)
+
+
+def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, processes=1,
+              drop=None, corrupt=None, progress=False, verify=False, rnd=1, params=None) -> RoundResult:
+    """One SecEA round for all parties: ``local[n]`` is client n's dict
+    entity id -> 1-D float embedding.  ``processes``: worker processes for
+    the per-block phases.  ``drop`` / ``corrupt``: sets of (querier,
+    responder) pairs whose responses are lost / altered (tests of the
+    Reed-Solomon path).  ``verify``: compare with the plaintext sums and
+    raise AssertionError on any difference."""
+    if not isinstance(local, (list, tuple)) or not local:
+        raise TypeError("local must be a non-empty list of dicts (one per client)")
+    for n, emb in enumerate(local):
+        if not isinstance(emb, dict) or not emb:
+            raise ValueError(f"client {n}: expected a non-empty dict entity id -> embedding")
+    N = len(local)
+    d = len(np.asarray(next(iter(local[0].values()))).reshape(-1))
+    if params is None:
+        params = SecEAParams(N=N, d=d, T=T, precision=precision, K=K, bound=bound)
+    elif params.N != N or params.d != d:
+        raise ValueError("params do not match the clients' data (N or d)")
+    processes = check_int(processes, "processes")
+    if processes < 1:
+        raise ValueError("processes must be >= 1")
+    drop, corrupt = set(drop or ()), set(corrupt or ())
+    secs, wall, nbytes = {}, {}, {}
+
+    # --- parties and the one-time entity union
+    w0 = time.perf_counter()
+    clients = [Client(n, params, list(emb.keys())) for n, emb in enumerate(local)]
+    server = Server(params)
+    keys = [c.public_key for c in clients]
+    for c in clients:
+        c.set_peer_keys(keys)
+    k = max(len(c.ids) for c in clients)
+    t_cli = 0.0
+    ups = []
+    for c in clients:
+        t0 = time.perf_counter()
+        ups.append(c.psu_upload(k, rnd))
+        t_cli += time.perf_counter() - t0
+    t0 = time.perf_counter()
+    total = server.psu_sum(ups)
+    t_srv = time.perf_counter() - t0
+    for c in clients:
+        t0 = time.perf_counter()
+        c.psu_finish(total)
+        t_cli += time.perf_counter() - t0
+    # psu_finish is a pure function of the public sum, evaluated once here
+    # and memoised; each real client pays the server's reconstruction time
+    secs["union"] = t_cli + t_srv * (N + 1)
+    wall["union"] = time.perf_counter() - w0
+    nbytes["union"] = sum(u.nbytes for u in ups) + N * total.nbytes
+    M = clients[0].M
+
+    # --- sharing
+    w0 = time.perf_counter()
+    t_enc = 0.0
+    outbox = []
+    for n, c in enumerate(clients):
+        t0 = time.perf_counter()
+        outbox.append(c.share(local[n], rnd))
+        t_enc += time.perf_counter() - t0
+    nbytes["encode"] = sum(2 * m.nbytes for msgs in outbox for m in msgs if m.sender != m.receiver)
+    for v, c in enumerate(clients):
+        t0 = time.perf_counter()
+        c.receive_shares([outbox[n][v] for n in range(N)])
+        t_enc += time.perf_counter() - t0
+    del outbox
+    secs["encode"], wall["encode"] = t_enc, time.perf_counter() - w0
+
+    # --- per-block phases
+    B = default_block_size(M) if block_size is None else check_int(block_size, "block_size")
+    jobs = [(n, b, mem) for n, c in enumerate(clients) for b, mem in enumerate(c.blocks(B))]
+    for ph in ("offline", "responses", "noise", "decode"):
+        secs[ph] = 0.0
+    nbytes["offline"] = nbytes["responses"] = 0
+    sums = [np.zeros((len(c.ids), d), dtype=np.int64) for c in clients]
+    counts = [np.zeros(len(c.ids), dtype=np.int64) for c in clients]
+    faulty = set()
+    bar = _Progress(len(jobs), "SecEA blocks", progress)
+    _STATE.update(clients=clients, server=server, drop=drop, corrupt=corrupt, round=rnd)
+    w0 = time.perf_counter()
+
+    def collect(res):
+        n, members, s, cnt, bad, t, nb = res
+        sums[n][members] = s
+        counts[n][members] = cnt
+        faulty.update((n, v) for v in bad)
+        for ph, x in t.items():
+            secs[ph] += x
+        for ph, x in nb.items():
+            nbytes[ph] += x
+        bar.step()
+
+    try:
+        if processes == 1:
+            for job in jobs:
+                collect(_block_job(job))
+        else:
+            ctx = mp.get_context("fork")
+            old = os.environ.get("SECEA_FAST_NUM_THREADS")
+            os.environ["SECEA_FAST_NUM_THREADS"] = "1"
+            try:
+                with ctx.Pool(processes) as pool:
+                    for res in pool.imap_unordered(_block_job, jobs, chunksize=1):
+                        collect(res)
+            finally:
+                if old is None:
+                    os.environ.pop("SECEA_FAST_NUM_THREADS", None)
+                else:
+                    os.environ["SECEA_FAST_NUM_THREADS"] = old
+    finally:
+        _STATE.clear()
+    wall_blocks = time.perf_counter() - w0
+    busy = sum(secs[ph] for ph in ("offline", "responses", "noise", "decode")) or 1.0
+    for ph in ("offline", "responses", "noise", "decode"):
+        wall[ph] = wall_blocks * secs[ph] / busy      # wall time apportioned by work
+    embeddings = [c.finish(s, cnt) for c, s, cnt in zip(clients, sums, counts)]
+    res = RoundResult(params, embeddings, sums, counts, M, secs, wall, nbytes,
+                      sorted(faulty), processes)
+    if verify:
+        for n, (s_ref, c_ref) in enumerate(plaintext_sums(local, params)):
+            if not (np.array_equal(s_ref, sums[n]) and np.array_equal(c_ref, counts[n])):
+                raise AssertionError(f"client {n}: SecEA sums differ from the plaintext sums")
+    return res

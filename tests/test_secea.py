@@ -1,0 +1,318 @@
+"""SecEA (seed 002, Sec. 4): exactness against the plaintext sums, the worked
+example of Sec. 4.4, the entity union, robust decoding, malformed messages,
+and statistical privacy checks in a small field."""
+import secrets
+
+import numpy as np
+import pytest
+
+from secea_fast import EMBEDDING_PRIME as P, GOLDILOCKS as GL, poly
+from secea_fast.protocols import runner, secea
+from secea_fast.protocols.secea import Client, Message, SecEAParams, Server
+
+
+def make_local(rng, N, d, universe=80, lo=3, hi=30, bound=1.0):
+    ids = [f"ent-{i}" for i in range(universe)]
+    local = []
+    for _ in range(N):
+        pick = rng.choice(universe, int(rng.integers(lo, hi)), replace=False)
+        local.append({ids[i]: rng.uniform(-bound, bound, d) for i in pick})
+    return local
+
+
+def test_paper_example_coefficients():
+    """Sec. 4.4: N = 3, T = 1, alpha = (3, 4, 5), beta = (1, 2)."""
+    prm = SecEAParams(N=3, d=2, T=1, alphas=(3, 4, 5), betas=(1, 2))
+    assert prm.K == 1 and prm.response_len == 3 and prm.redundancy == 0
+    neg = lambda x: (P - x) % P
+    # y_{n,v} = -v h + (v+1) z
+    assert prm.share_matrix.tolist() == [[neg(1), 2], [neg(2), 3], [neg(3), 4]]
+    # q_v = (-v + (v+1) z_1, (v+1) z_2): one-hot coefficient -v, noise (v+1)
+    assert prm.query_onehot.tolist() == [neg(1), neg(2), neg(3)]
+    # server noise with z^i = 3 s_i: Y_1 = A_1 + 3 s_1, Y_2 = A_2 + 3 s_2,
+    # Y_3 = A_3 - 6 s_1 + 8 s_2
+    W = prm.noise_matrix.astype(object) * 3 % P
+    assert W.tolist() == [[3, 0], [0, 3], [neg(6), 8]]
+    # decoding: 6 Y_1 - 8 Y_2 + 3 Y_3
+    assert prm.decode_matrix.tolist() == [[6, neg(8), 3]]
+
+
+def test_paper_example_end_to_end():
+    """E_1 = {e1}, E_2 = {e2}, E_3 = {e1}: clients 1 and 3 get (h_1 + h_3)/2."""
+    h1, h2, h3 = np.array([0.5, -0.25]), np.array([0.75, 0.125]), np.array([-0.125, 1.0])
+    local = [{"e1": h1}, {"e2": h2}, {"e1": h3}]
+    prm = SecEAParams(N=3, d=2, T=1, alphas=(3, 4, 5), betas=(1, 2))
+    res = runner.run_round(local, params=prm, verify=True)
+    assert res.union_size == 2
+    assert res.embeddings[0]["e1"].tolist() == ((h1 + h3) / 2).tolist()
+    assert res.embeddings[2]["e1"].tolist() == ((h1 + h3) / 2).tolist()
+    assert res.embeddings[1]["e2"].tolist() == h2.tolist()
+    assert res.counts[0].tolist() == [2] and res.counts[1].tolist() == [1]
+
+
+@pytest.mark.parametrize("N", [3, 4, 5, 6, 7, 8, 11, 20])
+def test_exact_for_every_T(N):
+    rng = np.random.default_rng(N)
+    for T in range(1, (N + 1) // 2):
+        d = int(rng.integers(1, 9))
+        local = make_local(rng, N, d, universe=40, lo=2, hi=12)
+        res = runner.run_round(local, T=T, precision=6, verify=True,
+                               block_size=int(rng.integers(1, 8)))
+        assert res.params.K == (N + 1) // 2 - T
+        # the averages are the quantized sums over the holder count (eq. 5)
+        for n, emb in enumerate(local):
+            for i, key in enumerate(emb):
+                want = res.sums[n][i] / 10**6 / res.counts[n][i]
+                assert res.embeddings[n][key].tolist() == want.tolist()
+
+
+def test_padding_when_K_does_not_divide_d_plus_1_and_multiprocess():
+    rng = np.random.default_rng(3)
+    local = make_local(rng, 7, 6, universe=50)          # K = 3, d + 1 = 7
+    a = runner.run_round(local, T=1, verify=True, block_size=5)
+    b = runner.run_round(local, T=1, verify=True, block_size=5, processes=2)
+    assert a.params.K == 3 and a.params.sub == 3
+    for n in range(7):
+        assert np.array_equal(a.sums[n], b.sums[n]) and np.array_equal(a.counts[n], b.counts[n])
+
+
+def test_aggregate_api_matches_float_mean():
+    rng = np.random.default_rng(5)
+    local = make_local(rng, 4, 5)
+    out = secea.aggregate(local, T=1, precision=8)
+    for n, emb in enumerate(local):
+        assert set(out[n]) == set(emb)
+        for key in emb:
+            mean = np.mean([loc[key] for loc in local if key in loc], axis=0)
+            assert np.allclose(out[n][key], mean, atol=1e-8)
+
+
+def test_extremal_values_decode_exactly():
+    N, d, bound = 5, 3, 100.0
+    local = [{"x": np.full(d, bound), "y": np.full(d, -bound)} for _ in range(N)]
+    res = runner.run_round(local, T=2, precision=8, bound=bound, verify=True)
+    assert res.embeddings[0]["x"].tolist() == [bound] * d
+    assert res.embeddings[4]["y"].tolist() == [-bound] * d
+
+
+# ----------------------------------------------------------------- union
+@pytest.mark.parametrize("sizes,overlap", [((5, 17, 1), 0.5), ((30, 30, 30, 30), 0.0),
+                                           ((8, 40, 3, 22, 9), 0.9)])
+def test_entity_union_unequal_sizes_and_overlaps(sizes, overlap):
+    rng = np.random.default_rng(len(sizes))
+    common = [f"c{i}" for i in range(10)]
+    sets = []
+    for n, s in enumerate(sizes):
+        k_common = min(s, 10, int(round(overlap * s)))
+        mine = list(rng.choice(common, k_common, replace=False)) + \
+            [f"own-{n}-{i}" for i in range(s - k_common)]
+        sets.append(mine)
+    got = secea.entity_union(sets)
+    want = np.unique(np.concatenate([secea.hash_ids(s) for s in sets]))
+    assert got.tolist() == want.tolist()
+
+
+def test_union_masked_uploads_hide_the_vector():
+    rng = np.random.default_rng(0)
+    prm = SecEAParams(N=3, d=1)
+    sets = [["a", "b"], ["b", "c"], ["d", "a"]]
+    clients, server = secea._make_parties(sets, prm)
+    ups = [c.psu_upload(2) for c in clients]
+    # an upload alone is not the Laurent tail of its set: the masks are there
+    f = poly.from_roots(secea.hash_ids(sets[0]), GL)
+    tot = server.psu_sum(ups)
+    assert len(server.union) == 4
+    for c in clients:
+        assert c.psu_finish(tot).tolist() == sorted(secea.hash_ids(["a", "b", "c", "d"]).tolist())
+    # pads are one-time: a second upload in the same round is refused
+    with pytest.raises(ValueError, match="already used"):
+        clients[0].psu_upload(2)
+
+
+def test_hash_ids_types_and_collisions():
+    h = secea.hash_ids([1, "1", b"1", -1, 2**70])
+    assert len(set(h.tolist())) == 5 and (h < np.uint64(GL)).all()
+    assert secea.hash_ids(["x"]).tolist() == secea.hash_ids(["x"]).tolist()
+    with pytest.raises(ValueError, match="repeated"):
+        secea.hash_ids(["a", "b", "a"])
+    with pytest.raises(TypeError):
+        secea.hash_ids([1.5])
+    with pytest.raises(TypeError):
+        secea.hash_ids("abc")
+    # a collision in a tiny field is reported with both ids
+    ids = list(range(40))
+    with pytest.raises(ValueError, match="collision"):
+        secea.hash_ids(ids, p=31)
+
+
+# ----------------------------------------------------------------- robustness
+def test_dropped_and_corrupted_responses_within_and_beyond_the_bound():
+    rng = np.random.default_rng(11)
+    local = make_local(rng, 7, 3, universe=30)
+    # N = 7, T = 1, K = 1: responses have degree 2, 4 redundant positions
+    prm = SecEAParams(N=7, d=3, T=1, K=1)
+    assert prm.redundancy == 4
+    ok = runner.run_round(local, params=prm, verify=True, drop={(0, 1), (0, 2), (0, 3), (0, 4)})
+    assert ok.faulty == []
+    res = runner.run_round(local, params=prm, verify=True, corrupt={(2, 5), (2, 6), (3, 0)})
+    assert res.faulty == [(2, 5), (2, 6), (3, 0)]
+    res = runner.run_round(local, params=prm, verify=True, corrupt={(1, 0)}, drop={(1, 3), (1, 4)})
+    assert res.faulty == [(1, 0)]
+    with pytest.raises(secea.DecodingError):
+        runner.run_round(local, params=prm, drop={(0, 1), (0, 2), (0, 3), (0, 4), (0, 5)})
+    with pytest.raises((secea.DecodingError, AssertionError)):
+        runner.run_round(local, params=prm, verify=True, corrupt={(0, 1), (0, 2), (0, 3)})
+
+
+def test_no_redundancy_drop_raises_and_even_N_tolerates_one():
+    rng = np.random.default_rng(12)
+    local5 = make_local(rng, 5, 2, universe=20, hi=15)
+    with pytest.raises(secea.DecodingError, match="no redundancy"):
+        runner.run_round(local5, drop={(0, 3)})
+    local6 = make_local(rng, 6, 2, universe=20, hi=15)
+    res = runner.run_round(local6, drop={(0, 3), (2, 1)}, verify=True)
+    assert res.params.redundancy == 1
+
+
+def test_parameter_validation():
+    with pytest.raises(ValueError, match="too large"):
+        SecEAParams(N=4, d=3, T=2)
+    with pytest.raises(ValueError, match="N >= 2"):
+        SecEAParams(N=1, d=3)
+    with pytest.raises(ValueError, match="disjoint"):
+        SecEAParams(N=3, d=2, alphas=(2, 4, 5), betas=(1, 2))
+    with pytest.raises(ValueError, match="distinct"):
+        SecEAParams(N=3, d=2, alphas=(3, 3, 5), betas=(1, 2))
+    with pytest.raises(ValueError, match="nonzero"):
+        SecEAParams(N=3, d=2, alphas=(0, 4, 5), betas=(1, 2))
+    with pytest.raises(ValueError, match="K must be"):
+        SecEAParams(N=5, d=2, K=3)
+    with pytest.raises(ValueError, match="capacity"):   # 2 N B 10^13 > p ~ 1.1e15
+        SecEAParams(N=5, d=2, precision=13, bound=100.0)
+    SecEAParams(N=5, d=2, precision=12, bound=100.0)
+    with pytest.raises(TypeError):
+        SecEAParams(N=5.0, d=2)
+
+
+def test_bad_inputs_raise_clear_errors():
+    rng = np.random.default_rng(2)
+    local = make_local(rng, 3, 4)
+    with pytest.raises(ValueError, match="bound"):
+        bad = [dict(x) for x in local]
+        k = next(iter(bad[0]))
+        bad[0][k] = np.full(4, 1e3)
+        runner.run_round(bad)
+    with pytest.raises(ValueError, match="shape"):
+        bad = [dict(x) for x in local]
+        bad[1][next(iter(bad[1]))] = np.zeros(5)
+        runner.run_round(bad)
+    with pytest.raises(ValueError, match="non-empty"):
+        runner.run_round([local[0], {}, local[2]])
+    with pytest.raises(TypeError):
+        runner.run_round(local[0])
+
+
+def _parties(local, **kw):
+    prm = SecEAParams(N=len(local), d=len(next(iter(local[0].values()))), **kw)
+    clients, server = secea._make_parties([list(x) for x in local], prm)
+    secea._run_union(clients, server)
+    return prm, clients, server
+
+
+def test_malformed_messages_rejected():
+    rng = np.random.default_rng(4)
+    local = make_local(rng, 3, 2)
+    prm, clients, server = _parties(local)
+    msgs = clients[0].share(local[0], 1)
+    raw = msgs[1].to_bytes()
+    back = Message.from_bytes(raw, P)
+    assert back.kind == "share" and np.array_equal(back.data, msgs[1].data)
+    assert msgs[1].nbytes == len(raw)
+    for bad in (raw[:-1], raw + b"\0", b"XXXX" + raw[4:], raw[:4] + b"\x07" + raw[5:]):
+        with pytest.raises(ValueError):
+            Message.from_bytes(bad)
+    with pytest.raises(TypeError):
+        Message.from_bytes("text")
+    # kind out of range
+    with pytest.raises(ValueError, match="kind"):
+        Message.from_bytes(raw[:8] + (99).to_bytes(8, "little") + raw[16:])
+    # entries >= p
+    big = Message("share", 0, 1, 1, 0, np.full((1, 1), P, dtype=np.uint64)).to_bytes()
+    with pytest.raises(ValueError, match=">= p"):
+        Message.from_bytes(big, P)
+    # wrong receiver / kind / round
+    with pytest.raises(ValueError):
+        clients[2].receive_shares([msgs[1]] * 3)
+    with pytest.raises(ValueError, match="already used"):
+        clients[0].share(local[0], 1)
+    # a query before shares of that round
+    q = clients[0].queries(7, 0, [0])
+    with pytest.raises(ValueError, match="no shares"):
+        clients[1].answer(q[1])
+    with pytest.raises(ValueError, match="noises responses only"):
+        server.noise(q[1])
+
+
+def test_secrets_refuse_insecure_rng(no_insecure_rng):
+    local = [{"a": np.array([0.5, 0.25]), "b": np.array([0.0, 1.0])}, {"b": np.array([1.0, 0.5])},
+             {"a": np.array([0.125, 0.0])}]
+    res = runner.run_round(local, verify=True)
+    assert res.embeddings[0]["a"].tolist() == [0.3125, 0.125]
+
+
+# ----------------------------------------------------------------- privacy
+SMALL_P = 7
+
+
+def _chi2_two_sample(a, b, cells):
+    ca = np.bincount(a, minlength=cells).astype(float)
+    cb = np.bincount(b, minlength=cells).astype(float)
+    tot = ca + cb
+    keep = tot > 0
+    ca, cb, tot = ca[keep], cb[keep], tot[keep]
+    na, nb = ca.sum(), cb.sum()
+    ea, eb = tot * na / (na + nb), tot * nb / (na + nb)
+    return float((((ca - ea) ** 2 / ea) + ((cb - eb) ** 2 / eb)).sum()), int(keep.sum()) - 1
+
+
+def _views(entity_of_client0, emb_value, rounds):
+    """Client 1's view (T = 1) of client 0: its share y_{0,1} and its query
+    q_{0,1,e}, over many rounds, as cell indices in F_7^2."""
+    prm = SecEAParams(N=3, d=1, T=1, precision=0, bound=1.0, p=SMALL_P)
+    sets = [[entity_of_client0], ["a", "b"], ["a", "b"]]
+    clients, server = secea._make_parties(sets, prm)
+    secea._run_union(clients, server)
+    c0 = clients[0]
+    # positions of "a" / "b" in the union are fixed by their hashes
+    shares, queries = [], []
+    for r in range(1, rounds + 1):
+        y = c0.share({entity_of_client0: np.array([emb_value])}, r)[1]
+        # remove the relay pad as client 1 does
+        yy = np.array(y.data, order="C")
+        clients[1]._pad(0, secea._domain(r, "share", 0, 1)).field_into(yy, SMALL_P, base=yy,
+                                                                        negate=True)
+        q = c0.queries(r, 0, [0])[1]
+        qq = np.array(q.data, order="C")
+        clients[1]._pad(0, secea._domain(r, "query", 0, 1, 0)).field_into(qq, SMALL_P, base=qq,
+                                                                          negate=True)
+        # shares: (M = 2, sub = 2) -> the two coordinates of the entity rows
+        shares.append(int(yy[0, 0]) * SMALL_P + int(yy[1, 0]))
+        queries.append(int(qq[0, 0]) * SMALL_P + int(qq[0, 1]))
+    return np.array(shares), np.array(queries)
+
+
+def test_colluder_view_independent_of_entity_set_and_embedding():
+    R = 2500
+    s_a, q_a = _views("a", 1, R)
+    s_b, q_b = _views("b", -1, R)
+    cells = SMALL_P ** 2
+    # df = 48: mean 48, sd 9.8; 48 + 6 sd ~ 107 (false alarm < 1e-6)
+    for x, y in ((s_a, s_b), (q_a, q_b)):
+        stat, df = _chi2_two_sample(x, y, cells)
+        assert df == cells - 1
+        assert stat < 110, stat
+    # power check: the same test flags the query's one-hot part without its noise
+    onehot_a = np.zeros(R, dtype=np.int64) + 1 * SMALL_P
+    onehot_b = np.zeros(R, dtype=np.int64) + 1
+    stat, _ = _chi2_two_sample(onehot_a, onehot_b, cells)
+    assert stat > 1000
