@@ -195,3 +195,40 @@ def test_field_into_masks_and_unmasks(p):
         prg.Prg(seed, "pad").field_into(np.empty(3, dtype=np.int64), p)
     with pytest.raises(ValueError):
         prg.Prg(seed, "pad").field_into(np.empty(1, np.uint64), p, base=np.array([p], np.uint64))
+
+
+@pytest.mark.parametrize("n", [1, 2, 4095, 4097, 70001])
+@pytest.mark.parametrize("skip", [0, 3, 8])
+def test_xor_into_is_aes_ctr_encryption(backend, n, skip):
+    p = 63 * 2**44 + 1
+    seed = prg.random_seed()
+    x = prg.uniform(n, p)
+    g = prg.Prg(seed, "xor")
+    g.bytes(skip)
+    enc = g.xor_into(np.empty_like(x), x)
+    # the keystream words after realignment to a word boundary
+    h = prg.Prg(seed, "xor")
+    h.bytes(skip + (-skip) % 8)
+    ks = np.frombuffer(h.bytes(8 * n), dtype="<u8").astype(np.uint64)
+    assert (enc == (x ^ ks)).all()
+    # scaled variant encrypts coef * x mod p
+    g2 = prg.Prg(seed, "xor")
+    g2.bytes(skip)
+    enc2 = g2.xor_into(np.empty_like(x), x, p, coef=12345)
+    assert ((enc2 ^ ks) == ((x.astype(object) * 12345) % p).astype(np.uint64)).all()
+    # decryption with the range check
+    g3 = prg.Prg(seed, "xor")
+    g3.bytes(skip)
+    assert g3.xor_into(enc, enc, p, check=True).tolist() == x.tolist()
+
+
+def test_xor_into_check_rejects_non_field_words():
+    seed = prg.random_seed()
+    junk = np.full(10, 2**63, dtype=np.uint64)
+    enc = prg.Prg(seed, "j").xor_into(np.empty_like(junk), junk)
+    with pytest.raises(ValueError, match=">= p"):
+        prg.Prg(seed, "j").xor_into(enc, enc, 101, check=True)
+    with pytest.raises(ValueError):
+        prg.Prg(seed, "j").xor_into(enc, enc, check=True)
+    with pytest.raises(TypeError):
+        prg.Prg(seed, "j").xor_into(enc, enc.astype(np.int64))

@@ -108,8 +108,13 @@ void secea_aes128_ctr(uint8_t *out, size_t nbytes, const uint8_t *key, const uin
 /* count uniform elements of F_p from the keystream of (key, iv) read from
  * byte skip (0 or 8) of the first block, by rejection (Prg.field's rule);
  * with base: out = coef base + r (negate 0) or coef base - r (negate 1) mod p.
- * Returns the 8-byte words consumed (csrc/prg/prg_field.c). */
+ * Returns the 8-byte words consumed, UINT64_MAX if a base entry is >= p
+ * (csrc/prg/prg_field.c). */
 uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const uint8_t *iv, unsigned skip, uint64_t p, const uint64_t *base, uint64_t coef, int negate);
+/* out = (in, or coef * in mod p if coef != 1) XOR keystream (64-bit words
+ * from byte skip, 0 or 8, of block iv); with check, returns 1 if a result
+ * word is >= p (csrc/prg/prg_field.c). */
+int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_t *key, const uint8_t *iv, unsigned skip, uint64_t p, uint64_t coef, int check);
 /* ECB encryption of nblocks independent 16-byte blocks (known-answer tests,
  * fixed-key hashing).  out may alias in. */
 void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key);

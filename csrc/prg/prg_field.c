@@ -11,7 +11,8 @@
  * (negate = 0) or coef base[i] - r_i (negate = 1) mod p (coef < p): the
  * one-time-pad mask and unmask of a relayed message in one pass (SecEA
  * Remark 1), with the query's scaling fused in.  base may alias out.
- * Returns the number of 8-byte words consumed. */
+ * Returns the number of 8-byte words consumed, or UINT64_MAX if some base
+ * entry was >= p (out is then unspecified). */
 #include <string.h>
 #include "secea.h"
 #include "../common/internal.h"
@@ -34,6 +35,57 @@ static void iv_add(uint8_t iv[16], uint64_t blocks)
     }
 }
 
+
+/* Keep the words x & mask that are < p, in order: dst[0..j) (returns j).
+ * dst must have room for nw entries. */
+static size_t compact_portable(uint64_t *dst, const uint8_t *src, size_t nw, uint64_t mask, uint64_t p)
+{
+    size_t j = 0;
+    for (size_t w = 0; w < nw; w++) {
+        uint64_t x;
+        memcpy(&x, src + 8 * w, 8);
+        x &= mask;
+        dst[j] = x;
+        j += (x < p);
+    }
+    return j;
+}
+
+#if SECEA_X86
+#include <immintrin.h>
+SECEA_TARGET("avx512f")
+static size_t compact_avx512(uint64_t *dst, const uint8_t *src, size_t nw, uint64_t mask, uint64_t p)
+{
+    size_t j = 0, w = 0;
+    const __m512i vm = _mm512_set1_epi64((long long)mask), vp = _mm512_set1_epi64((long long)p);
+    for (; w + 8 <= nw; w += 8) {
+        __m512i x = _mm512_and_si512(_mm512_loadu_si512((const void *)(src + 8 * w)), vm);
+        __mmask8 k = _mm512_cmplt_epu64_mask(x, vp);
+        /* register compress + full store: the memory form of vpcompressq
+         * is microcoded and ~10x slower on Zen 4; dst has room for nw words */
+        _mm512_storeu_si512((void *)(dst + j), _mm512_maskz_compress_epi64(k, x));
+        j += (size_t)__builtin_popcount((unsigned)k);
+    }
+    return j + compact_portable(dst + j, src + 8 * w, nw - w, mask, p);
+}
+#endif
+
+static size_t compact(uint64_t *dst, const uint8_t *src, size_t nw, uint64_t mask, uint64_t p)
+{
+#if SECEA_X86
+    if (!strcmp(secea_kernel_variant("field"), "avx512"))
+        return compact_avx512(dst, src, nw, mask, p);
+#endif
+    return compact_portable(dst, src, nw, mask, p);
+}
+
+static int any_ge(const uint64_t *a, size_t n, uint64_t p)
+{
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad |= (uint64_t)(a[i] >= p);
+    return bad != 0;
+}
+
 uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const uint8_t *iv,
                          unsigned skip, uint64_t p, const uint64_t *base, uint64_t coef, int negate)
 {
@@ -44,6 +96,7 @@ uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const 
     unsigned bits = 64 - (unsigned)__builtin_clzll(p - 1 | 1);
     uint64_t mask = bits >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1);
     uint64_t consumed = 0;
+    int bad_base = 0;
     size_t k = 0;
     unsigned off = skip & 8u;
     while (k < count) {
@@ -56,22 +109,27 @@ uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const 
         secea_aes128_ctr(buf, nbytes, key, ctr);
         size_t nw = (nbytes - off) / 8;
         const uint8_t *src = buf + off;
-        size_t w = 0, k0 = k;
-        uint64_t *dst = base ? cbuf : out + k;
-        size_t cap = base ? (count - k < PRGF_CHUNK / 8 ? count - k : PRGF_CHUNK / 8) : count - k;
-        size_t j = 0;
-        for (; w < nw && j < cap; w++) {
-            uint64_t x;
-            memcpy(&x, src + 8 * w, 8);
-            x &= mask;
-            dst[j] = x;
-            j += (x < p);
+        size_t k0 = k;
+        /* accepted words land in cbuf, then go to out (directly or through
+         * the fused add/sub); a chunk never holds more than PRGF_CHUNK/8 */
+        size_t j = compact(cbuf, src, nw, mask, p);
+        size_t w = nw;
+        if (j > count - k) {
+            /* stop at the count-th accepted word: find how many words that took */
+            size_t want = count - k, seen = 0;
+            for (w = 0; w < nw; w++) {
+                uint64_t x;
+                memcpy(&x, src + 8 * w, 8);
+                if ((x & mask) < p && ++seen == want) { w++; break; }
+            }
+            j = want;
         }
         k += j;
-        if (base) {
-            /* second pass over the accepted words on the dispatched
-             * (AVX-512 / AVX2) field kernels */
+        if (!base) {
+            memcpy(out + k0, cbuf, j * 8);
+        } else {
             const uint64_t *b = base + k0;
+            if (any_ge(b, j, p)) { bad_base = 1; }
             if (coef != 1) {
                 secea_fp_mul_scalar(out + k0, b, coef, j, p);
                 b = out + k0;
@@ -85,5 +143,50 @@ uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const 
     }
     prgf_wipe(buf, sizeof buf);
     prgf_wipe(cbuf, sizeof cbuf);
-    return consumed;
+    return bad_base ? UINT64_MAX : consumed;
+}
+
+/* out[i] = c_i XOR keystream word i, for nwords 64-bit words read from
+ * byte skip (0 or 8) of block iv, where c_i = in[i], or coef * in[i] mod p
+ * when coef != 1 (in reduced): AES-CTR encryption of a relayed message under
+ * a one-time key (SecEA Remark 1's pad, as a stream cipher).  With check,
+ * returns 1 if some output word is >= p (a decrypted message that is not a
+ * vector of field elements), else 0.  in may alias out. */
+int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_t *key,
+                  const uint8_t *iv, unsigned skip, uint64_t p, uint64_t coef, int check)
+{
+    _Alignas(64) uint64_t sbuf[PRGF_CHUNK / 8];
+    _Alignas(64) uint8_t buf[PRGF_CHUNK];
+    uint8_t ctr[16];
+    memcpy(ctr, iv, 16);
+    unsigned off = skip & 8u;
+    uint64_t bad = 0;
+    size_t k = 0;
+    while (k < nwords) {
+        size_t nbytes = (nwords - k) * 8 + off;
+        nbytes = (nbytes + 15) & ~(size_t)15;
+        if (nbytes > PRGF_CHUNK) nbytes = PRGF_CHUNK;
+        secea_aes128_ctr(buf, nbytes, key, ctr);
+        size_t nw = (nbytes - off) / 8;
+        if (nw > nwords - k) nw = nwords - k;
+        const uint8_t *src = buf + off;
+        const uint64_t *inp = in + k;
+        if (coef != 1) {              /* fused scaling: (coef * in mod p) XOR ks */
+            secea_fp_mul_scalar(sbuf, inp, coef, nw, p);
+            inp = sbuf;
+        }
+        for (size_t i = 0; i < nw; i++) {
+            uint64_t x;
+            memcpy(&x, src + 8 * i, 8);
+            x ^= inp[i];
+            out[k + i] = x;
+            bad |= (uint64_t)(x >= p);
+        }
+        k += nw;
+        iv_add(ctr, nbytes / 16);
+        off = 0;
+    }
+    prgf_wipe(buf, sizeof buf);
+    if (coef != 1) prgf_wipe(sbuf, sizeof sbuf);
+    return check && bad != 0;
 }
