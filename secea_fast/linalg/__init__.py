@@ -65,6 +65,22 @@ def matmul(A, B, p, threads=None, out=None):
     return C
 
 
+def _matmul_reduced(A, B, p, threads=None):
+    """``matmul`` for operands the caller has already validated (C-contiguous
+    uint64, entries < p, matching shapes): skips the O(mk + kn) range scans.
+    For protocol code whose inputs come out of checked kernels."""
+    m, k = A.shape
+    n = B.shape[1]
+    C = np.empty((m, n), dtype=np.uint64)
+    if C.size == 0:
+        return C
+    if lib.secea_fp_mat_mul(u64ptr(C), u64ptr(A) if A.size else ffi.NULL,
+                            u64ptr(B) if B.size else ffi.NULL, m, k, n, p,
+                            resolve_threads(threads)) != 0:
+        raise MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
+    return C
+
+
 def matvec(A, x, p):
     """``A @ x mod p`` for a ``uint64`` matrix ``A`` (m x k) and vector ``x`` (k,)."""
     p = check_prime(p)

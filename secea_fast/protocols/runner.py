@@ -59,7 +59,7 @@ class RoundResult:
 
     def table(self) -> str:
         rows = [("phase", "core-s", "wall-s", "MB via server")]
-        for ph in ("union", "encode", "offline", "responses", "noise", "decode"):
+        for ph in ("union", "encode", "offline", "responses", "product", "noise", "decode"):
             rows.append((ph, f"{self.seconds.get(ph, 0.0):.3f}", f"{self.wall.get(ph, 0.0):.3f}",
                          f"{self.bytes.get(ph, 0) / 1e6:.2f}"))
         w = [max(len(r[i]) for r in rows) for i in range(4)]
@@ -98,12 +98,15 @@ def _block_job(job):
     clients, server, drop, corrupt = S["clients"], S["server"], S["drop"], S["corrupt"]
     rnd = S["round"]
     t = {"offline": 0.0, "responses": 0.0, "noise": 0.0, "decode": 0.0}
+    prod0 = sum(c.product_seconds for c in clients)
     nbytes = {"offline": 0, "responses": 0}
-    t0 = time.perf_counter()
-    qs = clients[n].queries(rnd, b, members)
-    t["offline"] += time.perf_counter() - t0
     resps = []
-    for v, q in enumerate(qs):
+    queries = clients[n].iter_queries(rnd, b, members)
+    for v in range(len(clients)):
+        # one receiver at a time: its query is answered while still in cache
+        t0 = time.perf_counter()
+        q = next(queries)
+        t["offline"] += time.perf_counter() - t0
         if v != n:
             nbytes["offline"] += 2 * q.nbytes      # up to the server and down to v
         if (n, v) in drop:
@@ -123,6 +126,7 @@ def _block_job(job):
     t0 = time.perf_counter()
     sums, counts, faulty = clients[n].decode(resps, members)
     t["decode"] += time.perf_counter() - t0
+    t["product"] = sum(c.product_seconds for c in clients) - prod0
     return n, members, sums, counts, faulty, t, nbytes
 
 
@@ -154,13 +158,16 @@ def _key(x):
 
 
 def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, processes=1,
-              drop=None, corrupt=None, progress=False, verify=False, rnd=1, params=None) -> RoundResult:
+              drop=None, corrupt=None, progress=False, verify=False, rnd=1, params=None,
+              threads=None) -> RoundResult:
     """One SecEA round for all parties: ``local[n]`` is client n's dict
     entity id -> 1-D float embedding.  ``processes``: worker processes for
     the per-block phases.  ``drop`` / ``corrupt``: sets of (querier,
     responder) pairs whose responses are lost / altered (tests of the
     Reed-Solomon path).  ``verify``: compare with the plaintext sums and
-    raise AssertionError on any difference."""
+    raise AssertionError on any difference.  ``threads``: threads of each
+    response product (default: the library default with one process, 1 with
+    several)."""
     if not isinstance(local, (list, tuple)) or not local:
         raise TypeError("local must be a non-empty list of dicts (one per client)")
     for n, emb in enumerate(local):
@@ -225,8 +232,10 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
     # --- per-block phases
     B = default_block_size(M) if block_size is None else check_int(block_size, "block_size")
     jobs = [(n, b, mem) for n, c in enumerate(clients) for b, mem in enumerate(c.blocks(B))]
-    for ph in ("offline", "responses", "noise", "decode"):
+    for ph in ("offline", "responses", "noise", "decode", "product"):
         secs[ph] = 0.0
+    for c in clients:
+        c.threads = threads
     nbytes["offline"] = nbytes["responses"] = 0
     sums = [np.zeros((len(c.ids), d), dtype=np.int64) for c in clients]
     counts = [np.zeros(len(c.ids), dtype=np.int64) for c in clients]
@@ -267,6 +276,7 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
         _STATE.clear()
     wall_blocks = time.perf_counter() - w0
     busy = sum(secs[ph] for ph in ("offline", "responses", "noise", "decode")) or 1.0
+    wall["product"] = wall_blocks * secs["product"] / busy
     for ph in ("offline", "responses", "noise", "decode"):
         wall[ph] = wall_blocks * secs[ph] / busy      # wall time apportioned by work
     embeddings = [c.finish(s, cnt) for c, s, cnt in zip(clients, sums, counts)]
