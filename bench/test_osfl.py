@@ -1,0 +1,169 @@
+"""Objective-hiding one-shot FL (seed 004) at the Fig. 4 shape: n = 100 clients,
+T = 20 objectives, z_s = z_q = 5, s = 10^5 public labels of c = 10 classes,
+rho = 51 (k_C = 26: every share polynomial carries K = 21 labels), cyclic
+assignment, EMBEDDING_PRIME.
+
+Each stage is timed on one party, alternating with ``secea_fast.linalg.matmul``
+on the product shape the stage reduces to (same process, same inputs sizes,
+best of the rounds for both), and reports in extra_info / stdout:
+
+* ``elements_per_s``: label (sharing) or answer (answering, reconstruction)
+  field elements processed per second;
+* ``macs_per_s``: field multiply-adds per second of the stage's math;
+* ``fraction_of_matmul``: matmul seconds / stage seconds on that shape
+  (goal >= 0.3).
+
+Stages: sharing (client 0: eq. 1 for its |I(0)| = 11 objectives, one
+rho x k_C by k_C x (P c) product each), answering (a middle client: the
+weighted sum of its |I(i)| stored rows, plus the K + 1 mask streams in
+symmetric mode), reconstruction (the federator: K x n by n x (P c)).  The
+answer is a one-row product, which the matmul kernel runs slowly; the
+stage uses C field kernels instead (see ``osfl._lincomb``), so its
+fraction exceeds 1 and the kernel's rate on the sharing shape is reported
+beside it.  A full end-to-end ``run`` at s = 2,000 gives per-phase seconds.
+"""
+import copy
+import time
+
+import numpy as np
+import pytest
+
+from secea_fast import linalg
+from secea_fast.protocols import osfl
+
+from conftest import uniform
+
+N, T, RHO, ZS, ZQ, S, C, LEVELS = 100, 20, 51, 5, 5, 10**5, 10, 17
+ROUNDS = 5
+
+
+@pytest.fixture(scope="module")
+def setup(rng):
+    params = osfl.OSFLParams(osfl.Assignment.cyclic(N, T, RHO), ZS, ZQ, S, C, levels=LEVELS)
+    labels = rng.integers(0, LEVELS, size=(T, S, C), dtype=np.uint8)
+    return params, labels
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def _report(benchmark, name, t_stage, t_mm, elements, macs, shape, extra=None):
+    info = {"stage": name, "n": N, "T": T, "rho": RHO, "z_s": ZS, "z_q": ZQ, "s": S, "c": C,
+            "stage_seconds": t_stage, "matmul_seconds": t_mm, "matmul_shape": shape,
+            "elements_per_s": elements / t_stage, "macs_per_s": macs / t_stage,
+            "matmul_macs_per_s": macs / t_mm, "fraction_of_matmul": t_mm / t_stage}
+    info.update(extra or {})
+    benchmark.extra_info.update(info)
+    print(f"\n[osfl {name}] {elements / t_stage / 1e6:.1f} M elements/s, {macs / t_stage / 1e9:.2f} G MAC/s; "
+          f"matmul on {shape}: {macs / t_mm / 1e9:.2f} G MAC/s; fraction of matmul = {t_mm / t_stage:.2f}"
+          + "".join(f"; {k} = {v:.3g}" for k, v in (extra or {}).items() if isinstance(v, float)))
+
+
+def test_osfl_share(benchmark, setup, rng):
+    params, labels = setup
+    objs = params.objectives(0)
+    refs = [uniform(rng, params.p, (params.k_C, params.cols)) for _ in objs]
+    t_stage, t_mm = [], []
+
+    def target():
+        client = osfl.Client(0, params, labels)
+        dt, msgs = _timed(client.share)
+        t_stage.append(dt)
+        del msgs
+        dt, outs = _timed(lambda: [linalg.matmul(params.vandermonde(t), R, params.p) for t, R in zip(objs, refs)])
+        t_mm.append(dt)
+
+    benchmark.group = "osfl stages (n=100, T=20, z=5, s=1e5)"
+    benchmark.pedantic(target, rounds=ROUNDS, iterations=1)
+    macs = len(objs) * params.rho * params.k_C * params.cols
+    _report(benchmark, "share", min(t_stage), min(t_mm), len(objs) * S * C, macs,
+            f"{len(objs)} x ({params.rho}x{params.k_C} @ {params.k_C}x{params.cols})",
+            {"share_elements_out_per_s": len(objs) * params.rho * params.cols / min(t_stage)})
+
+
+def _ready_client(params, labels, rng, index, seed=None):
+    client = osfl.Client(index, params, labels, shared_seed=seed)
+    client.share()
+    for t in params.objectives(index):
+        for i1 in params.clients(t):
+            if i1 != index:
+                client.receive(osfl.ShareMessage(i1, index, t, uniform(rng, params.p, (params.n_partitions, C))))
+    assert client.ready
+    return client
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_osfl_answer(benchmark, setup, rng, symmetric):
+    params, labels = setup
+    index = N // 2
+    ready = _ready_client(params, labels, rng, index, seed=b"s" * 32 if symmetric else None)
+    query = osfl.Federator(params, 3).queries()[index]
+    m = len(params.objectives(index))
+    rows = m + (params.K + 1 if symmetric else 0)
+    w = uniform(rng, params.p, (1, rows))
+    M = uniform(rng, params.p, (rows, params.cols))
+    B8 = uniform(rng, params.p, (8, rows))
+    t_stage, t_mm, t_mm8 = [], [], []
+
+    def target():
+        client = copy.copy(ready)          # answer() is once per client; the stored rows are shared
+        dt, _ = _timed(lambda: client.answer(query))
+        t_stage.append(dt)
+        t_mm.append(_timed(lambda: linalg.matmul(w, M, params.p))[0])
+        t_mm8.append(_timed(lambda: linalg.matmul(B8, M, params.p))[0])
+
+    benchmark.group = "osfl stages (n=100, T=20, z=5, s=1e5)"
+    benchmark.pedantic(target, rounds=ROUNDS + 2, iterations=1)
+    macs = rows * params.cols
+    _report(benchmark, "answer" + (" symmetric" if symmetric else ""), min(t_stage), min(t_mm),
+            m * params.cols, macs, f"1x{rows} @ {rows}x{params.cols}",
+            {"kernel_8row_macs_per_s": 8 * macs / min(t_mm8),
+             "fraction_of_8row_kernel_rate": (macs / min(t_stage)) / (8 * macs / min(t_mm8))})
+
+
+def test_osfl_reconstruct(benchmark, setup, rng):
+    params, _ = setup
+    fed = osfl.Federator(params, 3)
+    answers = {i: osfl.Answer(i, uniform(rng, params.p, (params.n_partitions, C))) for i in range(N)}
+    D = params.decoder(3)
+    A = uniform(rng, params.p, (N, params.cols))
+    t_stage, t_mm = [], []
+
+    def target():
+        t_stage.append(_timed(lambda: fed.reconstruct(answers))[0])
+        t_mm.append(_timed(lambda: linalg.matmul(D, A, params.p))[0])
+
+    benchmark.group = "osfl stages (n=100, T=20, z=5, s=1e5)"
+    benchmark.pedantic(target, rounds=ROUNDS, iterations=1)
+    macs = params.K * N * params.cols
+    _report(benchmark, "reconstruct", min(t_stage), min(t_mm), N * params.cols, macs,
+            f"{params.K}x{N} @ {N}x{params.cols}", {"label_elements_out_per_s": S * C / min(t_stage)})
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_osfl_end_to_end(benchmark, rng, symmetric):
+    """All 100 clients and the federator, s = 2,000 labels (per-phase seconds and bytes)."""
+    s = 2000
+    asg = osfl.Assignment.cyclic(N, T, RHO)
+    labels = rng.integers(0, LEVELS, size=(N, T, s, C), dtype=np.uint8)
+    out = {}
+
+    def target():
+        out["res"] = osfl.run(labels, asg, 3, ZS, ZQ, symmetric, levels=LEVELS, report=True)
+
+    benchmark.group = "osfl end to end (n=100, T=20, z=5, s=2000)"
+    benchmark.pedantic(target, rounds=1, iterations=1)
+    res, rep = out["res"]
+    assert (res == labels[list(asg.clients(3)), 3].astype(np.int64).sum(axis=0)).all()
+    table = osfl.rates(N, T, RHO, ZS, ZQ, s=s, c=C)["ours"]
+    benchmark.extra_info.update(symmetric=symmetric, **{f"seconds_{k}": v for k, v in rep.seconds.items()},
+                                **{f"bytes_{k}": v for k, v in rep.bytes.items()},
+                                **{f"elements_{k}": v for k, v in rep.elements.items()},
+                                table_I_communication=table["communication"],
+                                measured_rates=rep.measured_rates())
+    print(f"\n[osfl end to end, symmetric={symmetric}] " +
+          ", ".join(f"{k} {v:.3f} s" for k, v in rep.seconds.items()) +
+          f"; field elements {sum(rep.elements.values())} (Table I: {table['communication']:.0f} + queries)")
