@@ -314,3 +314,56 @@ def test_colluder_view_independent_of_entity_set_and_embedding():
     onehot_b = np.zeros(R, dtype=np.int64) + 1
     stat, _ = _chi2_two_sample(onehot_a, onehot_b, cells)
     assert stat > 1000
+
+
+# ----------------------------------------------------------------- baselines, workloads, CLI
+def test_baselines_embavg_and_psi_sa():
+    from secea_fast.protocols import baselines, workloads
+    local = workloads.workload("tiny", N=3, seed=1)
+    emb = baselines.embavg_round(local)
+    res = runner.run_round(local, verify=True)
+    for n in range(3):
+        for k in local[n]:
+            assert np.allclose(emb["embeddings"][n][k], res.embeddings[n][k], atol=1e-8)
+    psi = baselines.psi_sa_round(local, precision=8)
+    inter = set(local[0]) & set(local[1]) & set(local[2])
+    assert psi["intersection"] == len(inter) > 0
+    for n in range(3):
+        for k in local[n]:
+            want = np.mean([loc[k] for loc in local], axis=0) if k in inter else local[n][k]
+            assert np.allclose(psi["embeddings"][n][k], want, atol=1e-8)
+
+
+def test_workload_shapes_and_movielens_loader(tmp_path):
+    from secea_fast.protocols import workloads
+    loc = workloads.workload("movielens-100k", N=5, d=4)
+    union = set().union(*(set(x) for x in loc))
+    assert len(union) <= 943 + 1682 and len(union) > 2000
+    assert all(len(v) == 4 for x in loc for v in x.values())
+    cen = workloads.workload("soybean", N=3)
+    assert sum(len(x) for x in cen) == 307            # sample level: disjoint
+    f = tmp_path / "ratings.dat"
+    f.write_text("1::10::5::0\n1::11::3::0\n2::10::4::0\n3::12::1::0\n")
+    ml = workloads.load_movielens(str(f), N=2, d=3)
+    assert set().union(*(set(x) for x in ml)) >= {"u1", "i10"}
+    with pytest.raises(ValueError):
+        workloads.load_movielens(str(tmp_path / "missing.dat"))
+    bad = tmp_path / "bad.dat"
+    bad.write_text("a::b\nc::d\n")
+    with pytest.raises(ValueError, match="parse"):
+        workloads.load_movielens(str(bad))
+    with pytest.raises(ValueError, match="unknown workload"):
+        workloads.workload("nope")
+
+
+def test_cli_run_tiny(tmp_path, capsys):
+    import json
+    from secea_fast import cli
+    out = tmp_path / "r.json"
+    assert cli.main(["run", "--workload", "tiny", "-N", "4", "--processes", "1", "--quiet",
+                     "--json", str(out)]) == 0
+    rep = json.loads(out.read_text())
+    assert rep["verified"] is True and rep["N"] == 4 and rep["M"] > 0
+    assert set(rep["core_seconds"]) >= {"union", "encode", "offline", "responses", "decode"}
+    assert cli.main(["run", "--workload", "tiny", "-N", "4", "-T", "3"]) == 2
+    assert "too large" in capsys.readouterr().err

@@ -72,18 +72,27 @@ class _Progress:
 
     def __init__(self, total, label, enabled):
         self.total, self.label, self.enabled = total, label, enabled and total > 0
-        self.done, self.t0 = 0, time.perf_counter()
+        self.done, self.t0, self.last = 0, time.perf_counter(), -1.0
+        self.tty = sys.stderr.isatty()
 
     def step(self, k=1):
         self.done += k
         if not self.enabled:
             return
         el = time.perf_counter() - self.t0
+        # redraw at most 5 times a second on a terminal; elsewhere (logs,
+        # CI) print one line per 10% so the output stays readable
+        if self.done < self.total:
+            if self.tty and el - self.last < 0.2:
+                return
+            if not self.tty and (10 * self.done) // self.total == (10 * (self.done - k)) // self.total:
+                return
+        self.last = el
         eta = el / self.done * (self.total - self.done) if self.done else 0.0
         bar = "#" * int(30 * self.done / self.total)
-        sys.stderr.write(f"\r{self.label} [{bar:<30}] {self.done}/{self.total} "
-                         f"{el:6.1f}s elapsed, ETA {eta:6.1f}s")
-        if self.done >= self.total:
+        sys.stderr.write(f"{chr(13) if self.tty else ''}{self.label} [{bar:<30}] "
+                         f"{self.done}/{self.total} {el:6.1f}s elapsed, ETA {eta:6.1f}s")
+        if self.done >= self.total or not self.tty:
             sys.stderr.write("\n")
         sys.stderr.flush()
 
