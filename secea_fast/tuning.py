@@ -197,5 +197,5 @@ would save roughly 10% of the transform time.
 # so that a block's query (8 MiB), its pad stream and the response product's
 # packed panels stay near the 32 MB L3 while the product still runs on
 # >= 16-row panels.  Measured: see SECEA_NOTES.
-SECEA_QUERY_BLOCK_ELEMS = 1 << 19
+SECEA_QUERY_BLOCK_ELEMS = 1 << 21
 SECEA_QUERY_BLOCK_MAX = 512
