@@ -193,9 +193,36 @@ would save roughly 10% of the transform time.
 """
 
 # ---- SecEA protocol driver (secea_fast.protocols.runner) -------------------
-# Query rows per block: about this many query entries per (block, responder),
-# so that a block's query (8 MiB), its pad stream and the response product's
-# packed panels stay near the 32 MB L3 while the product still runs on
-# >= 16-row panels.  Measured: see SECEA_NOTES.
+SECEA_NOTES = """
+SecEA round (``secea_fast.protocols.runner.run_round``), MovieLens-1M shape
+(M = 9,746, N = 5, T = 1, K = 2, d = 128 -> 65 columns per share, 33,560
+queried entities), ``python -m pytest bench/test_secea.py -k ml1m
+--benchmark-only -s``, load average about 1 (a helper running tests):
+
+* response products: 1.06e11 multiply-adds, 8.9 s at the 11.9 G MAC/s the
+  kernel reaches on the block shape in the same run (9.5 s measured inside
+  the round);
+* whole round without the one-time union, one process: 15.5 s; two
+  processes: 8.4 s (1.85x); overhead beyond the products at kernel speed
+  74-77%: queries 3.1 core-s (1.9 ns per query entry: AES-CTR pad with the
+  scaling fused, AVX-512 rejection sampling for the noise rows), decryption
+  before the product 1.8 core-s (1.1 ns per entry), sharing 0.47, server
+  noise 0.48, decoding 0.16.  The query stream is DRAM bound: each entry is
+  written by the querier, read and written by the decryption and read by the
+  product (>= 32 bytes, 52 GB per round); fusing the decryption into the
+  product's packing of A would remove a third of that.
+* block size (one process, before the XOR pads): 192 rows (1.9 M entries)
+  18.2 s, 96 rows 19.2 s, 48 rows 20.2 s, 32 rows 22.9 s: bigger blocks
+  amortise packing y_v (M x 65, 5 MB) per product call.  Default: about
+  2^21 entries per (block, responder), 16 to 512 rows.
+* Census-Income shape (M = 48,842, d = 4 -> 3 columns, sample-level): 29.1 s
+  wall per round on 2 processes with 2^19-entry blocks (+ 5.7 s for the
+  one-time union), peak RSS 137 MB; paper Table 4: 3,293 s.
+* Entity union, N = 5 clients of 10^4 / 10^5 entities drawn from 3k ids:
+  3.05 s / 33.0 s for all parties (roots of L evaluated once, as each client
+  would in parallel).
+"""
+# Query rows per block: about this many query entries per (block, responder)
+# (a multiple of 16 rows, the matmul row panel, between 16 and 512 rows).
 SECEA_QUERY_BLOCK_ELEMS = 1 << 21
 SECEA_QUERY_BLOCK_MAX = 512
