@@ -153,13 +153,16 @@ def run_job(args) -> int:
         return 0
     if args.protocol == "secea-phe":
         from .protocols import secea_phe
-        res = secea_phe.main_job()
+        wl = args.workload if args.workload != "movielens-1m" else None   # its own small default
+        res = secea_phe.main_job(N=args.N, T=args.T, d=args.d,
+                                 processes=args.processes, seed=args.seed, workload=wl)
         print(json.dumps(res, indent=2, default=str))
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(res, f, indent=2, default=str)
         return 0
     say = (lambda *a: None) if args.quiet else print
+    args.N = 5 if args.N is None else args.N
     t0 = time.perf_counter()
     if args.movielens:
         local = workloads.load_movielens(args.movielens, N=args.N, d=args.d or 128, seed=args.seed)
@@ -224,7 +227,8 @@ def main(argv=None) -> int:
                     help="dataset shape (seed 002, Table 2); default movielens-1m")
     rp.add_argument("--movielens", metavar="RATINGS_FILE",
                     help="use a MovieLens ratings file instead (ratings.dat, u.data or ratings.csv)")
-    rp.add_argument("-N", type=int, default=5, help="clients (default 5)")
+    rp.add_argument("-N", type=int, default=None,
+                    help="clients (default 5; 3 for --protocol secea-phe)")
     rp.add_argument("-T", type=int, default=1, help="colluding clients tolerated (default 1)")
     rp.add_argument("-K", type=int, default=None, help="partitions (default eq. 7)")
     rp.add_argument("-d", type=int, default=None, help="embedding size (default: the shape's)")
