@@ -139,6 +139,48 @@ def _block_job(job):
     return n, members, sums, counts, faulty, t, nbytes
 
 
+def union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0=None) -> int:
+    """The one-time entity union then the round's sharing, for all parties,
+    timed into ``secs`` / ``wall`` / ``nbytes`` (phases "union", "encode").
+    Returns M, the size of the union."""
+    N = len(clients)
+    w0 = time.perf_counter() if w0 is None else w0
+    k = max(len(c.ids) for c in clients)
+    t_cli = 0.0
+    ups = []
+    for c in clients:
+        t0 = time.perf_counter()
+        ups.append(c.psu_upload(k, rnd))
+        t_cli += time.perf_counter() - t0
+    t0 = time.perf_counter()
+    total = server.psu_sum(ups)
+    t_srv = time.perf_counter() - t0
+    for c in clients:
+        t0 = time.perf_counter()
+        c.psu_finish(total)
+        t_cli += time.perf_counter() - t0
+    # psu_finish is a pure function of the public sum, evaluated once here
+    # and memoised; each real client pays the server's reconstruction time
+    secs["union"] = t_cli + t_srv * (N + 1)
+    wall["union"] = time.perf_counter() - w0
+    nbytes["union"] = sum(u.nbytes for u in ups) + N * total.nbytes
+
+    w0 = time.perf_counter()
+    t_enc = 0.0
+    outbox = []
+    for n, c in enumerate(clients):
+        t0 = time.perf_counter()
+        outbox.append(c.share(local[n], rnd))
+        t_enc += time.perf_counter() - t0
+    nbytes["encode"] = sum(2 * m.nbytes for msgs in outbox for m in msgs if m.sender != m.receiver)
+    for v, c in enumerate(clients):
+        t0 = time.perf_counter()
+        c.receive_shares([outbox[n][v] for n in range(N)])
+        t_enc += time.perf_counter() - t0
+    secs["encode"], wall["encode"] = t_enc, time.perf_counter() - w0
+    return clients[0].M
+
+
 def plaintext_sums(local, params: SecEAParams):
     """EmbAvg in the clear on the quantized embeddings: per client, the exact
     (sums, counts) SecEA must reproduce bit for bit."""
@@ -201,42 +243,7 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
     keys = [c.public_key for c in clients]
     for c in clients:
         c.set_peer_keys(keys)
-    k = max(len(c.ids) for c in clients)
-    t_cli = 0.0
-    ups = []
-    for c in clients:
-        t0 = time.perf_counter()
-        ups.append(c.psu_upload(k, rnd))
-        t_cli += time.perf_counter() - t0
-    t0 = time.perf_counter()
-    total = server.psu_sum(ups)
-    t_srv = time.perf_counter() - t0
-    for c in clients:
-        t0 = time.perf_counter()
-        c.psu_finish(total)
-        t_cli += time.perf_counter() - t0
-    # psu_finish is a pure function of the public sum, evaluated once here
-    # and memoised; each real client pays the server's reconstruction time
-    secs["union"] = t_cli + t_srv * (N + 1)
-    wall["union"] = time.perf_counter() - w0
-    nbytes["union"] = sum(u.nbytes for u in ups) + N * total.nbytes
-    M = clients[0].M
-
-    # --- sharing
-    w0 = time.perf_counter()
-    t_enc = 0.0
-    outbox = []
-    for n, c in enumerate(clients):
-        t0 = time.perf_counter()
-        outbox.append(c.share(local[n], rnd))
-        t_enc += time.perf_counter() - t0
-    nbytes["encode"] = sum(2 * m.nbytes for msgs in outbox for m in msgs if m.sender != m.receiver)
-    for v, c in enumerate(clients):
-        t0 = time.perf_counter()
-        c.receive_shares([outbox[n][v] for n in range(N)])
-        t_enc += time.perf_counter() - t0
-    del outbox
-    secs["encode"], wall["encode"] = t_enc, time.perf_counter() - w0
+    M = union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0)
 
     # --- per-block phases
     B = default_block_size(M) if block_size is None else check_int(block_size, "block_size")

@@ -352,6 +352,28 @@ def _union_from_sum(total_bytes: bytes, p: int):
     return poly.roots(L, p), len(L) - 1
 
 
+# ----------------------------------------------------------------- decoding
+def decode_values(prm: SecEAParams, Y: np.ndarray, present: np.ndarray, B: int):
+    """Y(beta_1..beta_K) from the unpadded responses ``Y`` (N, B*sub) of one
+    block (eq. 22): interpolation when every response is present and they
+    are consistent (parity checks zero), Reed-Solomon decoding otherwise.
+    Returns ((B, K*sub) values, positions of faulty present responses)."""
+    faulty = []
+    if present.all() and (prm.redundancy == 0 or not linalg.matmul(prm.parity_matrix, Y, prm.p).any()):
+        S = linalg.matmul(prm.decode_matrix, Y, prm.p)              # (K, B*sub)
+    else:
+        if prm.redundancy == 0:
+            raise DecodingError(
+                f"response(s) of client(s) {np.flatnonzero(~present).tolist()} missing and "
+                f"N = {prm.N} = 2(K+T-1)+1 leaves no redundancy (choose a smaller K)")
+        coeffs, faulty = poly.rs_decode(np.array(prm.alphas, dtype=np.uint64),
+                                        np.ascontiguousarray(Y.T), prm.response_len, prm.p,
+                                        erasures=~present)
+        S = poly.eval(coeffs, np.array(prm.betas[:prm.K], dtype=np.uint64), prm.p).T
+        faulty = [int(x) for x in faulty if present[x]]
+    return S.reshape(prm.K, B, prm.sub).transpose(1, 0, 2).reshape(B, prm.K * prm.sub), faulty
+
+
 # ----------------------------------------------------------------- client
 class Client:
     """Client ``index`` (0-based) holding ``entities`` (ids: str, bytes, int).
@@ -651,20 +673,7 @@ class Client:
                     Y[v].reshape(B, prm.sub), prm.p, base=_u64(m.data), negate=True)
             except ValueError:
                 raise ValueError(f"response of client {v} has entries >= p") from None
-        faulty = []
-        if present.all() and (prm.redundancy == 0 or not linalg.matmul(prm.parity_matrix, Y, prm.p).any()):
-            S = linalg.matmul(prm.decode_matrix, Y, prm.p)              # (K, B*sub)
-        else:
-            if prm.redundancy == 0:
-                raise DecodingError(
-                    f"response(s) of client(s) {np.flatnonzero(~present).tolist()} missing and "
-                    f"N = {prm.N} = 2(K+T-1)+1 leaves no redundancy (choose a smaller K)")
-            coeffs, faulty = poly.rs_decode(np.array(prm.alphas, dtype=np.uint64),
-                                            np.ascontiguousarray(Y.T), prm.response_len, prm.p,
-                                            erasures=~present)
-            S = poly.eval(coeffs, np.array(prm.betas[:prm.K], dtype=np.uint64), prm.p).T
-            faulty = [int(x) for x in faulty if present[x]]
-        full = S.reshape(prm.K, B, prm.sub).transpose(1, 0, 2).reshape(B, prm.K * prm.sub)
+        full, faulty = decode_values(prm, Y, present, B)
         sums = prm.fx.decode_int(np.ascontiguousarray(full[:, :prm.d]))
         counts = full[:, prm.d].astype(np.int64)
         if ((counts < 1) | (counts > prm.N)).any():

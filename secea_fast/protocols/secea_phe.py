@@ -422,21 +422,7 @@ class Client(secea.Client):
             if a.shape != (B, prm.sub) or (a.size and int(a.max()) >= prm.p):
                 raise ValueError(f"response {v}: expected {(B, prm.sub)} elements of F_p")
             Y[v] = a.reshape(-1)
-        faulty = []
-        if present.all() and (prm.redundancy == 0
-                              or not linalg.matmul(prm.parity_matrix, Y, prm.p).any()):
-            S = linalg.matmul(prm.decode_matrix, Y, prm.p)
-        else:
-            if prm.redundancy == 0:
-                raise DecodingError(
-                    f"response(s) of client(s) {np.flatnonzero(~present).tolist()} missing and "
-                    f"N = {prm.N} = 2(K+T-1)+1 leaves no redundancy (choose a smaller K)")
-            coeffs, faulty = poly.rs_decode(np.array(prm.alphas, dtype=np.uint64),
-                                            np.ascontiguousarray(Y.T), prm.response_len, prm.p,
-                                            erasures=~present)
-            S = poly.eval(coeffs, np.array(prm.betas[:prm.K], dtype=np.uint64), prm.p).T
-            faulty = [int(x) for x in faulty if present[x]]
-        full = S.reshape(prm.K, B, prm.sub).transpose(1, 0, 2).reshape(B, prm.K * prm.sub)
+        full, faulty = secea.decode_values(prm, Y, present, B)
         rs = np.ascontiguousarray(full[:, :prm.d])          # r S   (eq. 16)
         rc = np.ascontiguousarray(full[:, prm.d])           # r c
         if not rc.all():
@@ -726,6 +712,7 @@ def run_round(local, T: int = 1, precision: int = 8, key_bits: int = DEFAULT_KEY
     responses are lost; ``verify``: compare with ``runner.plaintext_sums``
     and raise AssertionError on any difference; ``params``: a ``PHEParams``
     (overrides T, precision, K, bound, key_bits, stat_bits)."""
+    from . import runner
     from .runner import _Progress, plaintext_sums
     if not isinstance(local, (list, tuple)) or not local:
         raise TypeError("local must be a non-empty list of dicts (one per client)")
@@ -768,42 +755,8 @@ def run_round(local, T: int = 1, precision: int = 8, key_bits: int = DEFAULT_KEY
     server.set_paillier_keys(pks)
     nbytes["keygen"] = N * N * len(pks[0].to_bytes())     # each key up, then to the N - 1 others
 
-    # --- the one-time entity union (as runner.run_round)
-    w0 = time.perf_counter()
-    k = max(len(c.ids) for c in clients)
-    t_cli = 0.0
-    ups = []
-    for c in clients:
-        t0 = time.perf_counter()
-        ups.append(c.psu_upload(k, rnd))
-        t_cli += time.perf_counter() - t0
-    t0 = time.perf_counter()
-    total = server.psu_sum(ups)
-    t_srv = time.perf_counter() - t0
-    for c in clients:
-        t0 = time.perf_counter()
-        c.psu_finish(total)
-        t_cli += time.perf_counter() - t0
-    secs["union"] = t_cli + t_srv * (N + 1)
-    wall["union"] = time.perf_counter() - w0
-    nbytes["union"] = sum(u.nbytes for u in ups) + N * total.nbytes
-    M = clients[0].M
-
-    # --- sharing (eqs. 3-8)
-    w0 = time.perf_counter()
-    t_enc = 0.0
-    outbox = []
-    for n, c in enumerate(clients):
-        t0 = time.perf_counter()
-        outbox.append(c.share(local[n], rnd))
-        t_enc += time.perf_counter() - t0
-    nbytes["encode"] = sum(2 * m.nbytes for msgs in outbox for m in msgs if m.sender != m.receiver)
-    for v, c in enumerate(clients):
-        t0 = time.perf_counter()
-        c.receive_shares([outbox[n][v] for n in range(N)])
-        t_enc += time.perf_counter() - t0
-    del outbox
-    secs["encode"], wall["encode"] = t_enc, time.perf_counter() - w0
+    # --- the one-time entity union and the sharing (as runner.run_round)
+    M = runner.union_and_share(clients, server, local, rnd, secs, wall, nbytes)
 
     # --- retrieval, per query block
     jobs = [(n, b, mem) for n, c in enumerate(clients) for b, mem in enumerate(c.blocks(B))]
