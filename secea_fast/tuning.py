@@ -215,8 +215,9 @@ queried entities), ``python -m pytest bench/test_secea.py -k ml1m
   18.2 s, 96 rows 19.2 s, 48 rows 20.2 s, 32 rows 22.9 s: bigger blocks
   amortise packing y_v (M x 65, 5 MB) per product call.  Default: about
   2^21 entries per (block, responder), 16 to 512 rows.
-* Census-Income shape (M = 48,842, d = 4 -> 3 columns, sample-level): 29.1 s
-  wall per round on 2 processes with 2^19-entry blocks (+ 5.7 s for the
+* Census-Income shape (M = 48,842, d = 4 -> 3 columns, sample-level): 29.1-29.6 s
+  wall per round on 2 processes (2^19 or 2^21-entry blocks; 16-row blocks
+  32.8 s) (+ 5.7-6.0 s for the
   one-time union), peak RSS 137 MB; paper Table 4: 3,293 s.
 * Entity union, N = 5 clients of 10^4 / 10^5 entities drawn from 3k ids:
   3.05 s / 33.0 s for all parties (roots of L evaluated once, as each client
