@@ -181,6 +181,33 @@ def union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0=None) ->
     return clients[0].M
 
 
+def run_jobs(fn, jobs, processes, collect, state=None) -> None:
+    """``collect(fn(job))`` for every job: in this process, or in a ``fork``
+    pool of ``processes`` workers that inherit the module-level ``state``
+    dict ``fn`` reads (default this module's ``_STATE``; cleared afterwards)
+    and run their kernels on one thread each."""
+    state = _STATE if state is None else state
+    try:
+        if processes == 1:
+            for job in jobs:
+                collect(fn(job))
+            return
+        ctx = mp.get_context("fork")
+        old = os.environ.get("SECEA_FAST_NUM_THREADS")
+        os.environ["SECEA_FAST_NUM_THREADS"] = "1"
+        try:
+            with ctx.Pool(processes) as pool:
+                for res in pool.imap_unordered(fn, jobs, chunksize=1):
+                    collect(res)
+        finally:
+            if old is None:
+                os.environ.pop("SECEA_FAST_NUM_THREADS", None)
+            else:
+                os.environ["SECEA_FAST_NUM_THREADS"] = old
+    finally:
+        state.clear()
+
+
 def plaintext_sums(local, params: SecEAParams):
     """EmbAvg in the clear on the quantized embeddings: per client, the exact
     (sums, counts) SecEA must reproduce bit for bit."""
@@ -271,25 +298,7 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
             nbytes[ph] += x
         bar.step()
 
-    try:
-        if processes == 1:
-            for job in jobs:
-                collect(_block_job(job))
-        else:
-            ctx = mp.get_context("fork")
-            old = os.environ.get("SECEA_FAST_NUM_THREADS")
-            os.environ["SECEA_FAST_NUM_THREADS"] = "1"
-            try:
-                with ctx.Pool(processes) as pool:
-                    for res in pool.imap_unordered(_block_job, jobs, chunksize=1):
-                        collect(res)
-            finally:
-                if old is None:
-                    os.environ.pop("SECEA_FAST_NUM_THREADS", None)
-                else:
-                    os.environ["SECEA_FAST_NUM_THREADS"] = old
-    finally:
-        _STATE.clear()
+    run_jobs(_block_job, jobs, processes, collect)
     wall_blocks = time.perf_counter() - w0
     busy = sum(secs[ph] for ph in ("offline", "responses", "noise", "decode")) or 1.0
     wall["product"] = wall_blocks * secs["product"] / busy

@@ -69,7 +69,6 @@ Deviations and choices, each pinned by a test:
 from __future__ import annotations
 
 import hashlib
-import math
 import numbers
 import time
 from dataclasses import dataclass, field as dc_field
@@ -134,21 +133,9 @@ def hash_ids(ids, p: int = PSU_PRIME) -> np.ndarray:
 # ----------------------------------------------------------------- parameters
 def _lagrange_at(nodes, xs, p):
     """(len(xs), len(nodes)) matrix W with W[j, i] = l_i(xs[j]), the Lagrange
-    basis on ``nodes`` (Python ints; small sizes)."""
-    W = np.zeros((len(xs), len(nodes)), dtype=np.uint64)
-    for i, a in enumerate(nodes):
-        den = 1
-        for b in nodes:
-            if b != a:
-                den = den * (a - b) % p
-        dinv = pow(den, -1, p)
-        for j, x in enumerate(xs):
-            num = 1
-            for b in nodes:
-                if b != a:
-                    num = num * (x - b) % p
-            W[j, i] = num * dinv % p
-    return W
+    basis on ``nodes`` evaluated at ``xs``."""
+    basis = poly.lagrange_matrix(np.array(nodes, dtype=np.uint64), p)       # row i: l_i
+    return np.ascontiguousarray(poly.eval(basis, np.array(xs, dtype=np.uint64), p).T)
 
 
 @dataclass(frozen=True)

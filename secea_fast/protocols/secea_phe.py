@@ -98,7 +98,6 @@ Deviations and choices, each pinned by a test:
 from __future__ import annotations
 
 import math
-import multiprocessing as mp
 import numbers
 import os
 import time
@@ -106,7 +105,7 @@ from dataclasses import dataclass, field as dc_field
 
 import numpy as np
 
-from .. import field, linalg, paillier, poly
+from .. import field, linalg, paillier
 from .._checks import check_int
 from ..prg import Prg
 from . import secea
@@ -788,25 +787,7 @@ def run_round(local, T: int = 1, precision: int = 8, key_bits: int = DEFAULT_KEY
         pk.clear_pool()
     _STATE.update(clients=clients, server=server, drop=drop, round=rnd)
     w0 = time.perf_counter()
-    try:
-        if processes == 1:
-            for job in jobs:
-                collect(_block_job(job))
-        else:
-            ctx = mp.get_context("fork")
-            old = os.environ.get("SECEA_FAST_NUM_THREADS")
-            os.environ["SECEA_FAST_NUM_THREADS"] = "1"
-            try:
-                with ctx.Pool(processes) as pool:
-                    for res in pool.imap_unordered(_block_job, jobs, chunksize=1):
-                        collect(res)
-            finally:
-                if old is None:
-                    os.environ.pop("SECEA_FAST_NUM_THREADS", None)
-                else:
-                    os.environ["SECEA_FAST_NUM_THREADS"] = old
-    finally:
-        _STATE.clear()
+    runner.run_jobs(_block_job, jobs, processes, collect, _STATE)
     wall_blocks = time.perf_counter() - w0
     busy = sum(secs[ph] for ph in blk) or 1.0
     for ph in blk:
