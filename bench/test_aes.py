@@ -36,3 +36,54 @@ def test_ctr_openssl(benchmark, bufs, nbytes):
     benchmark.group = f"aes128-ctr {nbytes} B"
     benchmark.extra_info.update(bytes=nbytes, impl="openssl (cryptography)")
     benchmark(enc.update_into, zeros, out)
+
+
+# ---- protocol uses of the keystream (SecEA relay pads and field sampling) --
+# Peer: the same job done with OpenSSL's AES-CTR through `cryptography` plus
+# NumPy, in the same run: XOR-encrypting a message of 2^20 field elements, and
+# drawing 2^20 uniform elements of the embedding prime by rejection.
+P_EMB = 63 * 2**44 + 1
+WORDS = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def message():
+    return prg.uniform(WORDS, P_EMB)
+
+
+def test_pad_xor_ours(benchmark, message):
+    out = np.empty_like(message)
+    benchmark.group = "relay pad: XOR 2^20 words"
+    benchmark.extra_info.update(impl="secea_fast Prg.xor_into")
+    benchmark(lambda: prg.Prg(bytes(32), "bench").xor_into(out, message))
+
+
+def test_pad_xor_openssl(benchmark, message):
+    src = message.view(np.uint8)
+    out = np.empty_like(src)
+    benchmark.group = "relay pad: XOR 2^20 words"
+    benchmark.extra_info.update(impl="openssl AES-CTR encrypt (cryptography)")
+    benchmark(lambda: Cipher(algorithms.AES(bytes(16)), modes.CTR(bytes(16))).encryptor()
+              .update_into(src, out))
+
+
+def test_field_sample_ours(benchmark):
+    out = np.empty(WORDS, dtype=np.uint64)
+    benchmark.group = "uniform field elements: 2^20 mod 63*2^44+1"
+    benchmark.extra_info.update(impl="secea_fast Prg.field_into")
+    benchmark(lambda: prg.Prg(bytes(32), "bench").field_into(out, P_EMB))
+
+
+def test_field_sample_openssl_numpy(benchmark):
+    zeros = np.zeros(8 * (WORDS + WORDS // 32 + 64), dtype=np.uint8)
+    ks = np.empty_like(zeros)
+    mask = np.uint64((1 << 50) - 1)
+
+    def draw():
+        Cipher(algorithms.AES(bytes(16)), modes.CTR(bytes(16))).encryptor().update_into(zeros, ks)
+        w = ks.view("<u8") & mask
+        return w[w < np.uint64(P_EMB)][:WORDS]
+
+    benchmark.group = "uniform field elements: 2^20 mod 63*2^44+1"
+    benchmark.extra_info.update(impl="openssl keystream + NumPy rejection")
+    benchmark(draw)

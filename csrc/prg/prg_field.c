@@ -79,6 +79,49 @@ static size_t compact(uint64_t *dst, const uint8_t *src, size_t nw, uint64_t mas
     return compact_portable(dst, src, nw, mask, p);
 }
 
+/* out[i] = ks[i] ^ in[i]; returns nonzero if check and some out[i] >= p */
+static uint64_t xor_words_portable(uint64_t *out, const uint8_t *ks, const uint64_t *in, size_t n,
+                                   uint64_t p, int check)
+{
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x;
+        memcpy(&x, ks + 8 * i, 8);
+        x ^= in[i];
+        out[i] = x;
+        bad |= (uint64_t)(x >= p);
+    }
+    return check ? bad : 0;
+}
+
+#if SECEA_X86
+SECEA_TARGET("avx512f")
+static uint64_t xor_words_avx512(uint64_t *out, const uint8_t *ks, const uint64_t *in, size_t n,
+                                 uint64_t p, int check)
+{
+    const __m512i vp = _mm512_set1_epi64((long long)p);
+    __mmask8 bad = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512i x = _mm512_xor_si512(_mm512_loadu_si512((const void *)(ks + 8 * i)),
+                                     _mm512_loadu_si512((const void *)(in + i)));
+        _mm512_storeu_si512((void *)(out + i), x);
+        bad |= _mm512_cmpge_epu64_mask(x, vp);
+    }
+    return (check ? (uint64_t)bad : 0) | xor_words_portable(out + i, ks + 8 * i, in + i, n - i, p, check);
+}
+#endif
+
+static uint64_t xor_words(uint64_t *out, const uint8_t *ks, const uint64_t *in, size_t n,
+                          uint64_t p, int check)
+{
+#if SECEA_X86
+    if (!strcmp(secea_kernel_variant("field"), "avx512"))
+        return xor_words_avx512(out, ks, in, n, p, check);
+#endif
+    return xor_words_portable(out, ks, in, n, p, check);
+}
+
 static int any_ge(const uint64_t *a, size_t n, uint64_t p)
 {
     uint64_t bad = 0;
@@ -175,18 +218,12 @@ int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_
             secea_fp_mul_scalar(sbuf, inp, coef, nw, p);
             inp = sbuf;
         }
-        for (size_t i = 0; i < nw; i++) {
-            uint64_t x;
-            memcpy(&x, src + 8 * i, 8);
-            x ^= inp[i];
-            out[k + i] = x;
-            bad |= (uint64_t)(x >= p);
-        }
+        bad |= xor_words(out + k, src, inp, nw, p, check);
         k += nw;
         iv_add(ctr, nbytes / 16);
         off = 0;
     }
     prgf_wipe(buf, sizeof buf);
     if (coef != 1) prgf_wipe(sbuf, sizeof sbuf);
-    return check && bad != 0;
+    return bad != 0;
 }
