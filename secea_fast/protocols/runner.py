@@ -14,15 +14,15 @@ A round, for N clients and the server (seed 002, Sec. 4):
    ``decode``: ``Client.decode``.
 
 Parallelism: blocks are independent (each uses its own PRG domains), so
-jobs go to a ``fork`` process pool that inherits the parties and the shares
-y_v copy-on-write (shared, read-only pages); only block indices and the
-decoded rows cross process boundaries, and the result is bit-identical for
-any number of processes.  Each worker's kernels run one thread.
+they are the shards of an :mod:`secea_fast.executor`: by default a ``fork``
+process pool that inherits the parties and the shares y_v copy-on-write
+(shared, read-only pages; only block indices and the decoded rows cross
+process boundaries), or Ray actors that read them from the object store.
+The result is bit-identical for any executor and number of processes.
+Each worker's kernels run one thread.
 """
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 import sys
 import time
 from dataclasses import dataclass, field as dc_field
@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import tuning
 from .._checks import check_int
+from ..executor import Executor, LocalExecutor
 from .secea import Client, Message, SecEAParams, Server
 
 __all__ = ["RoundResult", "run_round", "default_block_size", "plaintext_sums"]
@@ -97,15 +98,18 @@ class _Progress:
         sys.stderr.flush()
 
 
-# state inherited by forked workers
-_STATE = {}
+PHASES = ("offline", "responses", "all")
 
 
-def _block_job(job):
+def _block_job(S, job):
+    """One query block (n, b, members) of client n: its queries to every
+    responder, the responses, the server noise and the decoding.  ``S``:
+    the round's read-only state (parties, drop/corrupt sets, round); with
+    ``S["upto"]`` = "offline" the block stops after generating its queries,
+    with "responses" after answering them (throughput of single phases)."""
     n, b, members = job
-    S = _STATE
     clients, server, drop, corrupt = S["clients"], S["server"], S["drop"], S["corrupt"]
-    rnd = S["round"]
+    rnd, upto = S["round"], S.get("upto", "all")
     t = {"offline": 0.0, "responses": 0.0, "noise": 0.0, "decode": 0.0}
     prod0 = sum(c.product_seconds for c in clients)
     nbytes = {"offline": 0, "responses": 0}
@@ -118,12 +122,15 @@ def _block_job(job):
         t["offline"] += time.perf_counter() - t0
         if v != n:
             nbytes["offline"] += 2 * q.nbytes      # up to the server and down to v
-        if (n, v) in drop:
+        if (n, v) in drop or upto == "offline":
             resps.append(None)
             continue
         t0 = time.perf_counter()
         a = clients[v].answer(q)
         t["responses"] += time.perf_counter() - t0
+        if upto == "responses":
+            resps.append(None)
+            continue
         if (n, v) in corrupt:
             a = Message(a.kind, a.sender, a.receiver, a.round, a.block,
                         (a.data + np.uint64(1)) % np.uint64(clients[v].params.p))
@@ -132,10 +139,12 @@ def _block_job(job):
         t["noise"] += time.perf_counter() - t0
         nbytes["responses"] += a.nbytes + y.nbytes
         resps.append(y)
+    t["product"] = sum(c.product_seconds for c in clients) - prod0
+    if upto != "all":
+        return n, members, None, None, (), t, nbytes
     t0 = time.perf_counter()
     sums, counts, faulty = clients[n].decode(resps, members)
     t["decode"] += time.perf_counter() - t0
-    t["product"] = sum(c.product_seconds for c in clients) - prod0
     return n, members, sums, counts, faulty, t, nbytes
 
 
@@ -181,33 +190,6 @@ def union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0=None) ->
     return clients[0].M
 
 
-def run_jobs(fn, jobs, processes, collect, state=None) -> None:
-    """``collect(fn(job))`` for every job: in this process, or in a ``fork``
-    pool of ``processes`` workers that inherit the module-level ``state``
-    dict ``fn`` reads (default this module's ``_STATE``; cleared afterwards)
-    and run their kernels on one thread each."""
-    state = _STATE if state is None else state
-    try:
-        if processes == 1:
-            for job in jobs:
-                collect(fn(job))
-            return
-        ctx = mp.get_context("fork")
-        old = os.environ.get("SECEA_FAST_NUM_THREADS")
-        os.environ["SECEA_FAST_NUM_THREADS"] = "1"
-        try:
-            with ctx.Pool(processes) as pool:
-                for res in pool.imap_unordered(fn, jobs, chunksize=1):
-                    collect(res)
-        finally:
-            if old is None:
-                os.environ.pop("SECEA_FAST_NUM_THREADS", None)
-            else:
-                os.environ["SECEA_FAST_NUM_THREADS"] = old
-    finally:
-        state.clear()
-
-
 def plaintext_sums(local, params: SecEAParams):
     """EmbAvg in the clear on the quantized embeddings: per client, the exact
     (sums, counts) SecEA must reproduce bit for bit."""
@@ -235,31 +217,52 @@ def _key(x):
     return _id_bytes(x)
 
 
-def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, processes=1,
+def resolve_executor(executor, processes):
+    """The executor of a round: ``executor`` if given (``processes``, if
+    also given, must match it), else a :class:`LocalExecutor` of
+    ``processes`` (default 1)."""
+    if executor is None:
+        return LocalExecutor(1 if processes is None else processes)
+    if not isinstance(executor, Executor):
+        raise TypeError(f"executor must be a secea_fast.executor.Executor, got {type(executor).__name__}")
+    if processes is not None and check_int(processes, "processes") != executor.processes:
+        raise ValueError(f"processes={processes} contradicts the executor's {executor.processes}")
+    return executor
+
+
+def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, processes=None,
               drop=None, corrupt=None, progress=False, verify=False, rnd=1, params=None,
-              threads=None) -> RoundResult:
+              threads=None, executor=None, upto="all") -> RoundResult:
     """One SecEA round for all parties: ``local[n]`` is client n's dict
     entity id -> 1-D float embedding.  ``processes``: worker processes for
-    the per-block phases.  ``drop`` / ``corrupt``: sets of (querier,
-    responder) pairs whose responses are lost / altered (tests of the
-    Reed-Solomon path).  ``verify``: compare with the plaintext sums and
+    the per-block phases (a local fork pool), or ``executor``: any
+    :class:`secea_fast.executor.Executor` (e.g. a ``RayExecutor``); the
+    result is bit-identical either way.  ``drop`` / ``corrupt``: sets of
+    (querier, responder) pairs whose responses are lost / altered (tests of
+    the Reed-Solomon path).  ``verify``: compare with the plaintext sums and
     raise AssertionError on any difference.  ``threads``: threads of each
     response product (default: the library default with one process, 1 with
-    several)."""
+    several).  ``upto``: "all" (default), or "offline" / "responses" to stop
+    every block after that phase -- throughput measurement of one phase
+    (``secea-fast bench throughput``); nothing is decoded then and the
+    result's embeddings are empty.  ``wall["blocks"]`` is the wall time of
+    the per-block stage."""
     if not isinstance(local, (list, tuple)) or not local:
         raise TypeError("local must be a non-empty list of dicts (one per client)")
     for n, emb in enumerate(local):
         if not isinstance(emb, dict) or not emb:
             raise ValueError(f"client {n}: expected a non-empty dict entity id -> embedding")
+    if upto not in PHASES:
+        raise ValueError(f"upto must be one of {PHASES}, got {upto!r}")
+    if verify and upto != "all":
+        raise ValueError("verify needs upto='all'")
     N = len(local)
     d = len(np.asarray(next(iter(local[0].values()))).reshape(-1))
     if params is None:
         params = SecEAParams(N=N, d=d, T=T, precision=precision, K=K, bound=bound)
     elif params.N != N or params.d != d:
         raise ValueError("params do not match the clients' data (N or d)")
-    processes = check_int(processes, "processes")
-    if processes < 1:
-        raise ValueError("processes must be >= 1")
+    executor = resolve_executor(executor, processes)
     drop, corrupt = set(drop or ()), set(corrupt or ())
     secs, wall, nbytes = {}, {}, {}
 
@@ -284,13 +287,14 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
     counts = [np.zeros(len(c.ids), dtype=np.int64) for c in clients]
     faulty = set()
     bar = _Progress(len(jobs), "SecEA blocks", progress)
-    _STATE.update(clients=clients, server=server, drop=drop, corrupt=corrupt, round=rnd)
+    state = dict(clients=clients, server=server, drop=drop, corrupt=corrupt, round=rnd, upto=upto)
     w0 = time.perf_counter()
 
     def collect(res):
         n, members, s, cnt, bad, t, nb = res
-        sums[n][members] = s
-        counts[n][members] = cnt
+        if s is not None:
+            sums[n][members] = s
+            counts[n][members] = cnt
         faulty.update((n, v) for v in bad)
         for ph, x in t.items():
             secs[ph] += x
@@ -298,15 +302,16 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
             nbytes[ph] += x
         bar.step()
 
-    run_jobs(_block_job, jobs, processes, collect)
-    wall_blocks = time.perf_counter() - w0
+    executor.map(_block_job, jobs, state, collect)
+    wall["blocks"] = wall_blocks = time.perf_counter() - w0
     busy = sum(secs[ph] for ph in ("offline", "responses", "noise", "decode")) or 1.0
     wall["product"] = wall_blocks * secs["product"] / busy
     for ph in ("offline", "responses", "noise", "decode"):
         wall[ph] = wall_blocks * secs[ph] / busy      # wall time apportioned by work
-    embeddings = [c.finish(s, cnt) for c, s, cnt in zip(clients, sums, counts)]
+    embeddings = ([c.finish(s, cnt) for c, s, cnt in zip(clients, sums, counts)]
+                  if upto == "all" else [])
     res = RoundResult(params, embeddings, sums, counts, M, secs, wall, nbytes,
-                      sorted(faulty), processes)
+                      sorted(faulty), executor.processes)
     if verify:
         for n, (s_ref, c_ref) in enumerate(plaintext_sums(local, params)):
             if not (np.array_equal(s_ref, sums[n]) and np.array_equal(c_ref, counts[n])):

@@ -79,6 +79,7 @@ import numpy as np
 from .. import field, linalg, poly
 from .._checks import check_int, check_prime
 from ..field import EMBEDDING_PRIME, GOLDILOCKS
+from ..executor import party_reduce
 from ..fixedpoint import FixedPoint
 from ..prg import Prg, X25519KeyPair, pairwise_seed, random_seed, uniform
 from ._wire import Reader, Writer
@@ -392,11 +393,15 @@ class Client:
         self.product_seconds = 0.0   # time spent in response products (for reports)
 
     def __reduce__(self):
-        raise TypeError("Client objects hold secret keys and are not picklable")
+        # refused except while an Executor ships the parties to its own
+        # workers; the copy keeps the derived seeds, not the X25519 key
+        return party_reduce(self, drop=("_keypair",))
 
     # --- keys
     @property
     def public_key(self) -> bytes:
+        if self._keypair is None:
+            raise RuntimeError("this is a worker copy of the client: it has no X25519 key")
         return self._keypair.public_bytes
 
     def set_peer_keys(self, public_keys, session: bytes = b""):
@@ -404,6 +409,8 @@ class Client:
         X25519 public keys (relayed by the server)."""
         if len(public_keys) != self.params.N:
             raise ValueError(f"need {self.params.N} public keys, got {len(public_keys)}")
+        if self._keypair is None:
+            raise RuntimeError("this is a worker copy of the client: it has no X25519 key")
         n = self.index
         for v, pk in enumerate(public_keys):
             if v == n:
@@ -687,7 +694,7 @@ class Server:
         self.union = None
 
     def __reduce__(self):
-        raise TypeError("Server objects hold secret seeds and are not picklable")
+        return party_reduce(self)
 
     def psu_sum(self, uploads) -> Message:
         uploads = list(uploads)

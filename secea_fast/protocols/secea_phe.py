@@ -649,12 +649,10 @@ class PHERoundResult:
         return True
 
 
-_STATE = {}
-
-
-def _block_job(job):
+def _block_job(S, job):
+    """One query block of client n (an executor shard; ``S``: the round's
+    parties and settings)."""
     n, b, members = job
-    S = _STATE
     clients, server, drop, rnd = S["clients"], S["server"], S["drop"], S["round"]
     t = {ph: 0.0 for ph in ("offline", "responses", "encrypt", "noise", "decrypt", "decode")}
     nbytes = {"offline": 0, "responses": 0}
@@ -697,16 +695,18 @@ def _block_job(job):
 
 
 def run_round(local, T: int = 1, precision: int = 8, key_bits: int = DEFAULT_KEY_BITS,
-              processes: int = 1, *, K=None, bound: float = 100.0, stat_bits: int = DEFAULT_STAT_BITS,
-              insecure_keys: bool = False, keys=None, block_size=None, drop=None, progress=False,
-              verify=False, rnd: int = 1, params=None, threads=None) -> PHERoundResult:
+              processes: int | None = None, *, K=None, bound: float = 100.0,
+              stat_bits: int = DEFAULT_STAT_BITS, insecure_keys: bool = False, keys=None,
+              block_size=None, drop=None, progress=False, verify=False, rnd: int = 1, params=None,
+              threads=None, executor=None) -> PHERoundResult:
     """One SecEA-PHE round for all parties: ``local[n]`` is client n's dict
     entity id -> 1-D float embedding.
 
     ``key_bits``: Paillier modulus size of every client (keys below 2048 bits
     need ``insecure_keys=True``); ``keys``: optional list of N (pk, sk) pairs
     to reuse instead of generating fresh ones; ``processes``: worker
-    processes (fork) for the per-block phases; ``block_size``: query rows
+    processes (fork) for the per-block phases, or ``executor``: any
+    ``secea_fast.executor.Executor``; ``block_size``: query rows
     per block (default 16); ``drop``: (querier, responder) pairs whose
     responses are lost; ``verify``: compare with ``runner.plaintext_sums``
     and raise AssertionError on any difference; ``params``: a ``PHEParams``
@@ -727,9 +727,7 @@ def run_round(local, T: int = 1, precision: int = 8, key_bits: int = DEFAULT_KEY
         raise TypeError("params must be PHEParams")
     elif params.N != N or params.base.d != d:
         raise ValueError("params do not match the clients' data (N or d)")
-    processes = check_int(processes, "processes")
-    if processes < 1:
-        raise ValueError("processes must be >= 1")
+    executor = runner.resolve_executor(executor, processes)
     B = DEFAULT_BLOCK if block_size is None else check_int(block_size, "block_size")
     drop = set(drop or ())
     if keys is not None:
@@ -785,16 +783,16 @@ def run_round(local, T: int = 1, precision: int = 8, key_bits: int = DEFAULT_KEY
 
     for pk in pks:      # no precomputed obfuscators may be copied into forked workers
         pk.clear_pool()
-    _STATE.update(clients=clients, server=server, drop=drop, round=rnd)
+    state = dict(clients=clients, server=server, drop=drop, round=rnd)
     w0 = time.perf_counter()
-    runner.run_jobs(_block_job, jobs, processes, collect, _STATE)
+    executor.map(_block_job, jobs, state, collect)
     wall_blocks = time.perf_counter() - w0
     busy = sum(secs[ph] for ph in blk) or 1.0
     for ph in blk:
         wall[ph] = wall_blocks * secs[ph] / busy          # wall time apportioned by work
     embeddings = [c.finish(a, b_) for c, a, b_ in zip(clients, nums, dens)]
     res = PHERoundResult(params, embeddings, nums, dens, M, secs, wall, nbytes, counter[0],
-                         sorted(faulty), processes)
+                         sorted(faulty), executor.processes)
     if verify:
         ref = plaintext_sums(local, prm)
         if not res.matches([s for s, _ in ref], [c for _, c in ref]):
