@@ -692,6 +692,7 @@ class Server:
         self.params = params
         self._noise_seed = random_seed(32)
         self.union = None
+        self._psi = None          # (round, n, block, size), psi evaluations of that block
 
     def __reduce__(self):
         return party_reduce(self)
@@ -729,12 +730,18 @@ class Server:
             raise ValueError(f"response must have {prm.sub} columns")
         if A.size and int(A.max()) >= prm.p:
             raise ValueError("response entries must be < p")
-        m = prm.K + 2 * prm.T - 1
-        g = Prg(self._noise_seed, _domain(msg.round, "psi", n, n, msg.block))
-        Z = np.empty((m, A.size), dtype=np.uint64)
-        for i in range(m):
-            g.field_into(Z[i], prm.p)
-        psi = linalg.matmul(prm.noise_matrix[v:v + 1], Z, prm.p).reshape(A.shape)
+        key = (msg.round, n, msg.block, A.size)
+        if self._psi is None or self._psi[0] != key:
+            # psi_{n,e}(alpha_v) for every responder v at once: the K+2T-1
+            # random streams of (round, n, block) are drawn once and the
+            # evaluations are one N-row product; kept until the next block
+            m = prm.K + 2 * prm.T - 1
+            g = Prg(self._noise_seed, _domain(msg.round, "psi", n, n, msg.block))
+            Z = np.empty((m, A.size), dtype=np.uint64)
+            for i in range(m):
+                g.field_into(Z[i], prm.p)
+            self._psi = (key, linalg._matmul_reduced(prm.noise_matrix, Z, prm.p))
+        psi = self._psi[1][v].reshape(A.shape)
         return Message("response", v, n, msg.round, msg.block, field.add(A, psi, prm.p))
 
 
