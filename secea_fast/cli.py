@@ -9,6 +9,10 @@ osfl`` / ``secea-phe`` run the other protocols' jobs.  ``secea-fast`` (or
 every available backend and a benchmark summary on the built-in default
 workload (SecEA's coded-query response shape: 1024 query rows, M = 10^4,
 65 share columns).  ``secea-fast info`` prints the backend selection.
+``secea-fast bench throughput`` measures one protocol phase with 1..P
+processes (local pool and/or Ray); ``secea-fast bench report`` renders
+pytest-benchmark and throughput JSON as plots and a Markdown summary.
+``--executor ray [--address ADDR]`` runs ``run``'s entity blocks on Ray.
 """
 from __future__ import annotations
 
@@ -142,7 +146,9 @@ PAPER_TABLE6 = {
 
 
 def run_job(args) -> int:
-    from .protocols import baselines, runner, workloads
+    from .protocols import workloads
+    if args.executor != "local" and args.protocol != "secea":
+        raise ValueError("--executor ray applies to --protocol secea")
     if args.protocol == "osfl":
         from .protocols import osfl
         res = osfl.main_job()
@@ -163,6 +169,16 @@ def run_job(args) -> int:
         return 0
     say = (lambda *a: None) if args.quiet else print
     args.N = 5 if args.N is None else args.N
+    from .executor import get_executor
+    executor = get_executor(args.executor, args.processes, args.address)
+    try:
+        return _secea_job(args, executor, say)
+    finally:
+        executor.close()
+
+
+def _secea_job(args, executor, say) -> int:
+    from .protocols import baselines, runner, workloads
     t0 = time.perf_counter()
     if args.movielens:
         local = workloads.load_movielens(args.movielens, N=args.N, d=args.d or 128, seed=args.seed)
@@ -173,7 +189,7 @@ def run_job(args) -> int:
     say(f"workload: {wname}, N = {args.N}, entities per client "
         f"{[len(x) for x in local]} ({time.perf_counter() - t0:.1f} s to generate)")
     res = runner.run_round(local, T=args.T, precision=args.precision, K=args.K,
-                           processes=args.processes, block_size=args.block_size,
+                           executor=executor, block_size=args.block_size,
                            progress=not args.quiet, verify=False)
     prm = res.params
     t0 = time.perf_counter()
@@ -187,7 +203,7 @@ def run_job(args) -> int:
     round_core = sum(res.seconds[ph] for ph in ("encode", "offline", "responses", "noise", "decode"))
     say(f"\nSecEA round: M = {res.union_size} entities, N = {prm.N}, T = {prm.T}, K = {prm.K}, "
         f"d = {prm.d}, precision = {prm.precision} digits, p = {prm.p}, "
-        f"{res.processes} process(es)")
+        f"{res.processes} process(es), {executor.name} executor")
     say(res.table())
     say(f"round (excluding the one-time union): {round_core:.2f} core-s; response products "
         f"{res.seconds['product']:.2f} core-s; overhead beyond them "
@@ -204,7 +220,7 @@ def run_job(args) -> int:
     if args.json:
         out = {"workload": wname, "N": prm.N, "T": prm.T, "K": prm.K, "d": prm.d,
                "precision": prm.precision, "p": prm.p, "M": res.union_size,
-               "processes": res.processes, "core_seconds": res.seconds, "wall_seconds": res.wall,
+               "processes": res.processes, "executor": executor.name, "core_seconds": res.seconds, "wall_seconds": res.wall,
                "bytes_via_server": res.bytes, "verified": ok, "max_abs_diff_to_float_mean": worst,
                "baselines": {"embavg_seconds": emb["seconds"], "psi_sa_seconds": psi["seconds"],
                              "psi_intersection": psi["intersection"]},
@@ -235,14 +251,30 @@ def main(argv=None) -> int:
     rp.add_argument("--precision", type=int, default=8, help="decimal digits (default 8)")
     rp.add_argument("--processes", type=int, default=os.cpu_count() or 1)
     rp.add_argument("--block-size", type=int, default=None, help="query rows per block")
+    rp.add_argument("--executor", choices=("local", "ray"), default="local",
+                    help="entity-block workers: a local process pool (default) or Ray actors")
+    rp.add_argument("--address", default=None,
+                    help="Ray cluster to join (e.g. auto or ray://host:10001); default: "
+                         "start a local Ray instance")
     rp.add_argument("--seed", type=int, default=0, help="workload seed (simulation data only)")
     rp.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     rp.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    bp = sub.add_parser("bench", help="throughput measurement and benchmark reports",
+                        description="secea-fast bench throughput [options] | "
+                                    "secea-fast bench report RESULTS.json... -o DIR")
+    bp.add_argument("what", choices=("throughput", "report"))
+    bp.add_argument("rest", nargs=argparse.REMAINDER, help="options of the bench command (--help)")
     args = parser.parse_args(argv)
+    if args.command == "bench":
+        if args.what == "throughput":
+            from . import throughput
+            return throughput.main(args.rest)
+        from . import report
+        return report.main(args.rest)
     if args.command == "run":
         try:
             return run_job(args)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, ImportError) as exc:
             print(f"secea-fast run: error: {exc}", file=sys.stderr)
             return 2
     if args.command == "info":

@@ -1,0 +1,138 @@
+"""secea_fast.report: `secea-fast bench report` on small synthetic inputs and the
+committed bench/results/secea.json."""
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from secea_fast import report
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+SECEA_JSON = Path(__file__).parent.parent / "bench/results/secea.json"
+
+
+def _bench(group, name, median, **extra):
+    return {"group": group, "name": name, "fullname": f"bench/test_x.py::{name}", "params": {},
+            "stats": {"median": median, "min": median, "mean": median}, "extra_info": extra}
+
+
+def _scaling(protocol, axis, value, total, phases, **fixed):
+    return _bench(None, f"test_scaling[{protocol}-{axis}-{value}]", total, suite="scaling",
+                  protocol=protocol, axis=axis, params={axis: value, **fixed}, phases=phases,
+                  impl="secea_fast")
+
+
+@pytest.fixture
+def no_matplotlib(monkeypatch):
+    """Make matplotlib unimportable, even when an earlier test imported it."""
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    """A pytest-benchmark file (kernel group: two of our thread variants and a peer; a
+    scaling axis N and a processes axis, with phases) and a throughput file."""
+    benches = [
+        _bench("matmul 64x64", "test_ours[1]", 0.004, impl="secea_fast", threads=1),
+        _bench("matmul 64x64", "test_ours[2]", 0.0025, impl="secea_fast", threads=2),
+        _bench("matmul 64x64", "test_flint", 0.030, impl="python-flint", threads=1),
+    ]
+    for n, t in ((3, 1.0), (5, 2.0), (10, 40.0)):
+        benches.append(_scaling("secea", "N", n, t, {"offline": t / 2, "responses": t / 4}, T=1))
+    for p, t in ((1, 8.0), (2, 4.4)):
+        benches.append(_scaling("secea", "processes", p, t, {"offline": t / 2}, N=5))
+    benches.append(_bench(None, "test_secea_round_census", 50.0, processes=2,
+                          core_seconds={"offline": 30.0}, wall_seconds={"offline": 16.0},
+                          round_wall_s=45.0, paper_table4_round_s=3293.0407))
+    benches.append(_bench("secemb round", "test_secemb_round[1]", 12.0, impl="secea_fast",
+                          threads=1, server_seconds_per_iteration=6.0,
+                          user_upload_ms_per_user=0.4, upload_kib_per_user=227.4,
+                          download_kib_per_user=150.0))
+    bench = {"machine_info": {"cpu": {"brand_raw": "Test CPU 9000", "count": 2},
+                              "python_version": "3.11.7"},
+             "commit_info": {"id": "0123456789abcdef"}, "benchmarks": benches,
+             "datetime": "2026-11-21T12:00:00", "version": "5.3.1"}
+    tput = {"kind": "secea-fast/throughput", "version": 1, "machine": {"cpus": 2},
+            "results": [{"protocol": "secea", "phase": "responses", "unit": "entities/s",
+                         "executor": "local", "workload": {"M": 1000},
+                         "rows": [{"processes": 1, "seconds": 10.0, "rate": 100.0,
+                                   "speedup": 1.0, "efficiency": 1.0},
+                                  {"processes": 2, "seconds": 6.25, "rate": 160.0,
+                                   "speedup": 1.6, "efficiency": 0.8}],
+                         "shard_overhead_s": None}]}
+    paths = [tmp_path / "bench.json", tmp_path / "tput.json"]
+    paths[0].write_text(json.dumps(bench))
+    paths[1].write_text(json.dumps(tput))
+    return [str(p) for p in paths]
+
+
+def test_markdown_only(inputs, tmp_path, no_matplotlib):    # --no-plots must not need it
+    out = tmp_path / "rep"
+    assert report.main(inputs + ["-o", str(out), "--no-plots", "--title", "T1"]) == 0
+    md = (out / "report.md").read_text()
+    assert md.startswith("# T1")
+    assert f"**{0.030 / 0.0025:.2f}x**" in md                 # flint / our fastest (2 threads)
+    assert f"{0.030 / 0.004:.2f}x" in md                      # against our 1-thread variant
+    assert "test_ours[2] (2 threads), fastest of 2" in md
+    assert "Test CPU 9000, 2 cores" in md and "0123456789" in md
+    assert "| 2 | 6.25 s | 160 entities/s | 1.60x | 0.80 |" in md
+    assert "| 10 | 40 s | 20 s | 10 s |" in md               # scaling table, N axis
+    assert report.PUB in md and report.MEAS in md
+    assert "## Published figures (paper)" in md and "88.7823" in md and "3556.2640" in md
+    assert "| Census Income round" in md and "| 3293.0407 s | 45 s |" in md
+    assert "| SecEmb | 0.08 min (4.8 s) | 6 s |" in md
+    assert not list(out.glob("*.png"))
+
+
+def test_plots(inputs, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "rep"
+    assert report.main(inputs + ["-o", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    pngs = {"kernels_vs_peers.png", "scaling_secea_n.png", "scaling_secea_processes.png",
+            "scaling_secea_processes_speedup.png", "throughput_speedup.png",
+            "throughput_rate_entities_s.png"}
+    assert {p.name for p in out.glob("*.png")} == pngs
+    for name in pngs:
+        assert (out / name).read_bytes()[:8] == PNG_MAGIC
+        assert f"]({name})" in md
+
+
+def test_missing_matplotlib(inputs, tmp_path, no_matplotlib, capsys):
+    with pytest.raises(RuntimeError, match=r'pip install "secea_fast\[report\]"'):
+        report.render(report.load_results(inputs), tmp_path / "rep")
+    assert report.main(inputs + ["-o", str(tmp_path / "rep")]) == 1
+    assert "secea_fast[report]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "cannot read"),
+    ("{not json", "not valid JSON"),
+    ('{"hello": 1}', "neither a pytest-benchmark JSON"),
+    ('{"machine_info": {}, "benchmarks": []}', "no entries"),
+    ('{"kind": "secea-fast/throughput", "results": [{"rows": [{}]}]}', "malformed"),
+])
+def test_bad_input(tmp_path, capsys, content, message):
+    path = tmp_path / "in.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ValueError, match=message):
+        report.load_results([str(path)])
+    assert report.main([str(path), "-o", str(tmp_path / "rep")]) == 2
+    err = capsys.readouterr().err
+    assert "error" in err and message in err and str(path) in err
+    assert not (tmp_path / "rep").exists()
+
+
+def test_committed_secea_results(tmp_path):
+    out = tmp_path / "rep"
+    assert report.main([str(SECEA_JSON), "-o", str(out), "--no-plots"]) == 0
+    md = (out / "report.md").read_text()
+    info = {b["extra_info"]["processes"]: b["extra_info"]
+            for b in json.loads(SECEA_JSON.read_text())["benchmarks"]}
+    assert "### SecEA beside the paper" in md
+    assert "| offline (wall) | 88.7823 s | " + report._t(info[1]["wall_seconds"]["offline"]) in md
+    assert "Counterpart measured in this run" in md
