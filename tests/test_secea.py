@@ -367,3 +367,28 @@ def test_cli_run_tiny(tmp_path, capsys):
     assert set(rep["core_seconds"]) >= {"union", "encode", "offline", "responses", "decode"}
     assert cli.main(["run", "--workload", "tiny", "-N", "4", "-T", "3"]) == 2
     assert "too large" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("T,N", [(1, 5), (2, 6)])
+def test_queries_do_not_depend_on_the_tile_size(monkeypatch, T, N):
+    """iter_queries draws z and the pads tile by tile; every tile size gives
+    the same queries (the streams are consumed in order); the rounds above
+    check that the queries decode exactly."""
+    from secea_fast import tuning
+    prm = secea.SecEAParams(N=N, d=5, T=T)
+    cs = [secea.Client(n, prm, [f"e{i}" for i in range(n, 60 + 3 * n)]) for n in range(N)]
+    srv = secea.Server(prm)
+    keys = [c.public_key for c in cs]
+    for c in cs:
+        c.set_peer_keys(keys)
+    tot = srv.psu_sum([c.psu_upload(80, 1) for c in cs])
+    for c in cs:
+        c.psu_finish(tot)
+    outs = []
+    for tile in (1, 7 * cs[1].M + 3, 1 << 20):
+        monkeypatch.setattr(tuning, "SECEA_QUERY_TILE_ELEMS", tile)
+        cs[1]._used.clear()
+        outs.append([q.data.copy() for q in cs[1].iter_queries(1, 0, list(range(2, 19)))])
+    for other in outs[1:]:
+        for a, b in zip(outs[0], other):
+            assert np.array_equal(a, b)

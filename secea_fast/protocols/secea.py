@@ -76,7 +76,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import field, linalg, poly
+from .. import field, linalg, poly, tuning
 from .._checks import check_int, check_prime
 from ..field import EMBEDDING_PRIME, GOLDILOCKS
 from ..executor import party_reduce
@@ -578,41 +578,69 @@ class Client:
         return list(self.iter_queries(rnd, block, members))
 
     def iter_queries(self, rnd: int, block: int, members):
-        """``queries`` one receiver at a time (v = 0 .. N-1), so that a
-        driver can answer each while it is still in cache."""
+        """``queries`` one receiver at a time (v = 0 .. N-1).
+
+        The queries of all receivers are built together, a tile of
+        ``tuning.SECEA_QUERY_TILE_ELEMS`` entries at a time, so the random
+        rows z (eq. 15) are drawn into cache-sized tiles and read from cache
+        by every receiver's pad instead of from memory (peak memory: the N
+        queries of the block).  z^{.,t} is the stream of domain "query-z"
+        (t = 0) or "query-z<t>" (t >= 1) of this client's query seed."""
         prm = self.params
         members = np.asarray(members, dtype=np.int64)
-        B, M, T, K = len(members), self.M, prm.T, prm.K
+        B, M, T, K, N, p = len(members), self.M, prm.T, prm.K, prm.N, prm.p
         if B == 0 or members.min() < 0 or members.max() >= len(self.ids):
             raise ValueError(f"members must be indices of this client's {len(self.ids)} entities")
         self._once((rnd, "query", block))
-        g = Prg(self._query_seed, _domain(rnd, "query-z", self.index, self.index, block))
-        Z = np.empty((T, B * M), dtype=np.uint64)
-        for t in range(T):
-            g.field_into(Z[t], prm.p)
+        gens = [Prg(self._query_seed, _domain(rnd, "query-z" + (str(t) if t else ""),
+                                              self.index, self.index, block)) for t in range(T)]
+        coefs = [[int(x) for x in prm.share_matrix[v, K:]] for v in range(N)]
+        pads = {v: self._pad(v, _domain(rnd, "query", self.index, v, block))
+                for v in range(N) if v != self.index}
         flat_pos = np.arange(B) * M + self.positions[members]
-        for v in range(prm.N):
-            c = [int(x) for x in prm.share_matrix[v, K:]]
-            if T > 1:
-                base = field.mul(Z[0], c[0], prm.p)
-                for t in range(1, T):
-                    base = field.add(base, field.mul(Z[t], c[t], prm.p), prm.p)
-                coef = 1
-            else:
-                base, coef = Z[0], c[0]
+        qs = [np.empty(B * M, dtype=np.uint64) for _ in range(N)]
+        zsel = np.empty((T, B), dtype=np.uint64)           # z at the one-hot entries
+        rows = max(1, tuning.SECEA_QUERY_TILE_ELEMS // M)
+        Z = np.empty((T, min(B, rows) * M), dtype=np.uint64)
+        for r0 in range(0, B, rows):
+            r1 = min(B, r0 + rows)
+            lo, hi = r0 * M, r1 * M
+            Zt = Z[:, :hi - lo]
+            for t in range(T):
+                gens[t].field_into(Zt[t], p)
+            zsel[:, r0:r1] = Zt[:, flat_pos[r0:r1] - lo]
+            for v in range(N):
+                base, coef = self._query_base(Zt, coefs[v])
+                if v != self.index:
+                    pads[v].xor_into(qs[v][lo:hi], base, p, coef)   # coef * base XOR pad
+                elif coef != 1:
+                    qs[v][lo:hi] = field.mul(base, coef, p)
+                else:
+                    qs[v][lo:hi] = base
+        for v in range(N):
+            # the B one-hot entries, fixed up through the same keystream words
+            base, coef = self._query_base(zsel, coefs[v])
+            val = field.mul(np.ascontiguousarray(base), coef, p)
+            one = np.full(B, prm.query_onehot[v], dtype=np.uint64)
+            q = qs[v]
             if v != self.index:
-                # q = coef * base XOR pad in one pass (C); the B one-hot
-                # entries are then fixed up through the same keystream words
-                q = np.empty(B * M, dtype=np.uint64)
-                pad = self._pad(v, _domain(rnd, "query", self.index, v, block))
-                pad.xor_into(q, base, prm.p, coef)
-                val = field.mul(np.ascontiguousarray(base[flat_pos]), coef, prm.p)
                 ks = q[flat_pos] ^ val
-                q[flat_pos] = field.add(val, np.full(B, prm.query_onehot[v]), prm.p) ^ ks
+                q[flat_pos] = field.add(val, one, p) ^ ks
             else:
-                q = field.mul(base, coef, prm.p) if coef != 1 else base.copy()
-                q[flat_pos] = field.add(q[flat_pos], np.full(B, prm.query_onehot[v]), prm.p)
+                q[flat_pos] = field.add(val, one, p)
+            qs[v] = None                       # the caller owns it from here
             yield Message("query", self.index, v, rnd, block, q.reshape(B, M))
+
+    def _query_base(self, Z, c):
+        """(base, coef) with coef * base = sum_t c_t Z_t (eq. 15's random part
+        at one alpha_v); for T = 1 the scaling is left to the fused pad."""
+        p = self.params.p
+        if len(c) == 1:
+            return Z[0], c[0]
+        base = field.mul(Z[0], c[0], p)
+        for t in range(1, len(c)):
+            base = field.add(base, field.mul(Z[t], c[t], p), p)
+        return base, 1
 
     def answer(self, msg: Message) -> Message:
         """A_{v,n,e} = <q_{n,v,e}, y_v> for every row of a query (the response
