@@ -222,8 +222,38 @@ queried entities), ``python -m pytest bench/test_secea.py -k ml1m
 * Entity union, N = 5 clients of 10^4 / 10^5 entities drawn from 3k ids:
   3.05 s / 33.0 s for all parties (roots of L evaluated once, as each client
   would in parallel).
+* block size with processes (the per-block stage, one thread per product,
+  /tmp sweep of run_round(block_size=...), load about 1): 208 rows 15.3 s on
+  one process / 7.9 s on two (efficiency 0.97); 96 rows 15.4 / 9.1 s; 48 rows
+  17.4 / 11.7 s.  Two processes contend for memory bandwidth, smaller blocks
+  re-pack y_v more often: the default stays at 2^21 entries.
+* server noise: one N-row product per block for psi at every alpha_v (was a
+  1-row product and the K+2T-1 streams drawn again per responder): 0.48 ->
+  0.20 core-s per round.
+"""
+
+EXECUTOR_NOTES = """
+Executors (``secea_fast.executor``), MovieLens-1M shape, ``secea-fast bench
+throughput --protocol secea --phase PHASE -P 2 --executor local,ray``
+(results in bench/results/throughput_secea_*.json):
+
+* scheduling cost per shard (a no-op shard's round trip): fork pool
+  0.14 ms, Ray actors 0.5-0.6 ms.  A SecEA block is 20-90 ms of work, so
+  scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.
+* Ray's cost against the pool is the state (parties and shares, ~20 MB) put
+  into the object store once per round and deserialised once per actor,
+  plus the per-shard cost above; actors are started once per executor.
+* the query phase alone (queries generated and dropped) is bound by memory
+  bandwidth: each block writes Z (B x M) and reads it again per receiver
+  while writing the N queries (~270 MB per 208-row block); two processes
+  measure 3.64 core-s against 3.05 on one (workers busy 96% of the wall),
+  so its 2-process efficiency is 0.80-0.82.  The response phase (queries
+  answered as they are made) and the whole per-block stage reach 0.94-0.97.
 """
 # Query rows per block: about this many query entries per (block, responder)
 # (a multiple of 16 rows, the matmul row panel, between 16 and 512 rows).
 SECEA_QUERY_BLOCK_ELEMS = 1 << 21
+# Entries of the random rows z drawn per tile when building a block's queries
+# (512 KB: in L2 while every receiver's pad reads it); see EXECUTOR_NOTES.
+SECEA_QUERY_TILE_ELEMS = 1 << 16
 SECEA_QUERY_BLOCK_MAX = 512
