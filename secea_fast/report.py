@@ -190,7 +190,7 @@ def _finish(fig, ax, path, title, xlabel, ylabel):
 
 def _line_plot(path, title, xlabel, ylabel, series, ideal=None):
     """One line per ``series`` entry ``label: (xs, ys)``; y on a log scale when the values
-    span more than 10x, x when numeric and spanning 100x or more."""
+    span more than 10x, x when numeric and spanning 10x or more (ticks at the points)."""
     fig, ax = _figure((7, 4.2))
     for label, (xs, ys) in series.items():
         ax.plot(xs, ys, marker="o", label=label)
@@ -199,10 +199,12 @@ def _line_plot(path, title, xlabel, ylabel, series, ideal=None):
     xs = sorted({x for xs_, _ in series.values() for x in xs_})
     ys = [y for _, ys_ in series.values() for y in ys_ if y is not None and y > 0]
     numeric = all(isinstance(x, (int, float)) for x in xs)
-    if numeric and xs and xs[0] > 0 and xs[-1] / xs[0] >= 100:
+    if numeric and xs and xs[0] > 0 and xs[-1] / xs[0] >= 10:
         ax.set_xscale("log")
-    elif numeric and len(xs) <= 12:
+        ax.minorticks_off()
+    if numeric and len(xs) <= 12:
         ax.set_xticks(xs)
+        ax.set_xticklabels([f"{x:g}" for x in xs])
     if ys and max(ys) / min(ys) > 10:
         ax.set_yscale("log")
     _finish(fig, ax, path, title, xlabel, ylabel)
@@ -273,33 +275,36 @@ def _kernels(benches, out, plots) -> list:
 
 
 def _scaling(benches, out, plots) -> list:
-    """Time per phase against the varied axis, per (protocol, axis, fixed parameters)."""
+    """Time per phase against the varied axis, per (protocol, axis); parameters
+    that change along the axis without being it (derived ones, such as K with
+    N) become table columns, the others are listed as fixed."""
     series = defaultdict(list)
     for b in benches:
         info = b.get("extra_info") or {}
         if info.get("suite") == "scaling" and not info.get("smoke"):   # smoke: CI-sized points
             prm = info.get("params") or {}
-            fixed = tuple(sorted((k, str(v)) for k, v in prm.items() if k != info["axis"]))
-            series[(info.get("protocol", "?"), info["axis"], fixed)].append(
-                (prm.get(info["axis"]), info.get("phases") or {}, b["stats"]["median"]))
+            series[(info.get("protocol", "?"), info["axis"])].append(
+                (prm.get(info["axis"]), info.get("phases") or {}, b["stats"]["median"], prm))
     if not series:
         return []
     md = ["## Scaling suite", "", f"{MEAS}: total = benchmark median; phases as recorded.", ""]
-    seen = defaultdict(int)
-    for (proto, axis, fixed), pts in sorted(series.items(), key=lambda kv: str(kv[0])):
+    for (proto, axis), pts in sorted(series.items(), key=lambda kv: str(kv[0])):
         pts.sort(key=lambda p: (isinstance(p[0], str), p[0]))
-        seen[(proto, axis)] += 1
-        name = _slug("scaling", proto, axis) + (f"_{seen[(proto, axis)]}"
-                                               if seen[(proto, axis)] > 1 else "")
-        phases = list(dict.fromkeys(ph for _, phs, _ in pts for ph in phs))
+        name = _slug("scaling", proto, axis)
+        keys = sorted({k for *_, prm in pts for k in prm if k != axis})
+        vals = {k: [str(prm.get(k)) for *_, prm in pts] for k in keys}
+        fixed = [(k, v[0]) for k, v in vals.items() if len(set(v)) == 1]
+        derived = [k for k, v in vals.items() if len(set(v)) > 1]
+        phases = list(dict.fromkeys(ph for _, phs, _, _ in pts for ph in phs))
         xs = [p[0] for p in pts]
         lines = {"total": (xs, [p[2] for p in pts])}
-        lines.update({ph: ([x for x, phs, _ in pts if ph in phs],
-                           [phs[ph] for _, phs, _ in pts if ph in phs]) for ph in phases})
+        lines.update({ph: ([x for x, phs, _, _ in pts if ph in phs],
+                           [phs[ph] for _, phs, _, _ in pts if ph in phs]) for ph in phases})
         md += [f"### {proto}: {axis}", "",
                "Fixed: " + (", ".join(f"{k} = {v}" for k, v in fixed) or "—"), ""]
-        md += _table([axis, "total"] + phases,
-                     [[x, _t(tot)] + [_t(phs.get(ph)) for ph in phases] for x, phs, tot in pts])
+        md += _table([axis] + derived + ["total"] + phases,
+                     [[x] + [prm.get(k) for k in derived] + [_t(tot)]
+                      + [_t(phs.get(ph)) for ph in phases] for x, phs, tot, prm in pts])
         if plots:
             _line_plot(out / f"{name}.png", f"{proto}: time per phase against {axis}", axis,
                        "seconds (wall)", lines)
