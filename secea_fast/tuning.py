@@ -230,25 +230,33 @@ queried entities), ``python -m pytest bench/test_secea.py -k ml1m
 * server noise: one N-row product per block for psi at every alpha_v (was a
   1-row product and the K+2T-1 streams drawn again per responder): 0.48 ->
   0.20 core-s per round.
+* after the noise change, the tiled queries and tune_malloc:
+  ``python -m pytest bench/test_secea.py -k ml1m --benchmark-only -s``:
+  round 15.5 s on one process, 8.65 s on two; overhead beyond the products
+  at kernel speed 59-60% (was 74-77%).
 """
 
 EXECUTOR_NOTES = """
 Executors (``secea_fast.executor``), MovieLens-1M shape, ``secea-fast bench
-throughput --protocol secea --phase PHASE -P 2 --executor local,ray``
-(results in bench/results/throughput_secea_*.json):
+throughput --protocol secea --phase PHASE -P 2 --repeat 3 --executor
+local,ray`` (bench/results/throughput_secea_*.json; quiet machine, load
+about 1), seconds for 1 / 2 processes and the 2-process efficiency:
 
+* offline (queries only): pool 2.73 / 1.59 s (0.86), Ray 2.79 / 1.90 s;
+* responses (queries answered as they stream): pool 14.14 / 7.71 s (0.92),
+  Ray 14.51 / 7.86 s (0.92; +1.9% over the pool);
+* round (every per-block phase, verified): pool 14.54 / 8.06 s (0.90),
+  Ray 14.57 / 8.20 s (+1.6%).
 * scheduling cost per shard (a no-op shard's round trip): fork pool
-  0.14 ms, Ray actors 0.5-0.6 ms.  A SecEA block is 20-90 ms of work, so
-  scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.
-* Ray's cost against the pool is the state (parties and shares, ~20 MB) put
-  into the object store once per round and deserialised once per actor,
-  plus the per-shard cost above; actors are started once per executor.
-* the query phase alone (queries generated and dropped) is bound by memory
-  bandwidth: each block writes Z (B x M) and reads it again per receiver
-  while writing the N queries (~270 MB per 208-row block); two processes
-  measure 3.64 core-s against 3.05 on one (workers busy 96% of the wall),
-  so its 2-process efficiency is 0.80-0.82.  The response phase (queries
-  answered as they are made) and the whole per-block stage reach 0.94-0.97.
+  0.12-0.30 ms, Ray actors 0.43-0.65 ms.  A SecEA block is 20-90 ms of work,
+  so scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.
+* Ray's fixed cost per map call is the state (parties and shares, ~20 MB)
+  put into the object store and deserialised once per actor, ~0.3 s here:
+  +20% on the 1.6 s query-only phase, +2% on the rounds.
+* the query phase alone is bound by memory bandwidth: each block writes its
+  N queries (5 x 16 MB, plus the read-for-ownership of each line) and two
+  processes spend 3.5 core-s where one spends 2.9 (page faults removed by
+  ``executor.tune_malloc``; before it, 5.2 s on one process).
 """
 # Query rows per block: about this many query entries per (block, responder)
 # (a multiple of 16 rows, the matmul row panel, between 16 and 512 rows).
