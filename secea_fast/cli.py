@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 from . import GOLDILOCKS, EMBEDDING_PRIME, backend_info, field, get_backend, linalg, prg, set_backend
+from ._native import available_cpus
 from .field import reference as ref
 from .fixedpoint import FixedPoint
 
@@ -146,22 +147,17 @@ PAPER_TABLE6 = {
 
 
 def run_job(args) -> int:
-    from .protocols import workloads
     if args.executor != "local" and args.protocol != "secea":
         raise ValueError("--executor ray applies to --protocol secea")
-    if args.protocol == "osfl":
-        from .protocols import osfl
-        res = osfl.main_job()
-        print(json.dumps(res, indent=2, default=str))
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(res, f, indent=2, default=str)
-        return 0
-    if args.protocol == "secea-phe":
-        from .protocols import secea_phe
-        wl = args.workload if args.workload != "movielens-1m" else None   # its own small default
-        res = secea_phe.main_job(N=args.N, T=args.T, d=args.d,
-                                 processes=args.processes, seed=args.seed, workload=wl)
+    if args.protocol in ("osfl", "secea-phe"):
+        if args.protocol == "osfl":
+            from .protocols import osfl
+            res = osfl.main_job()
+        else:
+            from .protocols import secea_phe
+            wl = args.workload if args.workload != "movielens-1m" else None   # its own small default
+            res = secea_phe.main_job(N=args.N, T=args.T, d=args.d,
+                                     processes=args.processes, seed=args.seed, workload=wl)
         print(json.dumps(res, indent=2, default=str))
         if args.json:
             with open(args.json, "w") as f:
@@ -249,7 +245,8 @@ def main(argv=None) -> int:
     rp.add_argument("-K", type=int, default=None, help="partitions (default eq. 7)")
     rp.add_argument("-d", type=int, default=None, help="embedding size (default: the shape's)")
     rp.add_argument("--precision", type=int, default=8, help="decimal digits (default 8)")
-    rp.add_argument("--processes", type=int, default=os.cpu_count() or 1)
+    rp.add_argument("--processes", type=int, default=available_cpus(),
+                    help="worker processes (default: the CPUs this process may use)")
     rp.add_argument("--block-size", type=int, default=None, help="query rows per block")
     rp.add_argument("--executor", choices=("local", "ray"), default="local",
                     help="entity-block workers: a local process pool (default) or Ray actors")

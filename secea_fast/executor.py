@@ -62,6 +62,7 @@ import time
 from contextlib import contextmanager
 
 from ._checks import check_int
+from ._native import available_cpus
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "party_transfer",
            "ray_available", "tune_malloc"]
@@ -301,7 +302,7 @@ class RayExecutor(Executor):
         if not ray.is_initialized():
             kw = dict(include_dashboard=False, log_to_driver=False)
             if address is None:
-                kw["num_cpus"] = processes or (os.cpu_count() or 1)
+                kw["num_cpus"] = processes or available_cpus()
             kw.update(init_kwargs)
             ray.init(address=address, **kw)
             self._owns = True

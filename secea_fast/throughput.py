@@ -36,6 +36,7 @@ import time
 
 import numpy as np
 
+from ._native import available_cpus
 from .executor import LocalExecutor, RayExecutor, ray_available
 
 __all__ = ["measure", "main", "PHASES"]
@@ -43,13 +44,6 @@ __all__ = ["measure", "main", "PHASES"]
 PHASES = {"secea": ("offline", "responses", "round"), "paillier": ("encrypt",),
           "dpf": ("keygen", "eval")}
 UNITS = {"secea": "entities/s", "paillier": "values/s", "dpf": "keys/s"}
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:      # pragma: no cover - non-Linux
-        return os.cpu_count() or 1
 
 
 # ------------------------------------------------------------------ shard bodies
@@ -114,12 +108,10 @@ class _Workload:
                                    verify=(upto == "all"), threads=1)
             return res.wall["blocks"]
         if self.protocol == "paillier":
-            size = 64
-            jobs = [min(size, self.items - i) for i in range(0, self.items, size)]
+            jobs = _chunk_sizes(self.items, 64)
             fn, state = _paillier_job, {"pk": self.pk}
         elif self.phase == "keygen":
-            size = 256
-            jobs = [min(size, self.items - i) for i in range(0, self.items, size)]
+            jobs = _chunk_sizes(self.items, 256)
             fn, state = _dpf_keygen_job, {"log_domain": self.opts["log_domain"]}
         else:
             jobs = self.key_shards
@@ -131,6 +123,11 @@ class _Workload:
         if done[0] != self.items:
             raise AssertionError(f"{done[0]} of {self.items} items were processed")
         return t
+
+
+def _chunk_sizes(total, size):
+    """Shard sizes: ``total`` items in shards of ``size`` (the last smaller)."""
+    return [min(size, total - i) for i in range(0, total, size)]
 
 
 def _make_executor(kind, processes, address):
@@ -216,7 +213,7 @@ def measure(protocol="secea", phase="responses", processes=None, executors=("loc
 
 def _process_counts(processes):
     if processes is None:
-        processes = _cpus()
+        processes = available_cpus()
     if isinstance(processes, int) and not isinstance(processes, bool):
         if processes < 1:
             raise ValueError(f"processes must be >= 1, got {processes}")
@@ -237,7 +234,7 @@ def _machine() -> dict:
         load = os.getloadavg()
     except OSError:             # pragma: no cover
         load = None
-    return {"cpus": _cpus(), "cpu": info.get("cpu"), "python": platform.python_version(),
+    return {"cpus": available_cpus(), "cpu": info.get("cpu"), "python": platform.python_version(),
             "platform": platform.platform(), "loadavg_before": load}
 
 

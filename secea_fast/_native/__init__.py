@@ -67,10 +67,15 @@ def default_threads() -> int:
         if t < 1:
             raise ValueError(f"SECEA_FAST_NUM_THREADS must be a positive integer, got {env!r}")
         return t
+    return available_cpus()
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
     try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - non-Linux
-        return os.cpu_count() or 1
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - non-Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def resolve_threads(threads) -> int:

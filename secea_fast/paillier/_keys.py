@@ -2,7 +2,6 @@
 packing and serialization.  See the package docstring for the conventions."""
 from __future__ import annotations
 
-import os
 import secrets
 from collections import deque
 
@@ -11,6 +10,7 @@ import numpy as np
 from gmpy2 import mpz
 
 from .._checks import check_int
+from .._native import available_cpus
 from . import _core, _packing, _pool, _serial
 
 MIN_BITS = 2048             # keygen and loaders refuse smaller moduli unless insecure=True
@@ -38,11 +38,6 @@ def _check_processes(processes, default: int) -> int:
     return processes
 
 
-def _default_processes() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def _is_batch(x) -> bool:
@@ -280,7 +275,7 @@ class PublicKey:
         count = check_int(count, "count")
         if count < 0:
             raise ValueError(f"count must be >= 0, got {count}")
-        processes = _check_processes(processes, _default_processes())
+        processes = _check_processes(processes, available_cpus())
         self._pool.extend(self._fresh_obfuscators(count, processes))
         return len(self._pool)
 
@@ -528,7 +523,7 @@ class PrivateKey:
         count = check_int(count, "count")
         if count < 0:
             raise ValueError(f"count must be >= 0, got {count}")
-        processes = _check_processes(processes, _default_processes())
+        processes = _check_processes(processes, available_cpus())
         pool = self.public_key._pool
         pool.extend(self._fresh_obfuscators(count, processes))
         return len(pool)

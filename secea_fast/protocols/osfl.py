@@ -103,7 +103,6 @@ answers at most once per Client object.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from dataclasses import dataclass, field as dc_field
 from fractions import Fraction
@@ -115,6 +114,7 @@ from .. import field, linalg, poly
 from .._checks import _is_prime, check_elements, check_int, check_prime
 from ..field import EMBEDDING_PRIME
 from ..prg import Prg, random_seed
+from ._jobs import job_options, jsonable
 from ._wire import Reader, Writer
 
 __all__ = ["Assignment", "OSFLParams", "Client", "Federator", "ShareMessage", "Query", "Answer",
@@ -1350,22 +1350,7 @@ def main_job(args=None, **kwargs) -> dict:
     options (keys as in ``distillation_example``, '-' or '_'; extra key
     ``approach1``: bool) and/or keyword arguments.  Returns a JSON-serializable
     dict of per-phase seconds, bytes, field elements, rates and accuracies."""
-    opts = dict(_JOB_DEFAULTS)
-    merged = {}
-    if args is not None:
-        if not isinstance(args, dict):
-            raise TypeError(f"args must be a dict or None, got {type(args).__name__}")
-        merged.update(args)
-    merged.update(kwargs)
-    for key, val in merged.items():
-        k = str(key).replace("-", "_")
-        if k not in opts:
-            raise ValueError(f"unknown osfl option {key!r}; known: {sorted(opts)}")
-        if val is not None:
-            opts[k] = val
-    for k in ("symmetric", "approach1"):
-        if not isinstance(opts[k], bool):
-            raise TypeError(f"{k} must be a bool, got {type(opts[k]).__name__}")
+    opts = job_options(_JOB_DEFAULTS, args, kwargs, "osfl", ("symmetric", "approach1"))
     do_a1 = opts.pop("approach1")
     t0 = time.perf_counter()
     res = distillation_example(**opts)
@@ -1380,21 +1365,6 @@ def main_job(args=None, **kwargs) -> dict:
             "bytes": {k: int(v) for k, v in rep1.bytes.items()},
             "field_elements": {k: int(v) for k, v in rep1.elements.items()}}
     out["seconds"]["total"] = time.perf_counter() - t0
-    out["table_I"] = _jsonable(rates(opts["n"], opts["T"], opts["rho"], opts["z_s"], opts["z_q"],
+    out["table_I"] = jsonable(rates(opts["n"], opts["T"], opts["rho"], opts["z_s"], opts["z_q"],
                                      s=opts["s"], c=opts["classes"]))
-    return _jsonable(out)
-
-
-def _jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, numbers.Integral):
-        return int(x)
-    if isinstance(x, numbers.Real):
-        v = float(x)
-        return v if math.isfinite(v) else None
-    return x
+    return jsonable(out)

@@ -400,24 +400,26 @@ class Client:
     # --- keys
     @property
     def public_key(self) -> bytes:
+        return self._own_keypair().public_bytes
+
+    def _own_keypair(self) -> X25519KeyPair:
         if self._keypair is None:
             raise RuntimeError("this is a worker copy of the client: it has no X25519 key")
-        return self._keypair.public_bytes
+        return self._keypair
 
     def set_peer_keys(self, public_keys, session: bytes = b""):
         """Agree pairwise seeds a_{n,v} with every other client from their
         X25519 public keys (relayed by the server)."""
         if len(public_keys) != self.params.N:
             raise ValueError(f"need {self.params.N} public keys, got {len(public_keys)}")
-        if self._keypair is None:
-            raise RuntimeError("this is a worker copy of the client: it has no X25519 key")
+        keypair = self._own_keypair()
         n = self.index
         for v, pk in enumerate(public_keys):
             if v == n:
                 continue
             lo, hi = min(n, v), max(n, v)
             ctx = _SESSION_LABEL + session + f"/{lo}-{hi}".encode()
-            self._seeds[v] = pairwise_seed(self._keypair, pk, ctx)
+            self._seeds[v] = pairwise_seed(keypair, pk, ctx)
 
     def _pad(self, v, domain):
         if v == self.index:

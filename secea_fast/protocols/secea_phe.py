@@ -97,9 +97,6 @@ Deviations and choices, each pinned by a test:
 """
 from __future__ import annotations
 
-import math
-import numbers
-import os
 import time
 from dataclasses import dataclass, field as dc_field
 
@@ -107,8 +104,10 @@ import numpy as np
 
 from .. import field, linalg, paillier
 from .._checks import check_int
+from .._native import available_cpus
 from ..prg import Prg
 from . import secea
+from ._jobs import job_options, jsonable
 from ._wire import Reader, Writer
 from .secea import DecodingError, Message, SecEAParams, _domain, _u64
 
@@ -826,28 +825,10 @@ def main_job(args=None, **kwargs) -> dict:
     keyword arguments.  Returns a JSON-serializable dict of per-phase
     core/wall seconds and bytes."""
     from . import runner, workloads
-    opts = dict(_JOB_DEFAULTS)
-    merged = {}
-    if args is not None:
-        if not isinstance(args, dict):
-            raise TypeError(f"args must be a dict or None, got {type(args).__name__}")
-        merged.update(args)
-    merged.update(kwargs)
-    for key, val in merged.items():
-        k = str(key).replace("-", "_")
-        if k not in opts:
-            raise ValueError(f"unknown secea-phe option {key!r}; known: {sorted(opts)}")
-        if val is not None:
-            opts[k] = val
-    for k in ("insecure_keys", "compare"):
-        if not isinstance(opts[k], bool):
-            raise TypeError(f"{k} must be a bool, got {type(opts[k]).__name__}")
+    opts = job_options(_JOB_DEFAULTS, args, kwargs, "secea-phe", ("insecure_keys", "compare"))
     procs = opts["processes"]
     if procs is None:
-        try:
-            procs = min(4, len(os.sched_getaffinity(0)))
-        except (AttributeError, OSError):
-            procs = min(4, os.cpu_count() or 1)
+        procs = min(4, available_cpus())
     t0 = time.perf_counter()
     local = workloads.workload(opts["workload"], N=opts["N"], d=opts["d"], seed=opts["seed"])
     t_gen = time.perf_counter() - t0
@@ -866,19 +847,4 @@ def main_job(args=None, **kwargs) -> dict:
                         "wall_seconds": {k: float(v) for k, v in it.wall.items()},
                         "bytes_via_server": {k: int(v) for k, v in it.bytes.items()},
                         "same_means": res.matches(it.sums, it.counts)}
-    return _jsonable(out)
-
-
-def _jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, numbers.Integral):
-        return int(x)
-    if isinstance(x, numbers.Real):
-        v = float(x)
-        return v if math.isfinite(v) else None
-    return x
+    return jsonable(out)
