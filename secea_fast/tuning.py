@@ -164,6 +164,11 @@ ROOTS_BRUTE_MAX = 0
 # Modular exponentiation in root finding: one classical C call up to this
 # degree of the modulus, NTT-based Barrett reduction (Python driven) above.
 ROOTS_CLASSICAL_MAX = 64
+# Root finding over Goldilocks: tangent Graeffe rounds above this degree,
+# Cantor-Zassenhaus at and below (measured: see POLY_NOTES).
+ROOTS_GRAEFFE_MIN = 64
+# Evaluation points per root in a tangent Graeffe round (s >= this * degree).
+ROOTS_GRAEFFE_POINTS_PER_ROOT = 8
 # Half-GCD in C (csrc/poly/hgcd.c, secea_fp_poly_hgcd): the whole recursion
 # runs natively above this degree for Goldilocks and NTT-friendly primes
 # p < 2^63 (see HGCD_NATIVE_NOTES); the Python recursion stays for the rest.

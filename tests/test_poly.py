@@ -241,6 +241,111 @@ def test_roots_against_flint():
     assert sorted(int(r) for r, _ in fl.roots()) == poly.roots(f, p).tolist()
 
 
+# ---- tangent Graeffe root finding (Goldilocks) --------------------------------
+from secea_fast.poly import _graeffe, _roots  # noqa: E402
+
+
+@pytest.mark.parametrize("logd", [1, 2, 3, 6, 11])
+def test_graeffe_kernels_match_reference_twins(logd, backend):
+    rng = np.random.default_rng(logd)
+    pn = _graeffe._Plan(logd)
+    a, b = rnd(rng, GL, pn.D), rnd(rng, GL, pn.D)
+    for r in _graeffe.ODD_ORDERS:
+        want = _graeffe.graeffe_odd_ref(a.copy(), b.copy(), r, pn)
+        got = _graeffe.graeffe_odd(a.copy(), b.copy(), r, pn)
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+    for steps in (1, 3):
+        want = _graeffe.graeffe_binary_ref(a.copy(), b.copy(), steps, pn)
+        got = _graeffe.graeffe_binary(a.copy(), b.copy(), steps, pn)
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+
+
+@pytest.mark.parametrize("orders", [(3,), (257,), (2,), (2, 2, 5), (17, 2, 3)])
+def test_tangent_graeffe_maps_roots_and_tangents(orders):
+    """A + eps B = f(x) + eps f'(x) has roots alpha - eps; after transforms of
+    total order m, A is (up to its leading coefficient) prod (y - alpha^m) and
+    B(alpha^m) = m alpha^(m-1) A'(alpha^m): what recovery (*) relies on."""
+    rng = np.random.default_rng(sum(orders))
+    alphas = rnd(rng, GL, 9)
+    f = poly.from_roots(alphas, GL)
+    pn = _graeffe._Plan(4)
+    a = np.zeros(pn.D, dtype=np.uint64)
+    b = np.zeros(pn.D, dtype=np.uint64)
+    a[:10] = f
+    b[:9] = _core.derivative(f, GL)
+    m = 1
+    for r in orders:
+        a, b = (_graeffe.graeffe_binary(a, b, 1, pn) if r == 2 else _graeffe.graeffe_odd(a, b, r, pn))
+        m *= r
+    a, b = _core.trim(a), _core.trim(b)
+    omegas = np.array([pow(int(x), m, GL) for x in alphas], dtype=np.uint64)
+    lead = int(a[-1])
+    assert a.tolist() == _core.scale(poly.from_roots(omegas, GL), lead, GL).tolist()
+    da = _core.derivative(a, GL)
+    for x, w in zip(alphas.tolist(), omegas.tolist()):
+        at = np.array([w], dtype=np.uint64)
+        assert int(_core.horner(b, at, GL)[0]) == m * pow(x, m - 1, GL) * int(_core.horner(da, at, GL)[0]) % GL
+
+
+def test_taylor_shift_and_rader_evaluation():
+    rng = np.random.default_rng(3)
+    f = rnd(rng, GL, 70000)                      # longer than 65537: folded
+    g = _graeffe.taylor_shift(f[:300], 123456789)
+    xs = rnd(rng, GL, 5)
+    assert _core.horner(g, xs, GL).tolist() == _core.horner(f[:300], _core.add(xs, np.full(5, 123456789, dtype=np.uint64), GL), GL).tolist()
+    rad = _graeffe._rader(1)
+    vals = rad.evaluate(f, f[:10])
+    for c, k in [(0, 0), (0, 1), (1, 0), (1, 65536), (0, 4242)]:
+        x = int(rad.point(np.array([c]), np.array([k]))[0])
+        assert pow(x, rad.s, GL) == 1
+        assert int(vals[0, c, k]) == int(_core.horner(f, np.array([x], dtype=np.uint64), GL)[0])
+        assert int(vals[1, c, k]) == int(_core.horner(f[:10], np.array([x], dtype=np.uint64), GL)[0])
+
+
+def test_graeffe_round_collisions_and_shift_at_a_root():
+    """Roots with (alpha - tau)^m = (beta - tau)^m collide and are reported as a
+    collision, not as wrong roots; a shift tau that is itself a root is found."""
+    rng = np.random.default_rng(8)
+    others = rnd(rng, GL, 200)
+    tau = 987654321
+    j = _graeffe._choose_j(203)
+    m = (GL - 1) // (_graeffe.Q << j)
+    zeta_m = pow(_graeffe.GENERATOR, (GL - 1) // m, GL)
+    alpha = 5555
+    beta = (tau + zeta_m * (alpha - tau)) % GL
+    f = poly.from_roots(np.concatenate([others, np.array([alpha, beta, tau], dtype=np.uint64)]), GL)
+    found, collided = _graeffe.graeffe_round(f, tau=tau)
+    assert collided == 1
+    assert sorted(found.tolist()) == sorted(others.tolist() + [tau])
+    assert poly.roots(f, GL).tolist() == sorted(others.tolist() + [alpha, beta, tau])
+
+
+@pytest.mark.parametrize("n", [65, 300, 3000])
+def test_graeffe_roots_match_cantor_zassenhaus_on_random_polynomials(n):
+    """Random (mostly non-split) polynomials, split ones with repeated roots and
+    a factor without roots: the Graeffe route and Cantor-Zassenhaus agree."""
+    rng = np.random.default_rng(n)
+    f = np.concatenate([rnd(rng, GL, n), np.array([1], dtype=np.uint64)])
+    assert poly.roots(f, GL).tolist() == sorted(_roots._roots_cz(f, GL))
+    rs = rnd(rng, GL, n)
+    rs[: n // 3] = rs[n // 3: 2 * (n // 3)]          # a third of the roots twice
+    g = poly.mul(poly.from_roots(rs, GL), f, GL)
+    want = sorted(set(rs.tolist()) | set(_roots._roots_cz(f, GL)))
+    assert poly.roots(g, GL).tolist() == want
+
+
+def test_roots_of_a_single_repeated_root_and_of_no_roots():
+    f = poly.from_roots(np.full(100, 77, dtype=np.uint64), GL)
+    assert poly.roots(f, GL).tolist() == [77]
+    # (x^2 - c)^60 for a non-residue c: no root in F_p
+    c = next(c for c in range(2, 100) if pow(c, (GL - 1) // 2, GL) == GL - 1)
+    q = np.array([GL - c, 0, 1], dtype=np.uint64)
+    g = np.array([1], dtype=np.uint64)
+    for _ in range(60):
+        g = poly.mul(g, q, GL)
+    assert poly.roots(g, GL).tolist() == []
+
+
 @pytest.mark.parametrize("N", [4, 7, 16, 64])
 def test_rs_decode_every_error_erasure_pattern_in_bound(N):
     p = EMB

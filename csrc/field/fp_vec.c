@@ -132,8 +132,20 @@ const char *secea__field_variant(void) { return FP.name; }
 void secea_fp_add(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { FP.add(out, a, b, n, p); }
 void secea_fp_sub(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { FP.sub(out, a, b, n, p); }
 void secea_fp_neg(uint64_t *out, const uint64_t *a, size_t n, uint64_t p) { FP.neg(out, a, n, p); }
-void secea_fp_mul(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { FP.mul(out, a, b, n, p); }
-void secea_fp_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t k, size_t n, uint64_t p) { FP.mul_scalar(out, a, k, n, p); }
+void secea_fp_mul(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p)
+{
+#if SECEA_X86
+    if (p == SECEA_GOLDILOCKS && FP.mul == mul_avx512) { secea__gl_mul_avx512(out, a, b, n); return; }
+#endif
+    FP.mul(out, a, b, n, p);
+}
+void secea_fp_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t k, size_t n, uint64_t p)
+{
+#if SECEA_X86
+    if (p == SECEA_GOLDILOCKS && FP.mul == mul_avx512) { secea__gl_mul_scalar_avx512(out, a, k, n); return; }
+#endif
+    FP.mul_scalar(out, a, k, n, p);
+}
 void secea_fp_dot_rows(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t rows, size_t len, size_t b_stride, uint64_t p)
 {
     FP.dot_rows(out, a, b, rows, len, b_stride, p);

@@ -93,6 +93,13 @@ void secea_ntt_forward(const secea_ntt_plan *plan, uint64_t *a, size_t count);
 void secea_ntt_inverse(const secea_ntt_plan *plan, uint64_t *a, size_t count);
 /* a[i] = a[i] * b[i] mod p for i < n (the pointwise step between transforms). */
 void secea_ntt_pointwise(const secea_ntt_plan *plan, uint64_t *a, const uint64_t *b, size_t n);
+/* Tangent Graeffe transforms over Goldilocks (csrc/poly/graeffe.c), in place
+ * on coefficient arrays a, b of length plan->n (degree < n) holding A + eps B.
+ * odd: order r (odd, r | p - 1) with zeta a primitive r-th root of unity;
+ * 2: `steps` transforms of order 2.  Return 0, -1 if memory runs out, -2 if
+ * the plan is not for Goldilocks (or r is not odd and >= 3). */
+int secea_gl_graeffe_odd(const secea_ntt_plan *plan, uint64_t *a, uint64_t *b, unsigned r, uint64_t zeta);
+int secea_gl_graeffe2(const secea_ntt_plan *plan, uint64_t *a, uint64_t *b, unsigned steps);
 /* Chinese remaindering for the three-prime NTT product (secea_fast.poly):
  * out[i] = X mod p where X is the unique integer in [0, q0 q1 q2) with
  * X = r0[i] mod q0, X = r1[i] mod q1, X = r2[i] mod q2, for the fixed primes

@@ -20,7 +20,8 @@ import numpy as np
 
 from .. import tuning
 from .._native import lib, u64ptr
-from ._core import (U64, Tree, deg, divrem, eval_tree, from_roots, horner, interpolate_tree, inv_series,
+from . import _graeffe
+from ._core import (GOLDILOCKS, U64, Tree, deg, derivative, divrem, eval_tree, from_roots, horner, interpolate_tree, inv_series,
                     monic, mul, mul_trunc, sub, trim, zeros)
 from ._euclid import gcd, reduce_below
 
@@ -165,15 +166,31 @@ def roots(f, p):
     if nz[0] > 0:                       # x^t divides f
         out.append(0)
         f = f[nz[0]:]
-    if deg(f) >= 1:
-        mod = Modulus(f, p)
-        xp = mod.powmod(np.array([0, 1], dtype=U64), p - 1)         # x^(p-1) mod f
-        g = gcd(f, sub(xp, np.array([1], dtype=U64), p), p)
-        if deg(g) > tuning.ROOTS_CLASSICAL_MAX and (p - 1) % 4 == 0:
-            _split_2adic(g, p, out)
-        else:
-            _split(g, p, out)
+    if deg(f) > tuning.ROOTS_GRAEFFE_MIN and p == GOLDILOCKS:
+        found = _graeffe.split_roots(f, lambda g: _roots_cz(g, p), _squarefree)
+        return np.unique(np.concatenate([np.array(out, dtype=U64), found]))
+    elif deg(f) >= 1:
+        out.extend(_roots_cz(f, p))
     return np.array(sorted(set(out)), dtype=U64)
+
+
+def _squarefree(f, p):
+    """f divided by gcd(f, f'): each repeated factor once (deg f < p)."""
+    h = gcd(f, derivative(f, p), p)
+    return monic(trim(divrem(f, h, p)[0]), p) if deg(h) > 0 else f
+
+
+def _roots_cz(f, p):
+    """Distinct roots of f (monic, f(0) != 0, deg >= 1) by Cantor-Zassenhaus."""
+    out = []
+    mod = Modulus(f, p)
+    xp = mod.powmod(np.array([0, 1], dtype=U64), p - 1)         # x^(p-1) mod f
+    g = gcd(f, sub(xp, np.array([1], dtype=U64), p), p)
+    if deg(g) > tuning.ROOTS_CLASSICAL_MAX and (p - 1) % 4 == 0:
+        _split_2adic(g, p, out)
+    else:
+        _split(g, p, out)
+    return out
 
 
 class DecodingError(ValueError):
