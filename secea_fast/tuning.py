@@ -80,18 +80,19 @@ MATMUL_NOTES = __doc__
 # ---- polynomial kernels (secea_fast.poly) -------------------------------
 POLY_NOTES = """
 Polynomial kernels over Goldilocks, one thread (``python -m pytest
-bench/test_poly.py --benchmark-json=...`` then ``python bench/report.py``;
-python-flint 0.9 in the same run):
+bench/test_poly.py --benchmark-only --benchmark-json=...``; python-flint 0.9
+in the same run; last full run 2026-11-21, load average 0.7, figures min):
 
-  NTT 2^20 (forward)                5.2-5.6 ms   (target 4 ms; see the NTT note)
-  mul, degree 10^6                  42 ms        flint 811 ms (19x); target 30 ms
-  from_roots 10^5                   31 ms        flint balanced product 261 ms (8.5x)
-  inv_series 10^5                   7.5 ms       flint 115 ms (15x); target 8 ms: met
-  half-GCD 10^5                     313-353 ms   flint xgcd 2.45 s; target 150 ms
-  eval at 10^5 points               115-121 ms   flint fmpz_mod multipoint 2.4 s (20x)
-  interpolate at 10^5 points        171-192 ms   target 100 ms each
-  roots, degree 3000                0.73 s       flint fmpz_mod 1.8 s, nmod 5.8 s (2.5x)
-  roots, degree 10^4                2.7 s        target 0.1 s
+  NTT 2^20 (forward)                5.2-5.8 ms   (target 4 ms; see the NTT note)
+  mul, degree 10^6                  42-44 ms     flint 811-898 ms (19-20x); target 30 ms
+  from_roots 10^5                   31-39 ms     flint balanced product 261-436 ms (8.5-11x)
+  inv_series 10^5                   7.5-8.5 ms   flint 115-193 ms (15-23x); target 8 ms
+  half-GCD 10^5                     77-92 ms     flint xgcd 2.45-3.2 s; target 150 ms: met
+  eval at 10^5 points               114-121 ms   flint fmpz_mod multipoint 2.4-3.0 s (20-26x)
+  interpolate at 10^5 points        171-197 ms   target 100 ms each
+  roots, degree 3000                27 ms        flint fmpz_mod 2.9 s, nmod 6.2 s (107x; target 30x)
+  roots, degree 10^4                84 ms        target 0.1 s: met
+  roots, degree 10^5                0.86 s       (median 0.91 s) target 1 s: met
 
 NTT: Goldilocks butterflies are bound by the modular add/sub (7 integer ops
 each, p being so close to 2^64) at two 512-bit integer ops per cycle on Zen 4;
@@ -104,24 +105,26 @@ POLY_MUL_CLASSICAL_MAX = 64 / _BATCH = 24 (see above),
 POLY_TREE_NTT_MIN = 64 (tree levels: 8..128 tried, 64 best, differences
 within 10%), HGCD_CLASSICAL_MAX = 128 (64: 0.49 s, 128: 0.38 s, 256: 0.39 s,
 512: 0.57 s at degree 10^5), ROOTS_CLASSICAL_MAX = 64 (32: 2.93 s, 64: 2.71 s,
-128: 2.86 s, 256: 3.52 s for degree 10^4).
+128: 2.86 s, 256: 3.52 s for degree 10^4, Cantor-Zassenhaus).
 
-Root finding: after g = gcd(f, x^(p-1) - 1), splits of degree > 64 use
-successive square roots of unity (``_roots._split_2adic``: one exponentiation
-by m 2^(v-L) at the top, then L - 1 - t squarings per node at level t) and
-Cantor-Zassenhaus with a C powmod below: degree 3000 0.72 -> 0.31 s, 10^4
-2.2 -> 1.13 s (python-flint fmpz_mod_poly 1.8 s at 3000).  What remains is
-per-node Python overhead (14,000 gcds at 10^4).  Plain Cantor-Zassenhaus is
-O(M(n) log n log p).  Its cost at 10^4 is
-half exponentiations, half gcds.  The tangent Graeffe method would be the
-faster route, but over Goldilocks p - 1 = 2^32 * 3 * 5 * 17 * 257 * 65537:
-the odd part must either be raised by Graeffe transforms of order 257 and
-65537 (power sums to index 257 n alone cost about M(257 n)) or absorbed
-into the evaluation set, whose size then is at least 257 * 65537 = 1.7e7
-points (a prime-factor / Rader DFT of that length, about 0.5 s).  That floor
-puts 0.1 s at degree 10^4 out of reach; 1 s at 10^5 looks reachable with
-s = 65537 * 2^a evaluated by Rader's algorithm (a length-65536 cyclic
-convolution) and Graeffe orders 2, 3, 5, 17, 257.
+Root finding over Goldilocks: tangent Graeffe transforms
+(``poly/_graeffe.py``, csrc/poly/graeffe.c; Grenet, van der Hoeven, Lecerf
+2015).  p - 1 = 2^32 * 3 * 5 * 17 * 257 * 65537: transforms of orders 3, 5,
+17, 257 and 2^(32-j) take every root to mu_s, s = 65537 * 2^j, where A is
+evaluated by 2^j Rader DFTs of length 65537 (cyclic convolutions of length
+2^16).  A transform of odd order r is 2r NTTs of the degree's length D, so
+the order-257 step is 80% of a round (degree 10^4: 50 ms of it, D = 2^14 at
+64 us per NTT; the fused twist / accumulate passes are the rest).  Putting
+257 into s instead would need evaluations on 1.7e7 points: 257 Rader DFTs
+per polynomial, more than the step they replace at every degree measured.
+ROOTS_GRAEFFE_POINTS_PER_ROOT = 8 (s >= 8 n; roots that collide go to the
+next round): degree 10^5 0.5: 1.98 s, 1: 1.28, 2: 0.89, 4: 0.83, 8: 0.76-0.80,
+16: 0.84, 32: 1.08; degree 10^4 flat within noise (80-90 ms) from 2 to 16.
+ROOTS_GRAEFFE_MIN = 64 (Cantor-Zassenhaus below; 16: 0.12 s, 64: 0.097 s,
+256: 0.098 s at 10^4; 3000: 42 / 28 / 45 ms).  The first round runs on f as
+given; only the remainder is made squarefree (a gcd with f' at 10^5 cost
+0.18 s, at the remainder's degree 0.02 s).  Cantor-Zassenhaus before this
+(successive square roots of unity): degree 3000 0.31 s, 10^4 1.13 s.
 
 LCC regime (``poly.eval`` / ``poly.interpolate`` at N <= 64 points, one
 thread, 10^6 polynomials of k = ceil(N/2) coefficients, embedding prime,

@@ -242,9 +242,14 @@ def rational_reconstruct(s, p, num_len=None, laurent=False):
 
 
 def roots(f, p):
-    """All roots in F_p of f as a sorted uint64 array, repeated roots once
-    (Cantor-Zassenhaus; every element is tested in fields of at most
-    ``tuning.ROOTS_SMALL_FIELD`` elements)."""
+    """All roots in F_p of f as a sorted uint64 array, repeated roots once.
+
+    Goldilocks: tangent Graeffe transforms (``_graeffe``: Grenet, van der
+    Hoeven, Lecerf 2015) above degree ``tuning.ROOTS_GRAEFFE_MIN``; other
+    primes and small remainders: Cantor-Zassenhaus; every element is tested
+    in fields of at most ``tuning.ROOTS_SMALL_FIELD`` elements.  Randomised
+    (shifts from ``secrets``) but exact: every root found is checked by an
+    exact division, and rounds go on until no two roots collide."""
     p = check_prime(p)
     f = _nonzero(_poly(f, p, "f"), "f")
     return _roots.roots(f, p)

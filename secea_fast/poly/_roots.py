@@ -1,7 +1,8 @@
 """Root finding and Reed-Solomon decoding (raw layer).
 
-Roots: Cantor-Zassenhaus equal-degree splitting (Cantor & Zassenhaus 1981;
-von zur Gathen & Gerhard, Modern Computer Algebra, Sec. 14.3).  The distinct
+Roots over Goldilocks: tangent Graeffe transforms (``_graeffe``), with
+Cantor-Zassenhaus for the last few roots.  Other primes: Cantor-Zassenhaus
+equal-degree splitting (Cantor & Zassenhaus 1981; von zur Gathen & Gerhard, Modern Computer Algebra, Sec. 14.3).  The distinct
 nonzero roots of f are those of g = gcd(f, x^(p-1) - 1); g is split by
 gcd(g, (x + delta)^((p-1)/2) - 1) for random delta, recursively.  Powers mod g
 use Barrett reduction with the precomputed inverse of the reversed modulus
