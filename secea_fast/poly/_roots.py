@@ -22,8 +22,8 @@ import numpy as np
 from .. import tuning
 from .._native import lib, u64ptr
 from . import _graeffe
-from ._core import (GOLDILOCKS, U64, Tree, deg, derivative, divrem, eval_tree, from_roots, horner, interpolate_tree, inv_series,
-                    monic, mul, mul_trunc, sub, trim, zeros)
+from ._core import (GOLDILOCKS, U64, Tree, deg, derivative, divrem, eval_tree, horner, interpolate_tree, inv_series,
+                    monic, mul, mul_trunc, sub, trim)
 from ._euclid import gcd, reduce_below
 
 
