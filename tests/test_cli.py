@@ -6,7 +6,7 @@ from secea_fast import cli
 def test_info(capsys):
     assert cli.main(["info"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert set(info["kernels"]) == {"aes", "dpf", "field", "matmul", "ntt"}
+    assert set(info["kernels"]) == {"aes", "bignum", "dpf", "field", "matmul", "ntt"}
 
 
 def test_selfcheck_quick(capsys):

@@ -10,7 +10,7 @@ from secea_fast import _native
 
 def test_backend_info_and_switch():
     info = secea_fast.backend_info()
-    assert set(info["kernels"]) == {"aes", "dpf", "field", "matmul", "ntt"}
+    assert set(info["kernels"]) == {"aes", "bignum", "dpf", "field", "matmul", "ntt"}
     secea_fast.set_backend("portable")
     try:
         assert set(secea_fast.backend_info()["kernels"].values()) == {"portable"}

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import secea_fast
 from secea_fast import paillier as P
 from secea_fast.paillier import _core, _serial
 
@@ -625,3 +626,40 @@ def test_public_key_validation():
         P.PublicKey(15, insecure=True)                           # too small
     with pytest.raises(TypeError):
         P.PublicKey("12345")
+
+
+# ---- 8-lane IFMA exponentiation (csrc/bignum/mb8_powm.c) -----------------------------
+from secea_fast.paillier import _mb  # noqa: E402
+
+
+@pytest.mark.parametrize("mod_bits, exp_bits, count", [(3, 2, 1), (60, 64, 8), (300, 1, 9), (1100, 1024, 3),
+                                                       (2048, 1024, 17), (4096, 64, 8), (4100, 2048, 2)])
+def test_mb8_powmod_matches_gmpy2(mod_bits, exp_bits, count, backend):
+    mods = [gmpy2.mpz(secrets.randbits(mod_bits)) | (1 << (mod_bits - 1)) | 1 for _ in range(count)]
+    mods[0] = gmpy2.mpz((1 << mod_bits) - 1)                 # all-ones modulus
+    bases = [gmpy2.mpz(secrets.randbelow(int(m))) for m in mods]
+    exps = [gmpy2.mpz(secrets.randbits(exp_bits)) for _ in mods]
+    bases[0], exps[0] = mods[0] - 1, gmpy2.mpz((1 << exp_bits) - 1)   # edge values
+    if count > 2:
+        bases[1], bases[2] = gmpy2.mpz(0), gmpy2.mpz(1)
+        exps[1] = gmpy2.mpz(0)
+    got = _mb.powmod_sec_batch(bases, exps, mods)
+    assert got == [gmpy2.powmod(b, e, m) for b, e, m in zip(bases, exps, mods)]
+
+
+def test_mb8_mixed_moduli_in_one_call_and_fallbacks():
+    mods = [gmpy2.next_prime(gmpy2.mpz(secrets.randbits(b))) for b in (100, 700, 1500, 2000)] * 3
+    bases = [gmpy2.mpz(secrets.randbits(2100)) for _ in mods]          # reduced first
+    exps = [gmpy2.mpz(secrets.randbits(300)) for _ in mods]
+    want = [gmpy2.powmod(b, e, m) for b, e, m in zip(bases, exps, mods)]
+    assert _mb.powmod_sec_batch(bases, exps, mods) == want
+    even = [m + 1 for m in mods[:3]]                                      # not Montgomery-friendly
+    assert _mb.powmod_sec_batch(bases[:3], exps[:3], even) == [gmpy2.powmod(b, e, m) for b, e, m in
+                                                                zip(bases, exps, even)]
+    before = secea_fast.get_backend()
+    secea_fast.set_backend("portable")
+    try:
+        assert not _mb.available()
+        assert _mb.powmod_sec_batch(bases, exps, mods) == want
+    finally:
+        secea_fast.set_backend(before)

@@ -31,6 +31,7 @@ void secea_dispatch_init(int force_portable)
     secea__aes_select(force_portable);
     secea__ntt_select(force_portable);
     secea__dpf_select(force_portable);
+    secea__bignum_select(force_portable);
 }
 
 const char *secea_kernel_variant(const char *kernel)
@@ -38,6 +39,7 @@ const char *secea_kernel_variant(const char *kernel)
     if (!strcmp(kernel, "field")) return secea__field_variant();
     if (!strcmp(kernel, "matmul")) return secea__matmul_variant();
     if (!strcmp(kernel, "aes")) return secea__aes_variant();
+    if (!strcmp(kernel, "bignum")) return secea__bignum_variant();
     if (!strcmp(kernel, "ntt")) return secea__ntt_variant();
     if (!strcmp(kernel, "dpf")) return secea__dpf_variant();
     return NULL;

@@ -20,11 +20,13 @@ void secea__matmul_select(int force_portable);
 void secea__aes_select(int force_portable);
 void secea__ntt_select(int force_portable);
 void secea__dpf_select(int force_portable);
+void secea__bignum_select(int force_portable);
 const char *secea__ntt_variant(void);
 const char *secea__field_variant(void);
 const char *secea__matmul_variant(void);
 const char *secea__aes_variant(void);
 const char *secea__dpf_variant(void);
+const char *secea__bignum_variant(void);
 
 /* ---- scalar modular arithmetic for any modulus 2 <= p < 2^64 ----
  * Division by an invariant integer with a precomputed reciprocal

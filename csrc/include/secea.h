@@ -107,6 +107,17 @@ int secea_gl_graeffe2(const secea_ntt_plan *plan, uint64_t *a, uint64_t *b, unsi
 void secea_ntt_crt_primes(uint64_t out3[3]);
 void secea_ntt_crt3(uint64_t *out, const uint64_t *r0, const uint64_t *r1, const uint64_t *r2, size_t n, uint64_t p);
 
+/* ---- multi-precision exponentiation, 8 lanes (csrc/bignum/mb8_powm.c) ---- */
+/* 1 if secea_mb8_powm runs here (AVX-512 IFMA, backend not portable). */
+int secea_mb8_available(void);
+/* out = base^exp mod mod in each of 8 lanes, constant time in the values:
+ * 52-bit limbs, limb-major (x[j * 8 + lane]), L limbs (L <= 128); base < 2 mod;
+ * rr = 2^(104 L) mod mod; k0 = -mod^-1 mod 2^52; mod odd, 4 mod < 2^(52 L);
+ * exp: ewords words x 8 lanes, the low ebits bits used.  Returns 0, -1 if
+ * memory runs out, -2 if unavailable or the sizes are out of range. */
+int secea_mb8_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, const uint64_t *mod,
+                   const uint64_t *k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L);
+
 /* ---- AES-128 (csrc/prg/) ---- */
 /* Keystream of AES-128 in CTR mode (NIST SP 800-38A): block i is
  * AES_key(iv + i), the 16-byte iv read as a big-endian 128-bit counter that

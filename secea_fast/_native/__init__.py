@@ -45,10 +45,10 @@ def backend_info() -> dict:
     """Which variant each kernel family runs, and what the CPU offers.
 
     >>> info = backend_info(); sorted(info["kernels"])
-    ['aes', 'dpf', 'field', 'matmul', 'ntt']
+    ['aes', 'bignum', 'dpf', 'field', 'matmul', 'ntt']
     """
     kernels = {}
-    for name in ("aes", "dpf", "field", "matmul", "ntt"):
+    for name in ("aes", "bignum", "dpf", "field", "matmul", "ntt"):
         v = lib.secea_kernel_variant(name.encode())
         kernels[name] = ffi.string(v).decode() if v != ffi.NULL else "unknown"
     cpu = {f: bool(lib.secea_cpu_supports(f.encode()))

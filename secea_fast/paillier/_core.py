@@ -3,9 +3,12 @@ classes check their inputs once, at the API boundary, and hand these
 functions reduced ``mpz`` values).
 
 Everything secret comes from ``secrets`` (the OS CSPRNG); every exponent that
-depends on the factorisation goes through ``gmpy2.powmod_sec`` (GMP's
-side-channel-silent ``mpz_powm_sec``).  Public exponents (n, scalars) use the
-ordinary ``powmod``.
+depends on the factorisation goes through a constant-time exponentiation:
+the 8-lane AVX-512 IFMA kernel (``_mb.powmod_sec_batch``, csrc/bignum) where
+the CPU has it, ``gmpy2.powmod_sec`` (GMP's side-channel-silent
+``mpz_powm_sec``) otherwise.  Public exponents (n, scalars) use the same
+kernel in batches of four or more (it is faster than ``powmod`` there too),
+``gmpy2.powmod`` below.
 """
 from __future__ import annotations
 
@@ -14,6 +17,8 @@ from typing import NamedTuple
 
 import gmpy2
 from gmpy2 import mpz
+
+from . import _mb
 
 _ONE = mpz(1)
 
@@ -64,7 +69,15 @@ def obfuscators_public(n: mpz, n2: mpz, count: int) -> list:
     if count <= 0:
         return []
     rs = [random_unit(n) for _ in range(count)]
-    return gmpy2.powmod_base_list(rs, n, n2)
+    return powmod_public(rs, [n] * count, n2)
+
+
+def powmod_public(bases, exps, n2: mpz) -> list:
+    """[b^e mod n^2] for public exponents e >= 0: the IFMA kernel for four
+    bases or more (eight lanes per call), ``gmpy2.powmod`` for fewer."""
+    if len(bases) >= 4 and _mb.available():
+        return _mb.powmod_sec_batch(bases, exps, [n2] * len(bases))
+    return [gmpy2.powmod(b, e, n2) for b, e in zip(bases, exps)]
 
 
 def obfuscators_private(ctx: PrivateContext, count: int) -> list:
@@ -81,16 +94,15 @@ def obfuscators_private(ctx: PrivateContext, count: int) -> list:
     than ``obfuscators_public``.
     """
     p, q, psq, qsq, inv = ctx.p, ctx.q, ctx.psq, ctx.qsq, ctx.psq_inv_qsq
-    powsec, rb = gmpy2.powmod_sec, secrets.randbelow
+    rb = secrets.randbelow
     pb, qb = int(p) - 1, int(q) - 1
     # draw all randomness first: interleaving os.urandom calls (which drop and
     # retake the GIL) with long computations starves other threads
     sps = [mpz(rb(pb) + 1) for _ in range(count)]
     sqs = [mpz(rb(qb) + 1) for _ in range(count)]
+    xs = _mb.powmod_sec_batch(sps + sqs, [p] * count + [q] * count, [psq] * count + [qsq] * count)
     out = []
-    for sp, sq in zip(sps, sqs):
-        xp = powsec(sp, p, psq)
-        xq = powsec(sq, q, qsq)
+    for xp, xq in zip(xs[:count], xs[count:]):
         out.append(xp + psq * ((xq - xp) * inv % qsq))
     return out
 
@@ -115,11 +127,13 @@ def decrypt_list(ctx: PrivateContext, cts) -> list:
     (0 < c < n^2, c coprime to n).  Returns plaintexts in [0, n) as mpz."""
     p, q, psq, qsq, pm1, qm1 = ctx.p, ctx.q, ctx.psq, ctx.qsq, ctx.pm1, ctx.qm1
     hp, hq, pinv = ctx.hp, ctx.hq, ctx.p_inv_q
-    powsec = gmpy2.powmod_sec
+    k = len(cts)
+    xs = _mb.powmod_sec_batch([c % psq for c in cts] + [c % qsq for c in cts],
+                              [pm1] * k + [qm1] * k, [psq] * k + [qsq] * k)
     out = []
-    for c in cts:
-        mp = (powsec(c % psq, pm1, psq) - 1) // p * hp % p
-        mq = (powsec(c % qsq, qm1, qsq) - 1) // q * hq % q
+    for xp, xq in zip(xs[:k], xs[k:]):
+        mp = (xp - 1) // p * hp % p
+        mq = (xq - 1) // q * hq % q
         out.append(mp + p * ((mq - mp) * pinv % q))
     return out
 
@@ -142,13 +156,17 @@ def powmod_broadcast(cs, k, n2: mpz) -> list:
     if k < 0:
         cs = [gmpy2.invert(c, n2) for c in cs]
         k = -k
-    return gmpy2.powmod_base_list(list(cs), mpz(k), n2)
+    cs = list(cs)
+    if len(cs) >= 4 and _mb.available():
+        return powmod_public(cs, [mpz(k)] * len(cs), n2)
+    return gmpy2.powmod_base_list(cs, mpz(k), n2)
 
 
 def powmod_pairs(cs, ks, n2: mpz) -> list:
     """[c_i^k_i mod n^2]."""
-    pm, inv = gmpy2.powmod, gmpy2.invert
-    return [pm(c, k, n2) if k >= 0 else pm(inv(c, n2), -k, n2) for c, k in zip(cs, ks)]
+    inv = gmpy2.invert
+    bases = [c if k >= 0 else inv(c, n2) for c, k in zip(cs, ks)]
+    return powmod_public(bases, [mpz(abs(k)) for k in ks], n2)
 
 
 def _bucket_cost(t: int, b: int, w: int) -> int:

@@ -33,7 +33,7 @@ from functools import lru_cache
 import gmpy2
 from gmpy2 import mpz
 
-from . import _core
+from . import _core, _mb
 
 CHUNKS_PER_PROCESS = 8      # small chunks: a worker on a busy core holds back little work
 _lock = threading.Lock()
@@ -80,20 +80,25 @@ def shutdown_workers() -> None:
 atexit.register(shutdown_workers)
 
 
-def _split(seq, parts: int) -> list:
-    size, rem = divmod(len(seq), parts)
-    out, start = [], 0
-    for i in range(parts):
-        end = start + size + (i < rem)
-        if end > start:
-            out.append(seq[start:end])
-        start = end
-    return out
-
-
 def _split_count(count: int, parts: int) -> list:
-    size, rem = divmod(count, parts)
-    return [size + (i < rem) for i in range(parts) if size + (i < rem)]
+    """Chunk sizes summing to count, at most ``parts`` of them, each a multiple
+    of the exponentiation kernel's lane count (8 with IFMA) except the last:
+    a chunk of 4 would pay for 8 lanes."""
+    unit = _mb.LANES if _mb.available() else 1
+    groups = -(-count // unit)
+    parts = max(1, min(parts, groups))
+    size, rem = divmod(groups, parts)
+    sizes = [(size + (i < rem)) * unit for i in range(parts)]
+    sizes[-1] -= sum(sizes) - count
+    return [s for s in sizes if s > 0]
+
+
+def _split(seq, parts: int) -> list:
+    out, start = [], 0
+    for size in _split_count(len(seq), parts):
+        out.append(seq[start:start + size])
+        start += size
+    return out
 
 
 def run(fn, prefix: tuple, chunks: list, processes: int) -> list:

@@ -1,0 +1,173 @@
+/* Eight modular exponentiations at once, one per AVX-512 lane, in radix 2^52
+ * with IFMA (vpmadd52luq / vpmadd52huq): the Paillier private-key
+ * exponentiations (secea_fast.paillier, decryption c^(p-1) mod p^2 and the
+ * CRT obfuscators s^p mod p^2).
+ *
+ * Each lane has its own odd modulus m < R / 4, R = 2^(52 L), its own base and
+ * its own exponent; operands are limb-major: x[j * 8 + lane] is limb j (52
+ * bits) of lane `lane`.
+ *
+ * Almost Montgomery multiplication (operand scanning, one reduction digit per
+ * limb of b): for a, b < 2m it returns a b R^-1 mod m up to one m, below 2m,
+ * because (a b + m Y) / R < (4 m^2 + m R) / R < 2m when 4m < R.  No final
+ * subtraction inside the loop, so the running time does not depend on any
+ * value.  Accumulator slot k collects at most 4 (L + 1) 52-bit terms:
+ * below 2^61 for L <= 128, so 64-bit lanes never overflow before the
+ * normalisation at the end of each product.
+ *
+ * Exponentiation: fixed windows of W bits from the top (W from 1 to 6, the
+ * one with the fewest products for the public exponent length: 4 for 64-bit
+ * exponents, 5-6 for 1024-bit ones), the table of the 2^W powers read in full
+ * at every window with lane masks (no exponent-dependent
+ * address or branch: GMP's mpn_sec_powm discipline), squarings by the same
+ * product.  The final product by 1 maps out of Montgomery form and, for an
+ * input below 2m, gives a canonical result below m.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "secea.h"
+#include "internal.h"
+
+#define MB_LANES 8
+#define MB_MAX_LIMBS 128
+#define MB_MAX_W 6
+
+static int mb_enabled = 0;
+
+void secea__bignum_select(int force_portable)
+{
+    mb_enabled = !force_portable && secea_cpu_supports("avx512ifma");
+}
+
+/* "portable": Python falls back to gmpy2.powmod_sec */
+const char *secea__bignum_variant(void) { return mb_enabled ? "ifma" : "portable"; }
+
+int secea_mb8_available(void) { return mb_enabled; }
+
+#if SECEA_X86
+#include <immintrin.h>
+
+#define ATTR SECEA_TARGET("avx512f,avx512ifma")
+typedef __m512i V;
+#define MASK52 0xFFFFFFFFFFFFFULL
+
+/* r = a b R^-1 (mod m), r < 2m for a, b < 2m.  acc: 2L scratch vectors.
+ * r may alias a or b. */
+ATTR static void amm(V *r, const V *a, const V *b, const V *m, V k0, size_t L, V *acc)
+{
+    const V mask = _mm512_set1_epi64((long long)MASK52);
+    const V zero = _mm512_setzero_si512();
+    for (size_t j = 0; j < 2 * L; j++) acc[j] = zero;
+    for (size_t i = 0; i < L; i++) {
+        const V bi = b[i];
+        V *t = acc + i;
+        /* the reduction digit needs slot 0 after a_0 b_i */
+        V t0 = _mm512_madd52lo_epu64(t[0], a[0], bi);
+        const V y = _mm512_and_si512(_mm512_madd52lo_epu64(zero, t0, k0), mask);
+        V cur = _mm512_madd52lo_epu64(t0, m[0], y);
+        V nxt = _mm512_madd52hi_epu64(_mm512_madd52hi_epu64(t[1], a[0], bi), m[0], y);
+        /* slot 0 is now 0 mod 2^52: carry it into slot 1 */
+        nxt = _mm512_add_epi64(nxt, _mm512_srli_epi64(cur, 52));
+        for (size_t j = 1; j < L; j++) {
+            V s = _mm512_madd52lo_epu64(_mm512_madd52lo_epu64(nxt, a[j], bi), m[j], y);
+            nxt = _mm512_madd52hi_epu64(_mm512_madd52hi_epu64(t[j + 1], a[j], bi), m[j], y);
+            t[j] = s;
+        }
+        t[L] = nxt;
+    }
+    V carry = zero;
+    for (size_t j = 0; j < L; j++) {
+        V x = _mm512_add_epi64(acc[L + j], carry);
+        r[j] = _mm512_and_si512(x, mask);
+        carry = _mm512_srli_epi64(x, 52);
+    }
+}
+
+/* The W-bit digit of each lane's exponent at bit position pos (bits beyond
+ * ebits read as 0). exp: ewords words per lane, word-major. */
+static inline void digits_at(uint64_t out[MB_LANES], const uint64_t *exp, size_t ewords, size_t pos,
+                             unsigned W)
+{
+    size_t w = pos / 64, s = pos % 64;
+    for (int l = 0; l < MB_LANES; l++) {
+        uint64_t lo = w < ewords ? exp[w * MB_LANES + l] >> s : 0;
+        uint64_t hi = (s && w + 1 < ewords) ? exp[(w + 1) * MB_LANES + l] << (64 - s) : 0;
+        out[l] = (lo | hi) & ((1u << W) - 1);
+    }
+}
+
+/* sel = table[d_lane] in every lane, reading every entry. */
+ATTR static void ct_select(V *sel, const V *table, const uint64_t d[MB_LANES], size_t L, unsigned W)
+{
+    const V dv = _mm512_loadu_si512((const void *)d);
+    for (size_t j = 0; j < L; j++) sel[j] = _mm512_setzero_si512();
+    for (unsigned k = 0; k < (1u << W); k++) {
+        const __mmask8 hit = _mm512_cmpeq_epu64_mask(dv, _mm512_set1_epi64(k));
+        const V *e = table + (size_t)k * L;
+        for (size_t j = 0; j < L; j++) sel[j] = _mm512_mask_mov_epi64(sel[j], hit, e[j]);
+    }
+}
+
+ATTR static void powm_ifma(uint64_t *out, const uint64_t *base, const uint64_t *rr, const uint64_t *mod,
+                           const uint64_t *k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L,
+                           unsigned W, V *mem)
+{
+    V *m = mem, *rrv = m + L, *acc = rrv + L, *x = acc + 2 * L, *sel = x + L, *one = sel + L,
+      *table = one + L;                                   /* 2^W entries of L vectors */
+    const V k0v = _mm512_loadu_si512((const void *)k0);
+    memcpy(m, mod, L * sizeof(V));
+    memcpy(rrv, rr, L * sizeof(V));
+    memcpy(x, base, L * sizeof(V));
+    for (size_t j = 0; j < L; j++) one[j] = _mm512_setzero_si512();
+    one[0] = _mm512_set1_epi64(1);
+    amm(table, rrv, one, m, k0v, L, acc);                 /* R mod m (Montgomery 1) */
+    amm(table + L, x, rrv, m, k0v, L, acc);               /* base R mod m */
+    for (unsigned k = 2; k < (1u << W); k++)
+        amm(table + (size_t)k * L, table + (size_t)(k - 1) * L, table + L, m, k0v, L, acc);
+    size_t nwin = (ebits + W - 1) / W;
+    uint64_t d[MB_LANES];
+    if (nwin == 0) {
+        memcpy(x, table, L * sizeof(V));
+    } else {
+        digits_at(d, exp, ewords, (nwin - 1) * W, W);
+        ct_select(x, table, d, L, W);
+        for (size_t w = nwin - 1; w-- > 0;) {
+            for (unsigned s = 0; s < W; s++) amm(x, x, x, m, k0v, L, acc);
+            digits_at(d, exp, ewords, w * W, W);
+            ct_select(sel, table, d, L, W);
+            amm(x, x, sel, m, k0v, L, acc);
+        }
+    }
+    amm(x, x, one, m, k0v, L, acc);                       /* out of Montgomery form: < m */
+    memcpy(out, x, L * sizeof(V));
+}
+#endif
+
+/* out = base^exp mod mod, lane by lane.  base, rr, mod, out: L limbs x 8
+ * lanes (limb-major, 52-bit limbs); base < 2 mod; rr = R^2 mod m with
+ * R = 2^(52 L); k0 = -mod^-1 mod 2^52 per lane; mod odd with 4 mod < R;
+ * exp: ewords 64-bit words x 8 lanes (word-major), of which the low ebits
+ * bits are used (the same count for every lane: it is public).  Returns 0,
+ * -1 if memory runs out, -2 if IFMA is unavailable or L is out of range. */
+int secea_mb8_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, const uint64_t *mod,
+                   const uint64_t *k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L)
+{
+#if SECEA_X86
+    if (!mb_enabled || L == 0 || L > MB_MAX_LIMBS || ebits > 64 * ewords) return -2;
+    unsigned W = 1;                       /* fewest products: 2^W + ceil(ebits/W) (W + 1) */
+    for (unsigned w = 2; w <= MB_MAX_W; w++)
+        if ((1u << w) + (ebits + w - 1) / w * (w + 1) < (1u << W) + (ebits + W - 1) / W * (W + 1)) W = w;
+    size_t nvec = (size_t)L * (7 + (1u << W));
+    void *raw = NULL;
+    if (posix_memalign(&raw, 64, nvec * 64)) return -1;
+    powm_ifma(out, base, rr, mod, k0, exp, ewords, ebits, L, W, (V *)raw);
+    /* the table and accumulators held secret powers: clear before freeing */
+    volatile unsigned char *z = (volatile unsigned char *)raw;
+    for (size_t i = 0; i < nvec * 64; i++) z[i] = 0;
+    free(raw);
+    return 0;
+#else
+    (void)out; (void)base; (void)rr; (void)mod; (void)k0; (void)exp; (void)ewords; (void)ebits; (void)L;
+    return -2;
+#endif
+}

@@ -1,0 +1,116 @@
+"""Batched modular exponentiation with secret exponents, eight at a time on
+AVX-512 IFMA lanes (csrc/bignum/mb8_powm.c), with ``gmpy2.powmod_sec`` as the
+fallback and the reference twin.
+
+``powmod_sec_batch(bases, exps, mods)`` returns [b^e mod m]: constant time in
+the values (fixed windows, every table entry read with lane masks, almost
+Montgomery products without data-dependent subtractions); the exponents'
+common bit length and the moduli's limb count are public, as they are for
+GMP's ``mpz_powm_sec``.  Python's conversions of the results to and from
+limbs are not constant time; neither are gmpy2's, which the fallback uses.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import gmpy2
+import numpy as np
+from gmpy2 import mpz
+
+from .._native import ffi, lib
+
+LANES = 8
+_M52 = (1 << 52) - 1
+
+
+def available() -> bool:
+    return bool(lib.secea_mb8_available())
+
+
+def limbs_for(bits: int) -> int:
+    """Limbs of 52 bits with 4 m < 2^(52 L) for an m of ``bits`` bits."""
+    return -(-(bits + 2) // 52)
+
+
+def _to_limbs(values, L):
+    """(L, len(values)) uint64 array of 52-bit limbs (limb-major)."""
+    nbytes = (52 * L + 63) // 64 * 8 + 8
+    raw = b"".join(int(v).to_bytes(nbytes, "little") for v in values)
+    words = np.frombuffer(raw, dtype="<u8").reshape(len(values), nbytes // 8)
+    j = np.arange(L)
+    w, s = (52 * j) // 64, ((52 * j) % 64).astype(np.uint64)
+    lo = words[:, w] >> s
+    hi = np.where(s > 0, words[:, w + 1] << ((np.uint64(64) - s) % np.uint64(64)), np.uint64(0))
+    return np.ascontiguousarray(((lo | hi) & np.uint64(_M52)).T)
+
+
+def _from_limbs(arr):
+    """Integers from an (L, lanes) limb array: two 52-bit limbs are exactly
+    13 bytes, so the lanes' byte strings are assembled with array operations."""
+    L, lanes = arr.shape
+    if L % 2:
+        arr = np.concatenate([arr, np.zeros((1, lanes), dtype=np.uint64)])
+    l0, l1 = arr[0::2].T, arr[1::2].T                       # (lanes, pairs)
+    lo = np.ascontiguousarray(l0 | (l1 << np.uint64(52)), dtype="<u8")
+    hi = np.ascontiguousarray(l1 >> np.uint64(12), dtype="<u8")
+    buf = np.empty(lo.shape + (13,), dtype=np.uint8)
+    buf[..., :8] = lo.view(np.uint8).reshape(lo.shape + (8,))
+    buf[..., 8:] = hi.view(np.uint8).reshape(hi.shape + (8,))[..., :5]
+    return [mpz(int.from_bytes(buf[i].tobytes(), "little")) for i in range(lanes)]
+
+
+@lru_cache(maxsize=64)
+def _modulus(m: int, L: int):
+    """Per-modulus constants: limbs, rr = 2^(104 L) mod m, k0 = -m^-1 mod 2^52."""
+    rr = int(gmpy2.powmod(2, 104 * L, m))
+    k0 = (-pow(m, -1, 1 << 52)) % (1 << 52)
+    return _to_limbs([m], L)[:, 0], _to_limbs([rr], L)[:, 0], k0
+
+
+def _run_chunk(bases, exps, mods, L, ebits):
+    n = len(bases)
+    idx = list(range(n)) + [0] * (LANES - n)             # pad with copies of lane 0
+    base = _to_limbs([bases[i] for i in idx], L)
+    consts = [_modulus(int(mods[i]), L) for i in idx]
+    mod = np.ascontiguousarray(np.stack([c[0] for c in consts], axis=1))
+    rr = np.ascontiguousarray(np.stack([c[1] for c in consts], axis=1))
+    k0 = np.array([c[2] for c in consts], dtype=np.uint64)
+    ewords = max(1, -(-ebits // 64))
+    exp = np.zeros((ewords, LANES), dtype=np.uint64)
+    for lane, i in enumerate(idx):
+        e = int(exps[i])
+        for w in range(ewords):
+            exp[w, lane] = (e >> (64 * w)) & 0xFFFFFFFFFFFFFFFF
+    out = np.empty((L, LANES), dtype=np.uint64)
+    p = lambda a: ffi.cast("uint64_t *", a.ctypes.data)   # noqa: E731
+    rc = lib.secea_mb8_powm(p(out), p(base), p(rr), p(mod), p(k0), p(exp), ewords, ebits, L)
+    exp.fill(0)
+    if rc == -1:
+        raise MemoryError("mb8_powm: out of memory")
+    if rc:
+        raise RuntimeError("mb8_powm unavailable")
+    res = _from_limbs(out)[:n]
+    out.fill(0)
+    base.fill(0)
+    return res
+
+
+def powmod_sec_batch(bases, exps, mods) -> list:
+    """[bases[i]^exps[i] mod mods[i]] for odd moduli, 0 <= bases[i] < mods[i],
+    exps[i] >= 0; eight lanes per C call where IFMA is available,
+    ``gmpy2.powmod_sec`` otherwise (and for moduli too large for the kernel)."""
+    n = len(bases)
+    if n == 0:
+        return []
+    bits = max(int(m).bit_length() for m in mods)
+    L = limbs_for(bits)
+    if not available() or L > 128 or any(not m & 1 for m in mods):
+        # powmod_sec needs e > 0 and m odd (even moduli: no constant-time path)
+        return [gmpy2.powmod_sec(mpz(b), mpz(e), mpz(m)) if e and m & 1 else gmpy2.powmod(b, e, m)
+                for b, e, m in zip(bases, exps, mods)]
+    bases = [b if 0 <= b < m else b % m for b, m in zip(bases, mods)]
+    ebits = max(int(e).bit_length() for e in exps)
+    out = []
+    for s in range(0, n, LANES):
+        out.extend(_run_chunk(bases[s:s + LANES], exps[s:s + LANES], mods[s:s + LANES], L, ebits))
+    return out
