@@ -18,6 +18,7 @@ from typing import NamedTuple
 import gmpy2
 from gmpy2 import mpz
 
+from .. import tuning
 from . import _mb
 
 _ONE = mpz(1)
@@ -75,7 +76,7 @@ def obfuscators_public(n: mpz, n2: mpz, count: int) -> list:
 def powmod_public(bases, exps, n2: mpz) -> list:
     """[b^e mod n^2] for public exponents e >= 0: the IFMA kernel for four
     bases or more (eight lanes per call), ``gmpy2.powmod`` for fewer."""
-    if len(bases) >= 4 and _mb.available():
+    if len(bases) >= tuning.PAILLIER_MB8_MIN_PUBLIC and _mb.available():
         return _mb.powmod_sec_batch(bases, exps, [n2] * len(bases))
     return [gmpy2.powmod(b, e, n2) for b, e in zip(bases, exps)]
 
@@ -157,7 +158,7 @@ def powmod_broadcast(cs, k, n2: mpz) -> list:
         cs = [gmpy2.invert(c, n2) for c in cs]
         k = -k
     cs = list(cs)
-    if len(cs) >= 4 and _mb.available():
+    if len(cs) >= tuning.PAILLIER_MB8_MIN_PUBLIC and _mb.available():
         return powmod_public(cs, [mpz(k)] * len(cs), n2)
     return gmpy2.powmod_base_list(cs, mpz(k), n2)
 

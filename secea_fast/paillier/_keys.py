@@ -455,8 +455,9 @@ class PrivateKey:
     """Paillier private key: the factors p < q of n and the CRT constants.
 
     ``decrypt`` works mod p^2 and q^2 separately (hp = (-q)^-1 mod p,
-    hq = (-p)^-1 mod q for g = n + 1, as in Paillier's paper and phe) with
-    ``gmpy2.powmod_sec`` for the secret exponents p - 1 and q - 1.
+    hq = (-p)^-1 mod q for g = n + 1, as in Paillier's paper and phe) with a
+    constant-time exponentiation for the secret exponents p - 1 and q - 1
+    (the IFMA kernel of ``_mb``, or ``gmpy2.powmod_sec``).
     ``encrypt`` / ``encrypt_packed`` / ``precompute`` use the factors to make
     obfuscators by CRT (about 2.5x faster than with the public key alone).
 
