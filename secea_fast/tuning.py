@@ -210,28 +210,35 @@ PAILLIER_MB8_MIN_PUBLIC = 4
 PAILLIER_NOTES = """
 Paillier, 2048-bit keys, ``python -m pytest bench/test_paillier.py
 --benchmark-only`` (phe 1.1 with gmpy2 in the same run; 2026-11-21, load
-average 0.8; figures min of the rounds):
+average 0.8; figures min of the rounds; bench/results/paillier.json):
 
-  decrypt 64 ciphertexts      phe 0.169 s   ours 0.067 s (2.5x) one process,
-                                            0.036 s (4.7x) two
-  decrypt 62 packed values    phe 0.159 s   ours 3.9 ms (41x per value)
-  mul_scalar, 64-bit r        phe 21 ms     ours 8.9 ms (2.4x), 5.4 ms two processes
-  encrypt 64, fresh r         phe 0.62 s    ours 0.21 s one process, 0.13 s two (4.9x)
-  encrypt 64, CRT obfuscators               ours 65 ms / 43 ms
-  encrypt 64 from the pool                  ours 0.32 ms (1,900x)
+  decrypt 64 ciphertexts      phe 0.164 s   ours 0.050 s (3.3x) one process,
+                                            0.033 s (4.9x) two
+  decrypt 62 packed values    phe 0.159 s   ours 3.0 ms (52x per value)
+  mul_scalar, 64-bit r        phe 20.3 ms   ours 7.2 ms (2.8x), 5.3 ms two processes
+  encrypt 64, fresh r         phe 0.573 s   ours 0.158 s one process (3.6x),
+                                            0.102 s two (5.6x)
+  encrypt 64, CRT obfuscators               ours 49 ms / 27 ms
+  encrypt 64 from the pool                  ours 0.21 ms (2,700x)
 
 Before the IFMA kernel (gmpy2.powmod_sec, GMP basecase Montgomery): decrypt
 0.7x phe per ciphertext on one process, mul_scalar 1.3-1.9x.  The kernel
 (csrc/bignum/mb8_powm.c) runs eight exponentiations in the eight 64-bit
 lanes of AVX-512 in radix 2^52: an almost-Montgomery product of L limbs is
-4 L^2 IFMA for 8 products (L = 40 for p^2, 79 for n^2).  Per exponentiation
-(/tmp microbenchmark, min of 3): c^(p-1) mod p^2 (1024-bit p) 0.46-0.50 ms
-against 1.8 ms powmod_sec and 1.3 ms powmod; c^r mod n^2 with a 64-bit r
-0.137 ms against 0.31 ms powmod.  Window: the W in 1..6 with the fewest
-products, 2^W + ceil(bits/W) (W + 1) (W = 4 for 64-bit exponents, 5-6 for
-1024-2048 bits).  SecEA-PHE round at 1,000 entities (bench/test_secea_phe.py,
-2 processes): 49.6 s wall (was 173.9 s), now dominated by 24,210 public-key
-obfuscators r^n mod n^2 (3.4 ms each: 2048-bit exponent, 4096-bit modulus).
+4 L^2 IFMA for 8 products, a squaring 3 L^2 (L = 40 for p^2, 79 for n^2).
+Per exponentiation (/tmp microbenchmark, min of 3): c^(p-1) mod p^2
+(1024-bit p) 0.41 ms (0.48 before the dedicated squaring) against 1.8 ms
+powmod_sec and 1.3 ms powmod; r^n mod n^2 2.5 ms against 9.1 ms powmod;
+c^r mod n^2 with a 64-bit r 0.14 ms against 0.31 ms.  Window: the W in 1..6
+with the fewest products, 2^W + ceil(bits/W) (W + 1) (W = 4 for 64-bit
+exponents, 5-6 for 1024-2048 bits).
+
+SecEA-PHE round at 1,000 entities (``python -m pytest bench/test_secea_phe.py
+--benchmark-only -s``, 2 processes): 43.9 s wall (173.9 s with gmpy2),
+against 0.20 s for the information-theoretic SecEA; 87 core-s of which 73 are
+24,210 public-key obfuscators r^n mod n^2 (the responders' encryptions under
+the querier's key and the server's Enc(psi): the private-key CRT shortcut is
+not available to them) and 11.6 the querier's 12,105 decryptions.
 """
 
 # ---- SecEA protocol driver (secea_fast.protocols.runner) -------------------
