@@ -83,3 +83,36 @@ def test_matmul_out_parameter():
     sq = rand_elems(rng, p, (6, 6))
     with pytest.raises(ValueError, match="overlap"):
         linalg.matmul(sq, sq.copy(), p, out=sq)
+
+
+@pytest.mark.parametrize("p", PRIMES)
+def test_packed_right_matches_matmul(p, backend):
+    rng = np.random.default_rng(p % 1000)
+    B = rand_elems(rng, p, (1100, 13))
+    PB = linalg.PackedRight(B, p)
+    for m in (0, 1, 16, 37):
+        A = rand_elems(rng, p, (m, 1100))
+        want = linalg.matmul(A, B, p, threads=1)
+        assert PB.mul(A, threads=1).tolist() == want.tolist()
+        assert PB.mul(A, threads=2, check=False).tolist() == want.tolist()
+
+
+def test_packed_right_keeps_its_variant_and_checks_inputs():
+    p = secea_fast.GOLDILOCKS
+    rng = np.random.default_rng(3)
+    A, B = rand_elems(rng, p, (20, 50)), rand_elems(rng, p, (50, 7))
+    before = secea_fast.get_backend()
+    PB = linalg.PackedRight(B, p)              # packed for the best variant ...
+    secea_fast.set_backend("portable")        # ... still used as packed after a switch
+    try:
+        assert PB.mul(A).tolist() == linalg.matmul(A, B, p).tolist()
+    finally:
+        secea_fast.set_backend(before)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        PB.mul(A[:, :49])
+    with pytest.raises(ValueError):
+        PB.mul(np.full((2, 50), p, dtype=np.uint64))          # entries must be < p
+    with pytest.raises(TypeError):
+        PB.mul(np.asfortranarray(A), check=False)
+    assert linalg.PackedRight(np.zeros((0, 3), dtype=np.uint64), p).mul(
+        np.zeros((4, 0), dtype=np.uint64)).tolist() == [[0] * 3] * 4

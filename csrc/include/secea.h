@@ -46,6 +46,13 @@ void secea_fp_reduce(uint64_t *out, const uint64_t *x, size_t n, uint64_t p);
  * threads >= 1.  Returns 0, or -1 if memory could not be allocated. */
 int secea_fp_mat_mul(uint64_t *C, const uint64_t *A, const uint64_t *B,
                      size_t m, size_t k, size_t n, uint64_t p, int threads);
+/* The right operand B (k x n, k, n >= 1, entries < p) packed once for many
+ * products C = A B mod p with A of any row count m (same contract as
+ * secea_fp_mat_mul).  pack returns NULL if memory runs out or k or n is 0. */
+typedef struct secea_mat_packed secea_mat_packed;
+secea_mat_packed *secea_fp_mat_pack(const uint64_t *B, size_t k, size_t n, uint64_t p);
+void secea_fp_mat_pack_free(secea_mat_packed *h);
+int secea_fp_mat_mul_packed(uint64_t *C, const uint64_t *A, const secea_mat_packed *h, size_t m, int threads);
 
 /* ---- classical polynomial kernels (csrc/poly/poly_classical.c) ----
  * Coefficient arrays are lowest degree first; lengths count coefficients. */

@@ -112,14 +112,10 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-int secea_fp_mat_mul(uint64_t *C, const uint64_t *A, const uint64_t *B,
-                     size_t m, size_t k, size_t n, uint64_t p, int threads)
+/* Rows of A split over threads (thread 0 is the caller), B already packed by v. */
+static int run_packed(const secea__mm_variant *v, uint64_t *C, const uint64_t *A, const void *Bp,
+                      size_t m, size_t k, size_t n, uint64_t p, int threads)
 {
-    if (m == 0 || n == 0) return 0;
-    if (k == 0) { memset(C, 0, m * n * sizeof(uint64_t)); return 0; }
-    const secea__mm_variant *v = choose(p);
-    void *Bp = v->pack_b(B, k, n, p);
-    if (!Bp) return -1;
     size_t tiles = (m + v->row_align - 1) / v->row_align;
     if (threads < 1) threads = 1;
     if ((size_t)threads > tiles) threads = (int)tiles;
@@ -145,6 +141,53 @@ int secea_fp_mat_mul(uint64_t *C, const uint64_t *A, const uint64_t *B,
         else v->run(&jobs[t]);                 /* could not start a thread: do it here */
         if (jobs[t].status) status = jobs[t].status;
     }
+    return status;
+}
+
+int secea_fp_mat_mul(uint64_t *C, const uint64_t *A, const uint64_t *B,
+                     size_t m, size_t k, size_t n, uint64_t p, int threads)
+{
+    if (m == 0 || n == 0) return 0;
+    if (k == 0) { memset(C, 0, m * n * sizeof(uint64_t)); return 0; }
+    const secea__mm_variant *v = choose(p);
+    void *Bp = v->pack_b(B, k, n, p);
+    if (!Bp) return -1;
+    int status = run_packed(v, C, A, Bp, m, k, n, p, threads);
     free(Bp);
     return status;
+}
+
+/* A right operand packed once for many products (the SecEA responder's
+ * shares y_v, multiplied by every query block of a round).  The handle keeps
+ * the variant it was packed for, so a later set_backend cannot mismatch. */
+struct secea_mat_packed {
+    const secea__mm_variant *v;
+    void *Bp;
+    size_t k, n;
+    uint64_t p;
+};
+
+secea_mat_packed *secea_fp_mat_pack(const uint64_t *B, size_t k, size_t n, uint64_t p)
+{
+    if (k == 0 || n == 0) return NULL;
+    secea_mat_packed *h = malloc(sizeof *h);
+    if (!h) return NULL;
+    h->v = choose(p);
+    h->Bp = h->v->pack_b(B, k, n, p);
+    if (!h->Bp) { free(h); return NULL; }
+    h->k = k; h->n = n; h->p = p;
+    return h;
+}
+
+void secea_fp_mat_pack_free(secea_mat_packed *h)
+{
+    if (!h) return;
+    free(h->Bp);
+    free(h);
+}
+
+int secea_fp_mat_mul_packed(uint64_t *C, const uint64_t *A, const secea_mat_packed *h, size_t m, int threads)
+{
+    if (m == 0) return 0;
+    return run_packed(h->v, C, A, h->Bp, m, h->k, h->n, h->p, threads);
 }

@@ -388,6 +388,7 @@ class Client:
         self.positions = None      # union position of each own entity (ids order)
         self._y = None             # y_v (M x sub), this client's aggregated shares
         self._y_round = None
+        self._y_packed = None      # y_v packed for the response products (per round)
         self._used = set()         # (round, purpose, block) already used for pads
         self.threads = None        # threads of the response product (None: library default)
         self.product_seconds = 0.0   # time spent in response products (for reports)
@@ -395,7 +396,7 @@ class Client:
     def __reduce__(self):
         # refused except while an Executor ships the parties to its own
         # workers; the copy keeps the derived seeds, not the X25519 key
-        return party_reduce(self, drop=("_keypair",))
+        return party_reduce(self, drop=("_keypair", "_y_packed"))
 
     # --- keys
     @property
@@ -559,7 +560,7 @@ class Client:
                 y = self._pad(m.sender, _domain(rnd, "share", m.sender, self.index)).xor_into(
                     np.empty_like(y), y, prm.p, check=True)
             acc = field.add(acc, y, prm.p)
-        self._y, self._y_round = acc, rnd
+        self._y, self._y_round, self._y_packed = acc, rnd, None
 
     # --- coded queries (Sec. 4.3)
     def blocks(self, block_size: int) -> list:
@@ -664,7 +665,9 @@ class Client:
         elif Q.size and int(Q.max()) >= prm.p:
             raise ValueError("query entries must be < p")
         t0 = time.perf_counter()
-        A = linalg._matmul_reduced(Q, self._y, prm.p, threads=self.threads)   # both checked
+        if self._y_packed is None:       # packed once per round for every query block
+            self._y_packed = linalg.PackedRight(self._y, prm.p)
+        A = self._y_packed.mul(Q, threads=self.threads, check=False)   # Q checked above
         self.product_seconds += time.perf_counter() - t0
         self._pad(n, _domain(msg.round, "response", self.index, n, msg.block)).field_into(
             A, prm.p, base=A)
