@@ -116,3 +116,28 @@ def test_packed_right_keeps_its_variant_and_checks_inputs():
         PB.mul(np.asfortranarray(A), check=False)
     assert linalg.PackedRight(np.zeros((0, 3), dtype=np.uint64), p).mul(
         np.zeros((4, 0), dtype=np.uint64)).tolist() == [[0] * 3] * 4
+
+
+@pytest.mark.parametrize("p", [secea_fast.EMBEDDING_PRIME, secea_fast.GOLDILOCKS, 101])
+@pytest.mark.parametrize("m, k, prefix", [(1, 5, 0), (37, 1000, 3), (40, 300, 8)])
+def test_mul_decrypt_matches_decrypt_then_multiply(p, m, k, prefix, backend):
+    """PackedRight.mul_decrypt(A, prg) == (prg's xor_into decryption of A) @ B,
+    for streams that start mid-block, with the stream consumed the same way."""
+    from secea_fast.prg import Prg
+    rng = np.random.default_rng(m + k)
+    D, B = rand_elems(rng, p, (m, k)), rand_elems(rng, p, (k, 7))
+    enc, dec, ref_prg = (Prg(b"s" * 32, b"d") for _ in range(3))
+    for g in (enc, dec, ref_prg):
+        g.bytes(prefix)
+    A = enc.xor_into(np.empty_like(D), D)
+    C = linalg.PackedRight(B, p).mul_decrypt(A, dec, threads=2)
+    assert C.tolist() == linalg.matmul(D, B, p).tolist()
+    ref_prg.xor_into(np.empty_like(A), A)
+    assert dec.bytes(16) == ref_prg.bytes(16)          # same stream position afterwards
+    bad = A.copy()
+    i, j = m // 2, k // 2
+    bad[i, j] ^= D[i, j] ^ np.uint64(2**64 - 1)        # decrypts to 2^64 - 1 >= p
+    again = Prg(b"s" * 32, b"d")
+    again.bytes(prefix)
+    with pytest.raises(ValueError, match="< p"):
+        linalg.PackedRight(B, p).mul_decrypt(bad, again)

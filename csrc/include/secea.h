@@ -53,6 +53,13 @@ typedef struct secea_mat_packed secea_mat_packed;
 secea_mat_packed *secea_fp_mat_pack(const uint64_t *B, size_t k, size_t n, uint64_t p);
 void secea_fp_mat_pack_free(secea_mat_packed *h);
 int secea_fp_mat_mul_packed(uint64_t *C, const uint64_t *A, const secea_mat_packed *h, size_t m, int threads);
+/* C = D B mod p where D = A XOR the keystream of secea_prg_xor(key, block
+ * block0 (big-endian counter), byte skip0 in {0, 8}): A decrypted 16 rows at
+ * a time into cache and multiplied from there.  Returns 0, 1 if a decrypted
+ * entry is >= p (C is then meaningless), -1 if memory runs out, -2 for a bad
+ * skip0. */
+int secea_fp_mat_mul_packed_xor(uint64_t *C, const uint64_t *A, const secea_mat_packed *h, size_t m, int threads,
+                                const uint8_t *key, uint64_t block0, unsigned skip0);
 
 /* ---- classical polynomial kernels (csrc/poly/poly_classical.c) ----
  * Coefficient arrays are lowest degree first; lengths count coefficients. */

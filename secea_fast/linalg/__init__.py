@@ -113,6 +113,37 @@ class PackedRight:
         return C
 
 
+def _decrypt_mul(self, A, prg, threads=None):
+    """``(A XOR pad) @ B mod p`` where the pad is the next ``8 * A.size``
+    bytes of ``prg`` (what ``prg.xor_into(out, A, p, check=True)`` would
+    decrypt), without materialising the plaintext: 16 rows at a time are
+    decrypted into cache and multiplied from there.  ValueError if a
+    decrypted entry is >= p."""
+    k, n = self.shape
+    if not (isinstance(A, np.ndarray) and A.dtype == np.uint64 and A.ndim == 2 and A.flags.c_contiguous):
+        raise TypeError("A must be a C-contiguous 2-D uint64 array")
+    if A.shape[1] != k:
+        raise ValueError(f"shape mismatch: A is {A.shape}, B is {self.shape}")
+    m = A.shape[0]
+    key, block, skip = prg.claim_stream(A.size)
+    C = np.empty((m, n), dtype=np.uint64)
+    if C.size == 0:
+        return C
+    if self._h is None:                          # k == 0: nothing to decrypt
+        C[:] = 0
+        return C
+    rc = lib.secea_fp_mat_mul_packed_xor(u64ptr(C), u64ptr(A), self._h, m, resolve_threads(threads),
+                                         key, block, skip)
+    if rc == 1:
+        raise ValueError("decrypted entries must be < p")
+    if rc:
+        raise MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
+    return C
+
+
+PackedRight.mul_decrypt = _decrypt_mul
+
+
 def _matmul_reduced(A, B, p, threads=None):
     """``matmul`` for operands the caller has already validated (C-contiguous
     uint64, entries < p, matching shapes): skips the O(mk + kn) range scans.

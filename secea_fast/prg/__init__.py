@@ -205,6 +205,21 @@ class Prg:
         self._field_into(out, p, base, 1 if negate else 0, coef)
         return out
 
+    def claim_stream(self, nwords: int):
+        """(key, block, skip) of the next ``8 * nwords`` stream bytes (from a
+        word boundary, as ``xor_into`` reads them), and advance past them: for
+        C kernels that apply the pad themselves
+        (``linalg.PackedRight.mul_decrypt``).  The key is secret: pass it to C
+        only."""
+        nwords = check_int(nwords, "nwords")
+        if nwords < 0:
+            raise ValueError("nwords must be >= 0")
+        if self._pos % 8:
+            self.bytes(8 - self._pos % 8)      # realign to a word boundary
+        block, skip = divmod(self._pos, 16)
+        self._pos += 8 * nwords
+        return self._key, block, skip
+
     def xor_into(self, out: np.ndarray, src: np.ndarray, p: int = 0, coef: int = 1,
                  check: bool = False) -> np.ndarray:
         """``out = src XOR`` the next ``8 * src.size`` stream bytes, read as
