@@ -279,6 +279,14 @@ queried entities), ``python -m pytest bench/test_secea.py -k ml1m
 * server noise: one N-row product per block for psi at every alpha_v (was a
   1-row product and the K+2T-1 streams drawn again per responder): 0.48 ->
   0.20 core-s per round.
+* fused query decryption (2026-11-21): the responder decrypts each query
+  block 16 rows at a time into an L2 scratch and multiplies from there
+  (``linalg.PackedRight.mul_decrypt``), y_v packed once per round.  Same
+  command, two runs: one process 14.62 / 13.92 s wall, overhead beyond the
+  products at kernel speed 49% / 43%; two processes 7.64 / 7.64 s, overhead
+  48% / 51% (core-s), 2 over 1: 1.91x / 1.82x.  Census shape 26.1 s wall
+  (peak RSS 312 MB); entity union (tangent Graeffe roots) 0.44 s / 4.96 s
+  for 10^4 / 10^5 entities per client (was 3.05 / 33.0 s).
 * after the noise change, the tiled queries and tune_malloc:
   ``python -m pytest bench/test_secea.py -k ml1m --benchmark-only -s``:
   round 15.5 s on one process, 8.65 s on two; overhead beyond the products
@@ -288,24 +296,33 @@ queried entities), ``python -m pytest bench/test_secea.py -k ml1m
 EXECUTOR_NOTES = """
 Executors (``secea_fast.executor``), MovieLens-1M shape, ``secea-fast bench
 throughput --protocol secea --phase PHASE -P 2 --repeat 3 --executor
-local,ray`` (bench/results/throughput_secea_*.json; quiet machine, load
-about 1), seconds for 1 / 2 processes and the 2-process efficiency:
+local,ray`` (bench/results/throughput_secea_*.json), seconds for 1 / 2
+processes and the 2-process efficiency.
 
-* offline (queries only): pool 2.73 / 1.59 s (0.86), Ray 2.79 / 1.90 s;
-* responses (queries answered as they stream): pool 14.14 / 7.71 s (0.92),
-  Ray 14.51 / 7.86 s (0.92; +1.9% over the pool);
-* round (every per-block phase, verified): pool 14.54 / 8.06 s (0.90),
-  Ray 14.57 / 8.20 s (+1.6%).
+2026-11-21, after the fused query decryption (load about 1; this machine ran
+5-15% slower than in earlier sessions, peers included):
+* offline (queries only): pool 2.69 / 1.71 s (0.79), Ray 2.82 / 1.64 s
+  (0.86; -4.0% against the pool at 2 processes);
+* responses: pool 13.15 / 7.26 s (0.91), Ray 13.69 / 7.38 s (+1.7%);
+* round: pool 13.52 / 7.82 s (0.86), Ray 13.73 / 7.67 s (0.90; -1.9%).
+Earlier session (before it): offline pool 2.73 / 1.59 s (0.86), Ray 2.79 /
+1.90 s (+19.8%); responses pool 14.14 / 7.71 s (0.92), Ray +1.9%; round
+pool 14.54 / 8.06 s (0.90), Ray +1.6%.  Run-to-run spread on this VM is
+about 5%: the offline phase's efficiency moved between 0.79 and 0.86 with no
+change to its code.
+
 * scheduling cost per shard (a no-op shard's round trip): fork pool
-  0.12-0.30 ms, Ray actors 0.43-0.65 ms.  A SecEA block is 20-90 ms of work,
+  0.12-0.30 ms, Ray actors 0.43-0.69 ms.  A SecEA block is 20-90 ms of work,
   so scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.
 * Ray's fixed cost per map call is the state (parties and shares, ~20 MB)
-  put into the object store and deserialised once per actor, ~0.3 s here:
-  +20% on the 1.6 s query-only phase, +2% on the rounds.
-* the query phase alone is bound by memory bandwidth: each block writes its
-  N queries (5 x 16 MB, plus the read-for-ownership of each line) and two
-  processes spend 3.5 core-s where one spends 2.9 (page faults removed by
-  ``executor.tune_malloc``; before it, 5.2 s on one process).
+  put into the object store and deserialised once per actor, ~0.3 s here.
+* the query phase alone does not reach 0.9: two processes spend 3.4 core-s
+  where one spends 2.7.  It writes the query stream (13 GB per round, AES-CTR
+  pads over coefficient-scaled z tiles) at 5-8 GB/s, well under the DRAM
+  limit (28-31 GB/s from one core); non-temporal stores for the pads were
+  tried and changed nothing measurable (2.05-2.38 s either way on two
+  processes), so the write allocation is not what bounds it.  Page faults
+  were (``executor.tune_malloc``: 5.2 -> 2.9 s on one process).
 """
 # Query rows per block: about this many query entries per (block, responder)
 # (a multiple of 16 rows, the matmul row panel, between 16 and 512 rows).
