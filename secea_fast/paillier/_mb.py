@@ -11,8 +11,6 @@ limbs are not constant time; neither are gmpy2's, which the fallback uses.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import gmpy2
 import numpy as np
 from gmpy2 import mpz
@@ -59,22 +57,24 @@ def _from_limbs(arr):
     return [mpz(int.from_bytes(buf[i].tobytes(), "little")) for i in range(lanes)]
 
 
-@lru_cache(maxsize=64)
 def _modulus(m: int, L: int):
-    """Per-modulus constants: limbs, rr = 2^(104 L) mod m, k0 = -m^-1 mod 2^52."""
-    rr = int(gmpy2.powmod(2, 104 * L, m))
-    k0 = (-pow(m, -1, 1 << 52)) % (1 << 52)
-    return _to_limbs([m], L)[:, 0], _to_limbs([rr], L)[:, 0], k0
+    """Per-modulus constants: limbs, rr = 2^(104 L) mod m (one division),
+    k0 = -m^-1 mod 2^52.  Not cached across calls: moduli such as p^2 are
+    secret and should not outlive the key in a module-level cache."""
+    rr = (1 << (104 * L)) % m
+    k0 = (-pow(m & _M52, -1, 1 << 52)) & _M52
+    limbs = _to_limbs([m, rr], L)
+    return limbs[:, 0], limbs[:, 1], k0
 
 
-def _run_chunk(bases, exps, mods, L, ebits):
+def _run_chunk(bases, exps, mods, L, ebits, consts):
     n = len(bases)
     idx = list(range(n)) + [0] * (LANES - n)             # pad with copies of lane 0
     base = _to_limbs([bases[i] for i in idx], L)
-    consts = [_modulus(int(mods[i]), L) for i in idx]
-    mod = np.ascontiguousarray(np.stack([c[0] for c in consts], axis=1))
-    rr = np.ascontiguousarray(np.stack([c[1] for c in consts], axis=1))
-    k0 = np.array([c[2] for c in consts], dtype=np.uint64)
+    cs = [consts[int(mods[i])] for i in idx]
+    mod = np.ascontiguousarray(np.stack([c[0] for c in cs], axis=1))
+    rr = np.ascontiguousarray(np.stack([c[1] for c in cs], axis=1))
+    k0 = np.array([c[2] for c in cs], dtype=np.uint64)
     ewords = max(1, -(-ebits // 64))
     exp = np.zeros((ewords, LANES), dtype=np.uint64)
     for lane, i in enumerate(idx):
@@ -110,7 +110,11 @@ def powmod_sec_batch(bases, exps, mods) -> list:
                 for b, e, m in zip(bases, exps, mods)]
     bases = [b if 0 <= b < m else b % m for b, m in zip(bases, mods)]
     ebits = max(int(e).bit_length() for e in exps)
+    consts = {int(m): None for m in mods}
+    for m in consts:
+        consts[m] = _modulus(m, L)
     out = []
     for s in range(0, n, LANES):
-        out.extend(_run_chunk(bases[s:s + LANES], exps[s:s + LANES], mods[s:s + LANES], L, ebits))
+        out.extend(_run_chunk(bases[s:s + LANES], exps[s:s + LANES], mods[s:s + LANES], L, ebits, consts))
+    consts.clear()
     return out
