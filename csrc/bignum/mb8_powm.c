@@ -51,6 +51,19 @@ int secea_mb8_available(void) { return mb_enabled; }
 typedef __m512i V;
 #define MASK52 0xFFFFFFFFFFFFFULL
 
+/* r = the L-limb value in acc (64-bit slots) as 52-bit limbs; the value is
+ * below 2^(52 L), so the last carry is 0. */
+ATTR static inline void normalise(V *r, const V *acc, size_t L)
+{
+    const V mask = _mm512_set1_epi64((long long)MASK52);
+    V carry = _mm512_setzero_si512();
+    for (size_t j = 0; j < L; j++) {
+        V x = _mm512_add_epi64(acc[j], carry);
+        r[j] = _mm512_and_si512(x, mask);
+        carry = _mm512_srli_epi64(x, 52);
+    }
+}
+
 /* r = a b R^-1 (mod m), r < 2m for a, b < 2m.  acc: 2L scratch vectors.
  * r may alias a or b. */
 ATTR static void amm(V *r, const V *a, const V *b, const V *m, V k0, size_t L, V *acc)
@@ -75,12 +88,7 @@ ATTR static void amm(V *r, const V *a, const V *b, const V *m, V k0, size_t L, V
         }
         t[L] = nxt;
     }
-    V carry = zero;
-    for (size_t j = 0; j < L; j++) {
-        V x = _mm512_add_epi64(acc[L + j], carry);
-        r[j] = _mm512_and_si512(x, mask);
-        carry = _mm512_srli_epi64(x, 52);
-    }
+    normalise(r, acc + L, L);
 }
 
 /* r = a^2 R^-1 (mod m), r < 2m for a < 2m: the full square first (each cross
@@ -120,12 +128,7 @@ ATTR static void ams(V *r, const V *a, const V *m, V k0, size_t L, V *acc)
         }
         t[L] = nxt;
     }
-    V carry = zero;
-    for (size_t j = 0; j < L; j++) {
-        V x = _mm512_add_epi64(acc[L + j], carry);
-        r[j] = _mm512_and_si512(x, mask);
-        carry = _mm512_srli_epi64(x, 52);
-    }
+    normalise(r, acc + L, L);
 }
 
 /* The W-bit digit of each lane's exponent at bit position pos (bits beyond
