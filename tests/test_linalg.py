@@ -141,3 +141,41 @@ def test_mul_decrypt_matches_decrypt_then_multiply(p, m, k, prefix, backend):
     again.bytes(prefix)
     with pytest.raises(ValueError, match="< p"):
         linalg.PackedRight(B, p).mul_decrypt(bad, again)
+
+
+def test_packed_right_out_and_decrypt_edge_cases():
+    from secea_fast.prg import Prg
+    p = secea_fast.EMBEDDING_PRIME
+    rng = np.random.default_rng(11)
+    A, B = rand_elems(rng, p, (8, 8)), rand_elems(rng, p, (8, 8))
+    PB = linalg.PackedRight(B, p)
+    with pytest.raises(ValueError, match="overlap"):
+        PB.mul(A, out=A)                                   # the scalar kernels read A while writing C
+    ro = np.zeros((8, 8), dtype=np.uint64)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        PB.mul(A, out=ro)
+    with pytest.raises(TypeError):
+        PB.mul(A, out=[[0] * 8] * 8)
+    out = np.empty((8, 8), dtype=np.uint64)
+    assert PB.mul(A, out=out) is out and out.tolist() == linalg.matmul(A, B, p).tolist()
+    # a bad thread count fails before the stream moves
+    g, ref_prg = Prg(b"k" * 32, b"d"), Prg(b"k" * 32, b"d")
+    with pytest.raises(ValueError):
+        PB.mul_decrypt(A, g, threads=0)
+    assert g.bytes(8) == ref_prg.bytes(8)
+    # an empty A consumes nothing, exactly like xor_into
+    g, ref_prg = Prg(b"k" * 32, b"d"), Prg(b"k" * 32, b"d")
+    g.bytes(3)
+    ref_prg.bytes(3)
+    PB.mul_decrypt(np.zeros((0, 8), dtype=np.uint64), g)
+    ref_prg.xor_into(np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint64))
+    assert g.bytes(16) == ref_prg.bytes(16)
+    # no columns: nothing to multiply, the entries are still checked
+    P0 = linalg.PackedRight(np.zeros((8, 0), dtype=np.uint64), p)
+    enc = Prg(b"k" * 32, b"e").xor_into(np.empty_like(A), A)
+    assert P0.mul_decrypt(enc, Prg(b"k" * 32, b"e")).shape == (8, 0)
+    bad = enc.copy()
+    bad[0, 0] ^= A[0, 0] ^ np.uint64(2**64 - 1)
+    with pytest.raises(linalg.DecryptedRangeError):
+        P0.mul_decrypt(bad, Prg(b"k" * 32, b"e"))

@@ -663,3 +663,23 @@ def test_mb8_mixed_moduli_in_one_call_and_fallbacks():
         assert _mb.powmod_sec_batch(bases, exps, mods) == want
     finally:
         secea_fast.set_backend(before)
+
+
+def test_mb8_zero_results_negative_exponents_and_chunk_conversion():
+    # a base sharing a factor with a composite modulus: the power is 0 mod m
+    # (the last Montgomery step gives m itself unless the result is made canonical)
+    p = gmpy2.next_prime(gmpy2.mpz(secrets.randbits(1000)))
+    m = p * p
+    bases = [p, p, 3, p * 5 % m] + [gmpy2.mpz(secrets.randbelow(int(m))) for _ in range(4)]
+    exps = [gmpy2.mpz(2), gmpy2.mpz(1), gmpy2.mpz(2), gmpy2.mpz(7)] + [gmpy2.mpz(secrets.randbits(900)) for _ in range(4)]
+    got = _mb.powmod_sec_batch(bases, exps, [m] * 8)
+    assert got == [gmpy2.powmod(b, e, m) for b, e in zip(bases, exps)]
+    assert got[0] == 0 and got[1] == p
+    assert _mb.powmod_sec_batch([3], [2], [9]) == [0]
+    with pytest.raises(ValueError, match=">= 0"):
+        _mb.powmod_sec_batch([3] * 4, [-1] * 4, [7] * 4)
+    # exponents much longer than the moduli, unequal lengths in one call
+    long_e = [gmpy2.mpz(secrets.randbits(5000)), gmpy2.mpz(1), gmpy2.mpz(0)]
+    ms = [gmpy2.mpz(1000003), gmpy2.mpz(1000033), gmpy2.mpz(999983)]
+    assert _mb.powmod_sec_batch([2, 3, 5], long_e, ms) == [gmpy2.powmod(b, e, mm) for b, e, mm in
+                                                          zip([2, 3, 5], long_e, ms)]

@@ -11,9 +11,9 @@
  * limb of b): for a, b < 2m it returns a b R^-1 mod m up to one m, below 2m,
  * because (a b + m Y) / R < (4 m^2 + m R) / R < 2m when 4m < R.  No final
  * subtraction inside the loop, so the running time does not depend on any
- * value.  Accumulator slot k collects at most 4 (L + 1) 52-bit terms:
- * below 2^61 for L <= 128, so 64-bit lanes never overflow before the
- * normalisation at the end of each product.
+ * value.  Accumulator slot k collects at most 4 (L + 1) 52-bit terms (plus
+ * small carries): below 2^62 for L <= 128, so 64-bit lanes never overflow
+ * before the normalisation at the end of each product.
  *
  * Exponentiation: fixed windows of W bits from the top (W from 1 to 6, the
  * one with the fewest products for the public exponent length: 4 for 64-bit
@@ -21,7 +21,9 @@
  * at every window with lane masks (no exponent-dependent
  * address or branch: GMP's mpn_sec_powm discipline), squarings by the same
  * product.  The final product by 1 maps out of Montgomery form and, for an
- * input below 2m, gives a canonical result below m.
+ * input below 2m, gives a result of at most m: it equals m exactly when the
+ * power is 0 mod m (a base sharing a factor with a composite modulus), so a
+ * last masked subtraction of m (lane-wise, no branch) makes it canonical.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,22 @@ ATTR static inline void normalise(V *r, const V *acc, size_t L)
         r[j] = _mm512_and_si512(x, mask);
         carry = _mm512_srli_epi64(x, 52);
     }
+}
+
+/* x = x - m in the lanes where x >= m (x <= m here, so only x = m becomes
+ * 0): the subtraction is always computed and kept by a lane mask. */
+ATTR static void canonical(V *x, const V *m, size_t L)
+{
+    const V mask = _mm512_set1_epi64((long long)MASK52);
+    V borrow = _mm512_setzero_si512();
+    V d[MB_MAX_LIMBS];
+    for (size_t j = 0; j < L; j++) {
+        V t = _mm512_sub_epi64(_mm512_sub_epi64(x[j], m[j]), borrow);
+        borrow = _mm512_srli_epi64(t, 63);                /* limbs < 2^52: negative = top bit */
+        d[j] = _mm512_and_si512(t, mask);
+    }
+    const __mmask8 keep = _mm512_cmpeq_epu64_mask(borrow, _mm512_setzero_si512());
+    for (size_t j = 0; j < L; j++) x[j] = _mm512_mask_mov_epi64(x[j], keep, d[j]);
 }
 
 /* r = a b R^-1 (mod m), r < 2m for a, b < 2m.  acc: 2L scratch vectors.
@@ -186,7 +204,8 @@ ATTR static void powm_ifma(uint64_t *out, const uint64_t *base, const uint64_t *
             amm(x, x, sel, m, k0v, L, acc);
         }
     }
-    amm(x, x, one, m, k0v, L, acc);                       /* out of Montgomery form: < m */
+    amm(x, x, one, m, k0v, L, acc);                       /* out of Montgomery form: <= m */
+    canonical(x, m, L);
     memcpy(out, x, L * sizeof(V));
 }
 #endif

@@ -255,6 +255,11 @@ static void run_common(secea__mm_job *jb, int limbs)
                 jb->C[(r0 + r) * n + j] = secea_mod192(&c, w2, w1, w0);
             }
     }
+    /* the panels held rows of A (decrypted queries on the SecEA path) and
+     * partial products: wipe before freeing */
+    volatile uint64_t *za = ap, *zm = macc;
+    for (size_t i = 0; i < (size_t)KC * MR * (size_t)limbs; i++) za[i] = 0;
+    for (size_t i = 0; i < n_pad * 48; i++) zm[i] = 0;
     free(ap);
     free(macc);
     jb->status = 0;

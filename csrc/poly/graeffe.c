@@ -100,7 +100,10 @@ int secea_gl_graeffe_odd(const secea_ntt_plan *pl, uint64_t *a, uint64_t *b, uns
     return 0;
 }
 
-/* `steps` transforms of order 2, in place.  With [E | O] the values on mu_D
+/* `steps` transforms of order 2, in place.  The plan's root must be
+ * 7^((p - 1) / D) (what secea_fast.poly._core.plan builds: 7 generates
+ * F_p^*), since the odd coset is taken as omega_2D = 7^((p - 1) / 2D) and
+ * omega_2D^2 must be the plan's root.  With [E | O] the values on mu_D
  * (bit-reversed) and on omega_2D mu_D (the transform of a_k omega_2D^k),
  * G_2(A)(x^2) = A(x) A(-x) is the product of neighbours 2i, 2i+1 and lands
  * on mu_D in bit-reversed order: the next step's E. */

@@ -22,7 +22,24 @@ import numpy as np
 from .._checks import check_elements, check_prime
 from .._native import ffi, lib, resolve_threads, u64ptr
 
-__all__ = ["matmul", "matvec", "PackedRight"]
+__all__ = ["matmul", "matvec", "PackedRight", "DecryptedRangeError"]
+
+
+class DecryptedRangeError(ValueError):
+    """``PackedRight.mul_decrypt``: a decrypted entry is >= p (the message was
+    not a vector of field elements under this pad)."""
+
+
+def _check_out(out, shape, *inputs):
+    """``out`` for a product of the given shape: a writable C-contiguous uint64
+    array not overlapping any input (the scalar kernels read A while writing C)."""
+    if not isinstance(out, np.ndarray) or out.dtype != np.uint64:
+        raise TypeError("out must be a numpy.ndarray of dtype uint64")
+    if out.shape != shape or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(f"out must be a writable C-contiguous array of shape {shape}, got {out.shape}")
+    if any(np.shares_memory(out, x) for x in inputs):
+        raise ValueError("out must not overlap A or B")
+    return out
 
 
 def matmul(A, B, p, threads=None, out=None):
@@ -47,16 +64,7 @@ def matmul(A, B, p, threads=None, out=None):
     threads = resolve_threads(threads)
     m, k = A.shape
     n = B.shape[1]
-    if out is None:
-        C = np.empty((m, n), dtype=np.uint64)
-    else:
-        if not isinstance(out, np.ndarray) or out.dtype != np.uint64:
-            raise TypeError("out must be a numpy.ndarray of dtype uint64")
-        if out.shape != (m, n) or not out.flags.c_contiguous or not out.flags.writeable:
-            raise ValueError(f"out must be a writable C-contiguous array of shape {(m, n)}, got {out.shape}")
-        if np.shares_memory(out, A) or np.shares_memory(out, B):
-            raise ValueError("out must not overlap A or B")
-        C = out
+    C = np.empty((m, n), dtype=np.uint64) if out is None else _check_out(out, (m, n), A, B)
     if C.size == 0:
         return C
     if lib.secea_fp_mat_mul(u64ptr(C), u64ptr(A) if A.size else ffi.NULL,
@@ -100,9 +108,7 @@ class PackedRight:
         if A.shape[1] != k:
             raise ValueError(f"shape mismatch: A is {A.shape}, B is {self.shape}")
         m = A.shape[0]
-        C = np.empty((m, n), dtype=np.uint64) if out is None else out
-        if C.shape != (m, n) or C.dtype != np.uint64 or not C.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous uint64 array of shape {(m, n)}")
+        C = np.empty((m, n), dtype=np.uint64) if out is None else _check_out(out, (m, n), A)
         if C.size == 0:
             return C
         if self._h is None:                      # k == 0
@@ -117,25 +123,28 @@ def _decrypt_mul(self, A, prg, threads=None):
     """``(A XOR pad) @ B mod p`` where the pad is the next ``8 * A.size``
     bytes of ``prg`` (what ``prg.xor_into(out, A, p, check=True)`` would
     decrypt), without materialising the plaintext: 16 rows at a time are
-    decrypted into cache and multiplied from there.  ValueError if a
-    decrypted entry is >= p."""
+    decrypted into cache and multiplied from there.  ``DecryptedRangeError``
+    (a ValueError) if a decrypted entry is >= p."""
     k, n = self.shape
     if not (isinstance(A, np.ndarray) and A.dtype == np.uint64 and A.ndim == 2 and A.flags.c_contiguous):
         raise TypeError("A must be a C-contiguous 2-D uint64 array")
     if A.shape[1] != k:
         raise ValueError(f"shape mismatch: A is {A.shape}, B is {self.shape}")
     m = A.shape[0]
-    key, block, skip = prg.claim_stream(A.size)
+    threads = resolve_threads(threads)           # before the stream moves
     C = np.empty((m, n), dtype=np.uint64)
-    if C.size == 0:
+    if A.size == 0:                              # as xor_into: nothing consumed
         return C
-    if self._h is None:                          # k == 0: nothing to decrypt
-        C[:] = 0
+    if self._h is None:                          # n == 0: decrypt only to check the entries
+        try:
+            prg.xor_into(np.empty_like(A), A, self.p, check=True)
+        except ValueError:
+            raise DecryptedRangeError("decrypted entries must be < p") from None
         return C
-    rc = lib.secea_fp_mat_mul_packed_xor(u64ptr(C), u64ptr(A), self._h, m, resolve_threads(threads),
-                                         key, block, skip)
+    key, block, skip = prg.claim_stream(A.size)
+    rc = lib.secea_fp_mat_mul_packed_xor(u64ptr(C), u64ptr(A), self._h, m, threads, key, block, skip)
     if rc == 1:
-        raise ValueError("decrypted entries must be < p")
+        raise DecryptedRangeError("decrypted entries must be < p")
     if rc:
         raise MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
     return C

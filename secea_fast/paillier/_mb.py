@@ -62,7 +62,11 @@ def _modulus(m: int, L: int):
     k0 = -m^-1 mod 2^52.  Not cached across calls: moduli such as p^2 are
     secret and should not outlive the key in a module-level cache."""
     rr = (1 << (104 * L)) % m
-    k0 = (-pow(m & _M52, -1, 1 << 52)) & _M52
+    m52 = m & _M52
+    inv = m52                                    # Newton: m^-1 mod 2^52 (m odd), 3 -> 96 bits
+    for _ in range(6):
+        inv = inv * (2 - m52 * inv) & _M52
+    k0 = (-inv) & _M52
     limbs = _to_limbs([m, rr], L)
     return limbs[:, 0], limbs[:, 1], k0
 
@@ -76,16 +80,17 @@ def _run_chunk(bases, exps, mods, L, ebits, consts):
     rr = np.ascontiguousarray(np.stack([c[1] for c in cs], axis=1))
     k0 = np.array([c[2] for c in cs], dtype=np.uint64)
     ewords = max(1, -(-ebits // 64))
-    exp = np.zeros((ewords, LANES), dtype=np.uint64)
-    for lane, i in enumerate(idx):
-        e = int(exps[i])
-        for w in range(ewords):
-            exp[w, lane] = (e >> (64 * w)) & 0xFFFFFFFFFFFFFFFF
+    raw = b"".join(int(exps[i]).to_bytes(8 * ewords, "little") for i in idx)
+    exp = np.frombuffer(raw, dtype="<u8").reshape(LANES, ewords).T.copy()   # writable, C order
     out = np.empty((L, LANES), dtype=np.uint64)
     p = lambda a: ffi.cast("uint64_t *", a.ctypes.data)   # noqa: E731
     rc = lib.secea_mb8_powm(p(out), p(base), p(rr), p(mod), p(k0), p(exp), ewords, ebits, L)
     exp.fill(0)
+    mod.fill(0)
+    rr.fill(0)
     if rc == -1:
+        out.fill(0)
+        base.fill(0)
         raise MemoryError("mb8_powm: out of memory")
     if rc:
         raise RuntimeError("mb8_powm unavailable")
@@ -102,6 +107,8 @@ def powmod_sec_batch(bases, exps, mods) -> list:
     n = len(bases)
     if n == 0:
         return []
+    if any(e < 0 for e in exps):
+        raise ValueError("exponents must be >= 0")
     bits = max(int(m).bit_length() for m in mods)
     L = limbs_for(bits)
     if not available() or L > 128 or any(not m & 1 for m in mods):
@@ -116,5 +123,8 @@ def powmod_sec_batch(bases, exps, mods) -> list:
     out = []
     for s in range(0, n, LANES):
         out.extend(_run_chunk(bases[s:s + LANES], exps[s:s + LANES], mods[s:s + LANES], L, ebits, consts))
+    for c in consts.values():
+        c[0].fill(0)
+        c[1].fill(0)
     consts.clear()
     return out

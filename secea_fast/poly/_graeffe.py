@@ -248,21 +248,43 @@ class _Rader:
             X[i, self.perm_neg] = _add(u[i], np.full(Q - 1, x[i, 0], dtype=U64))
         return X
 
+    def roots_of(self, a, da, b):
+        """Positions (c, k) where a vanishes on mu_s, with da and b there:
+        coset by coset, so memory stays at three length-q rows whatever j."""
+        cs, ks, vda, vb = [], [], [], []
+        n = max(len(a), len(da), len(b))
+        for c in range(1 << self.j):
+            vals = self._coset(c, (a, da, b), n)
+            z = np.flatnonzero(vals[0] == 0)
+            if len(z):
+                cs.append(np.full(len(z), c, dtype=np.int64))
+                ks.append(z)
+                vda.append(vals[1, z])
+                vb.append(vals[2, z])
+        if not cs:
+            e = np.zeros(0, dtype=np.int64)
+            return e, e, np.zeros(0, dtype=U64), np.zeros(0, dtype=U64)
+        return np.concatenate(cs), np.concatenate(ks), np.concatenate(vda), np.concatenate(vb)
+
+    def _coset(self, c, polys, n):
+        """Values of the polynomials on the coset eta^c mu_q: (len(polys), q)."""
+        L = -(-max(n, 1) // Q) * Q
+        tw = powers(int(self.eta_pow[c]), n) if c else None
+        folded = np.zeros((len(polys), L), dtype=U64)
+        for i, f in enumerate(polys):
+            folded[i, : len(f)] = emul(f, tw[: len(f)], P) if c else f
+        acc = folded[:, :Q].copy()
+        for t in range(1, L // Q):
+            acc = _add(acc, folded[:, t * Q:(t + 1) * Q].copy())
+        return self.dft(acc)
+
     def evaluate(self, *polys):
         """Values of the polynomials on mu_s as an array (len(polys), 2^j, q):
         [i, c, k] is polys[i] at eta^c omega_q^k."""
         n = max(len(f) for f in polys)
-        L = -(-max(n, 1) // Q) * Q
         out = np.empty((len(polys), 1 << self.j, Q), dtype=U64)
         for c in range(1 << self.j):
-            tw = powers(int(self.eta_pow[c]), n) if c else None
-            folded = np.zeros((len(polys), L), dtype=U64)
-            for i, f in enumerate(polys):
-                folded[i, : len(f)] = emul(f, tw[: len(f)], P) if c else f
-            acc = folded[:, :Q].copy()
-            for t in range(1, L // Q):
-                acc = _add(acc, folded[:, t * Q:(t + 1) * Q].copy())
-            out[:, c] = self.dft(acc)
+            out[:, c] = self._coset(c, polys, n)
         return out
 
     def point(self, c, k):
@@ -316,11 +338,9 @@ def graeffe_round(f, tau=None):
     a = trim(a[: n + 1])
     b = trim(b[: n + 1])
     rad = _rader(j)
-    va, vda, vb = rad.evaluate(a, derivative(a, P), b)
-    cs, ks = np.nonzero(va == 0)
+    cs, ks, vda, vb = rad.roots_of(a, derivative(a, P), b)
     if len(cs) == 0:
         return np.array(found, dtype=U64), 0
-    vda, vb = vda[cs, ks], vb[cs, ks]
     ok = vda != 0
     collided = int(np.count_nonzero(~ok))
     cs, ks, vda, vb = cs[ok], ks[ok], vda[ok], vb[ok]

@@ -668,7 +668,7 @@ class Client:
                 A = self._y_packed.mul_decrypt(
                     Q, self._pad(n, _domain(msg.round, "query", n, self.index, msg.block)),
                     threads=self.threads)
-            except ValueError:
+            except linalg.DecryptedRangeError:
                 raise ValueError("query entries must be < p") from None
         else:
             if Q.size and int(Q.max()) >= prm.p:
