@@ -94,6 +94,14 @@ in the same run; last full run 2026-11-21, load average 0.7, figures min):
   roots, degree 10^4                84 ms        target 0.1 s: met
   roots, degree 10^5                0.86 s       (median 0.91 s) target 1 s: met
 
+Second full run the same day (after the review fixes; load 0.8-0.9):
+NTT 2^20 5.6 ms, mul 10^6 41 ms (flint 853 ms), inv_series 10^5 7.0 ms,
+half-GCD 89 ms, eval 10^5 92 ms (flint 3.2 s), interpolate 10^5 114 ms
+(the duplicate-point check by sorting: np.unique took 38 ms of it before),
+roots 3000 / 10^4 / 10^5: 26 ms / 83 ms / 0.80 s (flint fmpz_mod 1.99 s at
+3000: 76x).  Between the two runs the peers moved by up to 40% (flint
+from_roots 10^5 0.44 -> 0.26 s): this VM's speed drifts.
+
 NTT: Goldilocks butterflies are bound by the modular add/sub (7 integer ops
 each, p being so close to 2^64) at two 512-bit integer ops per cycle on Zen 4;
 every 64th root of unity is a power of two, so inside a 64-point block
@@ -232,6 +240,12 @@ powmod_sec and 1.3 ms powmod; r^n mod n^2 2.5 ms against 9.1 ms powmod;
 c^r mod n^2 with a 64-bit r 0.14 ms against 0.31 ms.  Window: the W in 1..6
 with the fewest products, 2^W + ceil(bits/W) (W + 1) (W = 4 for 64-bit
 exponents, 5-6 for 1024-2048 bits).
+
+Second run the same day (after the review fixes, a slower spell of the VM:
+gmpy2's powmod 0.40-0.55 ms where it took 0.31): decrypt 64 phe 0.170 s, ours
+0.061 s (2.8x) / 0.039 s two processes; mul_scalar phe 21.6 ms, ours 10.3 ms
+(2.1x) / 4.7 ms two processes; encrypt 64 phe 0.586 s, ours 0.176 s / 0.087 s
+(6.8x on two processes).
 
 SecEA-PHE round at 1,000 entities (``python -m pytest bench/test_secea_phe.py
 --benchmark-only -s``, 2 processes): 43.9 s wall (173.9 s with gmpy2),
