@@ -91,6 +91,12 @@ int secea_fp_poly_hgcd_classical(uint64_t *r0, uint64_t *r1, uint64_t *m00, uint
  * bottom of root finding).  Returns 0, or -1 if memory runs out. */
 int secea_fp_poly_powmod_classical(uint64_t *out, const uint64_t *base, size_t lb, uint64_t e, const uint64_t *g, size_t lg, uint64_t p);
 
+/* Subproduct-tree sibling products on rows of length N (csrc/poly/poly_classical.c):
+ * pair_mul: out[2i] = a[i] * f[2i+1], out[2i+1] = a[i] * f[2i];
+ * cross:    out[i] = t[2i] * f[2i+1] + t[2i+1] * f[2i] (returns -1 if memory runs out). */
+void secea_fp_tree_pair_mul(uint64_t *out, const uint64_t *a, const uint64_t *f, size_t pairs, size_t N, uint64_t p);
+int secea_fp_tree_cross(uint64_t *out, const uint64_t *t, const uint64_t *f, size_t pairs, size_t N, uint64_t p);
+
 /* ---- number-theoretic transforms (csrc/poly/ntt*.c) ---- */
 /* A plan for length-2^logn transforms over F_p, where w is a primitive
  * 2^logn-th root of unity mod p (logn <= 30).  Supported: p = Goldilocks

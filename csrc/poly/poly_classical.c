@@ -231,3 +231,31 @@ int secea_fp_poly_powmod_classical(uint64_t *out, const uint64_t *base, size_t l
     free(buf);
     return 0;
 }
+
+/* ---- subproduct-tree sibling products (transform domain), rows of length N ----
+ * pair_mul:  out[2i] = a[i] f[2i+1],  out[2i+1] = a[i] f[2i]
+ *            (scaled remainder tree: one parent meets both children's siblings)
+ * cross:     out[i] = t[2i] f[2i+1] + t[2i+1] f[2i]
+ *            (tree interpolation: T_parent = T_left M_right + T_right M_left)
+ * Row by row through the vectorised field kernels: no strided copies. */
+void secea_fp_tree_pair_mul(uint64_t *out, const uint64_t *a, const uint64_t *f, size_t pairs, size_t N,
+                            uint64_t p)
+{
+    for (size_t i = 0; i < pairs; i++) {
+        secea_fp_mul(out + (2 * i) * N, a + i * N, f + (2 * i + 1) * N, N, p);
+        secea_fp_mul(out + (2 * i + 1) * N, a + i * N, f + (2 * i) * N, N, p);
+    }
+}
+
+int secea_fp_tree_cross(uint64_t *out, const uint64_t *t, const uint64_t *f, size_t pairs, size_t N, uint64_t p)
+{
+    uint64_t *tmp = malloc((N ? N : 1) * sizeof(uint64_t));
+    if (!tmp) return -1;
+    for (size_t i = 0; i < pairs; i++) {
+        secea_fp_mul(out + i * N, t + (2 * i) * N, f + (2 * i + 1) * N, N, p);
+        secea_fp_mul(tmp, t + (2 * i + 1) * N, f + (2 * i) * N, N, p);
+        secea_fp_add(out + i * N, out + i * N, tmp, N, p);
+    }
+    free(tmp);
+    return 0;
+}

@@ -474,8 +474,8 @@ def eval_tree(f, tree: Tree):
                 L = 2 * d
                 TA = ntt_rows(sf[:pairs, ::-1], L, p)
                 P = np.empty((2 * pairs, L), dtype=U64)
-                P[0::2] = emul(TA, fw[1:2 * pairs:2], p)
-                P[1::2] = emul(TA, fw[0:2 * pairs:2], p)
+                F = np.ascontiguousarray(fw[: 2 * pairs])
+                lib.secea_fp_tree_pair_mul(u64ptr(P), u64ptr(TA), u64ptr(F), pairs, L, p)
                 C = intt_rows(P, p)
                 nsf[: 2 * pairs] = C[:, d:L][:, ::-1]
             else:
@@ -517,9 +517,11 @@ def interpolate_tree(ys, tree: Tree):
                 # one forward call for all rows; each row meets its sibling's transform
                 N = 2 * d
                 T = ntt_rows(tf[: 2 * pairs], N, p)
-                sw = fw.reshape(pairs, 2, N)[:, ::-1].reshape(2 * pairs, N)
-                P = emul(T, sw, p).reshape(pairs, 2, N)
-                ntf = intt_rows(add_rows(P[:, 0], P[:, 1], p), p)
+                S = np.empty((pairs, N), dtype=U64)
+                F = np.ascontiguousarray(fw[: 2 * pairs])
+                if lib.secea_fp_tree_cross(u64ptr(S), u64ptr(T), u64ptr(F), pairs, N, p):
+                    raise MemoryError("tree interpolation: out of memory")
+                ntf = intt_rows(S, p)
             else:
                 left = mul_rows(tf[0:2 * pairs:2], full[1:2 * pairs:2], p)
                 right = mul_rows(tf[1:2 * pairs:2], full[0:2 * pairs:2], p)
