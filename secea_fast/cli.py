@@ -202,7 +202,7 @@ def _secea_job(args, executor, say) -> int:
         f"{res.processes} process(es), {executor.name} executor")
     say(res.table())
     say(f"round (excluding the one-time union): {round_core:.2f} core-s; response products "
-        f"{res.seconds['product']:.2f} core-s; overhead beyond them "
+        f"(with the fused query decryption) {res.seconds['product']:.2f} core-s; overhead beyond them "
         f"{100 * (round_core - res.seconds['product']) / max(res.seconds['product'], 1e-9):.0f}%")
     say(f"verification against plaintext EmbAvg on the quantized embeddings: "
         f"{'PASS (bit for bit)' if ok else 'FAIL'}; largest difference to the float mean "

@@ -9,7 +9,9 @@ A round, for N clients and the server (seed 002, Sec. 4):
 2. ``encode``: ``Client.share`` -> relay -> ``Client.receive_shares``.
 3. per query block of client n (jobs spread over processes):
    ``offline``: ``Client.queries`` (independent of embeddings);
-   ``responses``: ``Client.answer`` at every v (the response products);
+   ``responses``: ``Client.answer`` at every v (the response products;
+   the ``product`` sub-phase includes the query decryption fused into them,
+   ``linalg.PackedRight.mul_decrypt``);
    ``noise``: ``Server.noise`` (offline-able, eq. 20);
    ``decode``: ``Client.decode``.
 
