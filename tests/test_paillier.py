@@ -683,3 +683,12 @@ def test_mb8_zero_results_negative_exponents_and_chunk_conversion():
     ms = [gmpy2.mpz(1000003), gmpy2.mpz(1000033), gmpy2.mpz(999983)]
     assert _mb.powmod_sec_batch([2, 3, 5], long_e, ms) == [gmpy2.powmod(b, e, mm) for b, e, mm in
                                                           zip([2, 3, 5], long_e, ms)]
+
+
+def test_mb8_mixed_exponent_lengths_keep_their_order():
+    """Lanes are grouped by exponent length (a call costs its longest exponent
+    in every lane); results come back in the caller's order."""
+    m = gmpy2.next_prime(gmpy2.mpz(secrets.randbits(1500)))
+    exps = [gmpy2.mpz(secrets.randbits(b)) for b in (1, 2000, 5, 64, 3, 1024, 0, 17, 900, 2, 33)]
+    bases = [gmpy2.mpz(secrets.randbelow(int(m))) for _ in exps]
+    assert _mb.powmod_sec_batch(bases, exps, [m] * len(exps)) == [gmpy2.powmod(b, e, m) for b, e in zip(bases, exps)]

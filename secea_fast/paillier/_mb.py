@@ -116,13 +116,20 @@ def powmod_sec_batch(bases, exps, mods) -> list:
         return [gmpy2.powmod_sec(mpz(b), mpz(e), mpz(m)) if e and m & 1 else gmpy2.powmod(b, e, m)
                 for b, e, m in zip(bases, exps, mods)]
     bases = [b if 0 <= b < m else b % m for b, m in zip(bases, mods)]
-    ebits = max(int(e).bit_length() for e in exps)
     consts = {int(m): None for m in mods}
     for m in consts:
         consts[m] = _modulus(m, L)
-    out = []
+    # chunks of similar exponent length: a call costs its longest exponent in
+    # every lane (one 4096-bit exponent among short ones would slow them all)
+    lengths = [int(e).bit_length() for e in exps]
+    order = sorted(range(n), key=lengths.__getitem__)
+    out = [None] * n
     for s in range(0, n, LANES):
-        out.extend(_run_chunk(bases[s:s + LANES], exps[s:s + LANES], mods[s:s + LANES], L, ebits, consts))
+        idx = order[s:s + LANES]
+        ebits = max(lengths[i] for i in idx)
+        res = _run_chunk([bases[i] for i in idx], [exps[i] for i in idx], [mods[i] for i in idx], L, ebits, consts)
+        for i, r in zip(idx, res):
+            out[i] = r
     for c in consts.values():
         c[0].fill(0)
         c[1].fill(0)
