@@ -207,6 +207,8 @@ ATTR static void powm_ifma(uint64_t *out, const uint64_t *base, const uint64_t *
     amm(x, x, one, m, k0v, L, acc);                       /* out of Montgomery form: <= m */
     canonical(x, m, L);
     memcpy(out, x, L * sizeof(V));
+    volatile uint64_t *zd = d;                            /* digits of secret exponents */
+    for (int l = 0; l < MB_LANES; l++) zd[l] = 0;
 }
 #endif
 
