@@ -355,6 +355,7 @@ class Tree:
         self.full = [full]
         self.part = [None]
         self.transforms = {}      # level -> NTTs (length 2^(i+1)) of its first 2*pairs full rows
+        evens = None              # the last products' values on mu_(2^(i+1)) (monic_products)
         while True:
             f, pt = self.full[-1], self.part[-1]
             cnt = f.shape[0]
@@ -362,11 +363,11 @@ class Tree:
                 break
             pairs = cnt // 2
             if pairs:
-                nf, T = monic_products(f[: 2 * pairs], p, keep_transforms=True)
+                nf, T, evens = monic_products(f[: 2 * pairs], p, keep_transforms=True, evens=evens)
                 if T is not None:
                     self.transforms[len(self.full) - 1] = T
             else:
-                nf = np.zeros((0, 2 * f.shape[1] - 1), dtype=U64)
+                nf, evens = np.zeros((0, 2 * f.shape[1] - 1), dtype=U64), None
             if cnt % 2:
                 npt = f[-1].copy() if pt is None else mul(f[-1], pt, p)
             else:
@@ -579,25 +580,59 @@ def from_roots_classical(xs, p):
     return f
 
 
-def monic_products(level, p, keep_transforms=False):
+@lru_cache(maxsize=32)
+def _odd_coset_twist(p: int, N: int) -> np.ndarray:
+    """omega_N^k for k < N/2 (omega_N the plan's root of length N)."""
+    w = root_of_unity(p, N.bit_length() - 1)
+    out = np.empty(N // 2, dtype=U64)
+    out[0] = 1
+    filled, wk = 1, w
+    while filled < N // 2:
+        take = min(filled, N // 2 - filled)
+        out[filled:filled + take] = scale(out[:take], wk, p)
+        filled += take
+        wk = wk * wk % p
+    return out
+
+
+def monic_products(level, p, keep_transforms=False, evens=None):
     """Products of adjacent rows of a (2c, d+1) array of monic polynomials.
 
     Above the classical crossover the product of two monic polynomials of
     degree d is taken cyclically of length 2d (its x^(2d) coefficient, 1,
     wraps onto the constant term and is subtracted back): transforms of half
-    the size a plain product needs."""
+    the size a plain product needs.
+
+    Returns (products, T, E) with ``keep_transforms``: T the rows'
+    length-2d transforms (None on the classical route) and E the pointwise
+    products, which are the products' values on mu_2d, i.e. the first half of
+    their length-4d transforms in the plan's bit-reversed layout.  Passing E
+    back as ``evens`` for the next level leaves only the odd coset
+    omega_4d mu_2d to transform: one length-2d NTT of the coefficients
+    twisted by omega_4d^k (the x^(2d) term, 1, folds onto the constant as
+    omega_4d^(2d) = -1) instead of a length-4d NTT."""
     d = level.shape[1] - 1
     if d <= tuning.POLY_MUL_CLASSICAL_MAX or not ntt_native(p, (2 * d).bit_length() - 1) or d & (d - 1):
         out = mul_rows(level[0::2], level[1::2], p)
-        return (out, None) if keep_transforms else out
+        return (out, None, None) if keep_transforms else out
     N = 2 * d
-    T = ntt_rows(level, N, p)                     # every row: the tree keeps them
-    C = intt_rows(emul(T[0::2], T[1::2], p), p)
+    rows = level.shape[0]
+    if evens is not None and evens.shape[1] == d and evens.shape[0] >= rows:
+        T = np.empty((rows, N), dtype=U64)
+        T[:, :d] = evens[:rows]
+        tw = np.broadcast_to(_odd_coset_twist(p, N), (rows, d))
+        q = emul(level[:, :d], tw, p)
+        q[:, 0] = sub(q[:, 0], np.ascontiguousarray(level[:, d]), p)
+        T[:, d:] = ntt_rows(q, d, p)
+    else:
+        T = ntt_rows(level, N, p)                 # every row: the tree keeps them
+    E = emul(T[0::2], T[1::2], p)
+    C = intt_rows(E.copy() if keep_transforms else E, p)
     out = np.empty((C.shape[0], N + 1), dtype=U64)
     out[:, :N] = C
     out[:, 0] = sub(C[:, 0], np.ones(C.shape[0], dtype=U64), p) if C.shape[0] else C[:, 0]
     out[:, N] = 1
-    return (out, T) if keep_transforms else out
+    return (out, T, E) if keep_transforms else out
 
 
 def from_roots(roots, p):
@@ -610,6 +645,7 @@ def from_roots(roots, p):
     level = np.zeros((m, 2), dtype=U64)
     level[:n, 0] = neg(roots, p)
     level[:, 1] = 1
+    evens = None
     while level.shape[0] > 1:
-        level = monic_products(level, p)
+        level, _, evens = monic_products(level, p, keep_transforms=True, evens=evens)
     return level[0][m - n:].copy()
