@@ -101,6 +101,14 @@ half-GCD 89 ms, eval 10^5 92 ms (flint 3.2 s), interpolate 10^5 114 ms
 roots 3000 / 10^4 / 10^5: 26 ms / 83 ms / 0.80 s (flint fmpz_mod 1.99 s at
 3000: 76x).  Between the two runs the peers moved by up to 40% (flint
 from_roots 10^5 0.44 -> 0.26 s): this VM's speed drifts.
+Then (/tmp timing, min of 5, same session): secea_mod192's Goldilocks form
+(classical products under the trees 25 -> 12 ms per interpolation), sibling
+products in C without strided copies, and each tree level's products
+reused as half of the next level's transforms: eval at 10^5 points 85-87 ms,
+interpolation 121-123 ms (target 100 ms: still missed; the time is spread
+over the tree, 25 ms, the scaled remainder tree for M', 55 ms, and the
+combination, 35 ms, each NTT-bound), from_roots 10^5 24-25 ms.  Minutes
+later the same commands gave 160-200 ms: runs on this VM need repeating.
 
 NTT: Goldilocks butterflies are bound by the modular add/sub (7 integer ops
 each, p being so close to 2^64) at two 512-bit integer ops per cycle on Zen 4;
