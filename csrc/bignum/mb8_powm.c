@@ -207,8 +207,7 @@ ATTR static void powm_ifma(uint64_t *out, const uint64_t *base, const uint64_t *
     amm(x, x, one, m, k0v, L, acc);                       /* out of Montgomery form: <= m */
     canonical(x, m, L);
     memcpy(out, x, L * sizeof(V));
-    volatile uint64_t *zd = d;                            /* digits of secret exponents */
-    for (int l = 0; l < MB_LANES; l++) zd[l] = 0;
+    secea_wipe(d, sizeof d);                              /* digits of secret exponents */
 }
 #endif
 
@@ -231,8 +230,7 @@ int secea_mb8_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, cons
     if (posix_memalign(&raw, 64, nvec * 64)) return -1;
     powm_ifma(out, base, rr, mod, k0, exp, ewords, ebits, L, W, (V *)raw);
     /* the table and accumulators held secret powers: clear before freeing */
-    volatile unsigned char *z = (volatile unsigned char *)raw;
-    for (size_t i = 0; i < nvec * 64; i++) z[i] = 0;
+    secea_wipe(raw, nvec * 64);
     free(raw);
     return 0;
 #else

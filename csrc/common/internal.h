@@ -2,6 +2,7 @@
 #ifndef SECEA_INTERNAL_H
 #define SECEA_INTERNAL_H
 #include <stdint.h>
+#include <string.h>
 #include <stddef.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -87,6 +88,14 @@ static inline uint64_t secea_mulmod(const secea_modctx *c, uint64_t a, uint64_t 
 }
 
 /* 192-bit value top*2^128 + hi*2^64 + lo reduced mod p. */
+/* Zero n bytes of memory that held secrets (a memset the compiler cannot
+ * drop as a dead store; vectorised, unlike a volatile word loop). */
+static inline void secea_wipe(void *p, size_t n)
+{
+    static void *(*const volatile memset_v)(void *, int, size_t) = memset;
+    memset_v(p, 0, n);
+}
+
 #define SECEA_GOLDILOCKS 0xFFFFFFFF00000001ULL
 static inline uint64_t secea_gl_reduce128(secea_u128 x);
 

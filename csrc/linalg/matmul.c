@@ -232,8 +232,7 @@ static void xor_run(xor_job *x)
         h->v->run(&jb);
         if (jb.status) { status = -1; break; }
     }
-    volatile uint64_t *z = scratch;                   /* plaintext queries: wipe */
-    for (size_t i = 0; i < XOR_TILE_ROWS * k; i++) z[i] = 0;
+    secea_wipe(scratch, XOR_TILE_ROWS * k * 8);       /* plaintext queries */
     free(scratch);
     x->status = status;
 }

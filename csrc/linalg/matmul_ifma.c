@@ -257,9 +257,8 @@ static void run_common(secea__mm_job *jb, int limbs)
     }
     /* the panels held rows of A (decrypted queries on the SecEA path) and
      * partial products: wipe before freeing */
-    volatile uint64_t *za = ap, *zm = macc;
-    for (size_t i = 0; i < (size_t)KC * MR * (size_t)limbs; i++) za[i] = 0;
-    for (size_t i = 0; i < n_pad * 48; i++) zm[i] = 0;
+    secea_wipe(ap, (size_t)KC * MR * (size_t)limbs * 8);
+    secea_wipe(macc, n_pad * 48 * 8);
     free(ap);
     free(macc);
     jb->status = 0;
