@@ -304,12 +304,12 @@ queried entities), ``python -m pytest bench/test_secea.py -k ml1m
 * fused query decryption (2026-11-21): the responder decrypts each query
   block 16 rows at a time into an L2 scratch and multiplies from there
   (``linalg.PackedRight.mul_decrypt``), y_v packed once per round.  Same
-  command, six runs over an hour (the VM drifted; one 2-process run had 17.5
-  core-s against 14.7-15.2 in the others): one process 13.9-15.5 s wall,
-  overhead beyond the products at the same run's kernel speed 49, 43, 59,
-  45, 44, 47% (median 46%); two processes 7.6-9.2 s, overhead 48, 51, 45,
-  61, 79, 53% (median 52%); 2 over 1: 1.91, 1.82, 1.97, 1.66, 1.67, 1.79x
-  (median 1.80x).  ``secea-fast run``'s own table counts the fused
+  command, seven runs over an hour (the VM drifted; one 2-process run had
+  17.5 core-s against 14.7-15.9 in the others): one process 13.9-15.9 s
+  wall, overhead beyond the products at the same run's kernel speed 49, 43,
+  59, 45, 44, 47, 59% (median 47%); two processes 7.6-9.2 s, overhead 48,
+  51, 45, 61, 79, 53, 60% (median 53%); 2 over 1: 1.91, 1.82, 1.97, 1.66,
+  1.67, 1.79, 1.92x (median 1.82x).  ``secea-fast run``'s own table counts the fused
   decryption inside "product" (39% "beyond them").  Census shape 26.1 s wall
   (peak RSS 312 MB); entity union (tangent Graeffe roots) 0.44 s / 4.96 s
   for 10^4 / 10^5 entities per client (was 3.05 / 33.0 s).
