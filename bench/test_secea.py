@@ -12,6 +12,7 @@
 
     python -m pytest bench/test_secea.py --benchmark-only -s
 """
+import os
 import resource
 import time
 
@@ -45,17 +46,33 @@ def _timed(fn):
     return time.perf_counter() - t0
 
 
+ML1M_ROUNDS = int(os.environ.get("SECEA_BENCH_ML1M_ROUNDS", "3"))
+
+
+def _round_core(res):
+    return sum(res.seconds[ph] for ph in ("encode", "offline", "responses", "noise", "decode"))
+
+
 @pytest.mark.parametrize("processes", [1, 2])
 def test_secea_round_ml1m(benchmark, ml1m, processes):
-    res = benchmark.pedantic(lambda: runner.run_round(ml1m, processes=processes, threads=1,
-                                                      block_size=192),
-                             rounds=1, iterations=1)
-    prm = res.params
+    """ML1M_ROUNDS rounds (default 3, env SECEA_BENCH_ML1M_ROUNDS), each
+    followed by the kernel-rate measurement: the reported round is the median
+    of the per-round overheads (this VM's speed drifts within minutes)."""
+    runs = []
+
+    def one():
+        res = runner.run_round(ml1m, processes=processes, threads=1, block_size=192)
+        runs.append((res, _kernel_rate(res.union_size, res.params.sub)))
+        return res
+
+    benchmark.pedantic(one, rounds=ML1M_ROUNDS, iterations=1)
+    prm = runs[0][0].params
     sizes = [len(x) for x in ml1m]
-    macs = sum(sizes) * res.union_size * prm.sub * prm.N
-    rate = _kernel_rate(res.union_size, prm.sub)
+    macs = sum(sizes) * runs[0][0].union_size * prm.sub * prm.N
+    overheads = [(_round_core(r) - macs / rate) / (macs / rate) for r, rate in runs]
+    res, rate = runs[sorted(range(len(runs)), key=overheads.__getitem__)[len(runs) // 2]]
     kernel_s = macs / rate
-    round_core = sum(res.seconds[ph] for ph in ("encode", "offline", "responses", "noise", "decode"))
+    round_core = _round_core(res)
     round_wall = sum(res.wall[ph] for ph in ("encode", "offline", "responses", "noise", "decode"))
     info = {
         "processes": processes, "M": res.union_size, "core_seconds": res.seconds,
@@ -64,14 +81,19 @@ def test_secea_round_ml1m(benchmark, ml1m, processes):
         "products_at_kernel_speed_s": kernel_s,
         "overhead_beyond_products": (round_core - kernel_s) / kernel_s,
         "round_wall_s": round_wall, "paper_table6_ml1m_s": PAPER_T6_ML1M,
+        "overheads_all_rounds": overheads,
+        "round_walls_all_rounds": [sum(r.wall[ph] for ph in ("encode", "offline", "responses", "noise", "decode"))
+                                   for r, _ in runs],
     }
     benchmark.extra_info.update(info)
     print(f"\nML-1M shape, {processes} process(es): round {round_wall:.2f} s wall, "
           f"{round_core:.2f} core-s; products at kernel speed ({rate / 1e9:.2f} G MAC/s) "
-          f"{kernel_s:.2f} s; overhead {100 * info['overhead_beyond_products']:.0f}%")
+          f"{kernel_s:.2f} s; overhead {100 * info['overhead_beyond_products']:.0f}% (median of "
+          f"{', '.join(f'{100 * o:.0f}%' for o in overheads)})")
     print(res.table())
     print(f"paper Table 6 (20 processes): {PAPER_T6_ML1M}")
-    test_secea_round_ml1m.walls[processes] = round_wall
+    walls = sorted(info["round_walls_all_rounds"])
+    test_secea_round_ml1m.walls[processes] = walls[len(walls) // 2]
     if len(test_secea_round_ml1m.walls) == 2:
         sp = test_secea_round_ml1m.walls[1] / test_secea_round_ml1m.walls[2]
         benchmark.extra_info["speedup_2_over_1"] = sp
