@@ -124,3 +124,15 @@ def test_non_contiguous_inputs():
     p = 65537
     a = np.arange(20, dtype=np.uint64)[::2]
     assert field.mul(a, a, p).tolist() == ref.mul(a, a, p)
+
+
+@pytest.mark.parametrize("p", [secea_fast.EMBEDDING_PRIME, 2**50 - 27, 1000003, 3])
+def test_mul_by_scalar_every_length_and_edge_scalars(p, backend):
+    """The scalar product's vector routes (Shoup in 52-bit IFMA for p < 2^50)
+    against Python integers, with tails of every length mod 8."""
+    rng = np.random.default_rng(p % 1009)
+    a = rand_elems(rng, p, 37)
+    a[:3] = [0, 1, p - 1]
+    for k in {0, 1, p - 1, int(rng.integers(0, p)), p // 2}:
+        for n in (1, 7, 8, 9, 37):
+            assert field.mul(a[:n], k, p).tolist() == [int(x) * k % p for x in a[:n]]

@@ -105,8 +105,39 @@ static struct {
     scal_fn mul_scalar;
     dot_fn dot_rows;
     const char *name;
+    int ifma;               /* AVX-512 IFMA: 52-bit Shoup products by a scalar */
 } FP = {add_portable, sub_portable, mul_portable, neg_portable, mul_scalar_portable,
-        dot_rows_portable, "portable"};
+        dot_rows_portable, "portable", 0};
+
+#if SECEA_X86
+#include <immintrin.h>
+/* out = a k mod p for p < 2^50, k < p, a[i] < p, by Shoup's method in 52-bit
+ * IFMA arithmetic (Harvey, J. Symb. Comp. 60, 2014): with k' = floor(k 2^52
+ * / p) and q = floor(a k' / 2^52), a k - q p lies in [0, 2p) and 2p < 2^52,
+ * so it is the low 52 bits of a k minus those of q p; one masked subtraction
+ * makes it canonical.  Three IFMA per 8 products, against the double
+ * quotient estimate's conversions (0.56 ns per product, the query stream's
+ * scaling). */
+SECEA_TARGET("avx512f,avx512ifma")
+static void mul_scalar_shoup52(uint64_t *out, const uint64_t *a, uint64_t k, size_t n, uint64_t p)
+{
+    const uint64_t ks = (uint64_t)(((secea_u128)k << 52) / p);
+    const __m512i kv = _mm512_set1_epi64((long long)k), ksv = _mm512_set1_epi64((long long)ks);
+    const __m512i pv = _mm512_set1_epi64((long long)p), mask = _mm512_set1_epi64((long long)((1ULL << 52) - 1));
+    const __m512i zero = _mm512_setzero_si512();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512i x = _mm512_loadu_si512((const void *)(a + i));
+        __m512i q = _mm512_madd52hi_epu64(zero, x, ksv);
+        __m512i r = _mm512_sub_epi64(_mm512_madd52lo_epu64(zero, x, kv), _mm512_madd52lo_epu64(zero, q, pv));
+        r = _mm512_and_si512(r, mask);
+        r = _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(r, pv), r, pv);
+        _mm512_storeu_si512((void *)(out + i), r);
+    }
+    const double pinv = 1.0 / (double)p;
+    for (; i < n; i++) out[i] = secea_mulmod_f64(a[i], k, p, pinv);
+}
+#endif
 
 void secea__field_select(int force_portable)
 {
@@ -114,17 +145,20 @@ void secea__field_select(int force_portable)
     if (!force_portable && secea_cpu_supports("avx512dq") && secea_cpu_supports("bmi2")) {
         FP.add = add_avx512; FP.sub = sub_avx512; FP.mul = mul_avx512; FP.neg = neg_avx512;
         FP.mul_scalar = mul_scalar_avx512; FP.dot_rows = dot_rows_avx512; FP.name = "avx512";
+        FP.ifma = secea_cpu_supports("avx512ifma");
         return;
     }
     if (!force_portable && secea_cpu_supports("avx2") && secea_cpu_supports("bmi2")) {
         FP.add = add_avx2; FP.sub = sub_avx2; FP.mul = mul_avx2; FP.neg = neg_avx2;
         FP.mul_scalar = mul_scalar_avx2; FP.dot_rows = dot_rows_avx2; FP.name = "avx2";
+        FP.ifma = 0;
         return;
     }
 #endif
     (void)force_portable;
     FP.add = add_portable; FP.sub = sub_portable; FP.mul = mul_portable; FP.neg = neg_portable;
     FP.mul_scalar = mul_scalar_portable; FP.dot_rows = dot_rows_portable; FP.name = "portable";
+    FP.ifma = 0;
 }
 
 const char *secea__field_variant(void) { return FP.name; }
@@ -143,6 +177,7 @@ void secea_fp_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t k, size_t n,
 {
 #if SECEA_X86
     if (p == SECEA_GOLDILOCKS && FP.mul == mul_avx512) { secea__gl_mul_scalar_avx512(out, a, k, n); return; }
+    if (FP.ifma && p < SECEA_F64_MAX_P && k < p) { mul_scalar_shoup52(out, a, k, n, p); return; }
 #endif
     FP.mul_scalar(out, a, k, n, p);
 }
