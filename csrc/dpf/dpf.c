@@ -560,9 +560,8 @@ static int gen_unit(void *vctx, size_t unit, void *scratch)
         }
     }
     /* wipe the secret working state */
-    volatile uint8_t *vx = (volatile uint8_t *)X, *vh = (volatile uint8_t *)H;
-    for (size_t i = 0; i < sizeof X; i++) vx[i] = 0;
-    for (size_t i = 0; i < sizeof H; i++) vh[i] = 0;
+    secea_wipe(X, sizeof X);
+    secea_wipe(H, sizeof H);
     return 0;
 }
 

@@ -27,12 +27,6 @@ static inline void aes_set(const secea__aes_impl *p)
     __atomic_store_n(&aes_impl, p, __ATOMIC_RELEASE);
 }
 
-static void aes_wipe(void *p, size_t n)
-{
-    static void *(*const volatile memset_v)(void *, int, size_t) = memset;
-    memset_v(p, 0, n);
-}
-
 static inline uint64_t ld64be(const uint8_t *p)
 {
     uint64_t v = 0;
@@ -64,9 +58,9 @@ void secea_aes128_ctr(uint8_t *out, size_t nbytes, const uint8_t *key, const uin
         uint8_t tmp[16];
         impl->ctr(rk, tmp, 1, hi, lo);
         memcpy(out, tmp, tail);
-        aes_wipe(tmp, sizeof tmp);
+        secea_wipe(tmp, sizeof tmp);
     }
-    aes_wipe(rk, sizeof rk);
+    secea_wipe(rk, sizeof rk);
 }
 
 void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key)
@@ -76,7 +70,7 @@ void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, c
     _Alignas(64) uint8_t rk[SECEA_AES_RK_BYTES];
     impl->expand(rk, key);
     impl->ecb(rk, out, in, nblocks);
-    aes_wipe(rk, sizeof rk);
+    secea_wipe(rk, sizeof rk);
 }
 
 #if SECEA_X86

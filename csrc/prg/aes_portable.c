@@ -170,12 +170,6 @@ static void encrypt4(u32 s[16], const u32 rk[44])
     }
 }
 
-static void wipe(void *p, size_t n)
-{
-    static void *(*const volatile memset_v)(void *, int, size_t) = memset;
-    memset_v(p, 0, n);
-}
-
 static void load_rk(u32 w[44], const uint8_t *rk)
 {
     for (int i = 0; i < 44; i++) w[i] = ld32le(rk + 4 * i);
@@ -200,7 +194,7 @@ static void expand_portable(uint8_t *rk, const uint8_t *key)
         w[i] = w[i - 4] ^ t;
     }
     for (int i = 0; i < 44; i++) st32le(rk + 4 * i, w[i]);
-    wipe(w, sizeof w);
+    secea_wipe(w, sizeof w);
 }
 
 static void ctr_portable(const uint8_t *rkb, uint8_t *out, size_t nblocks,
@@ -224,7 +218,7 @@ static void ctr_portable(const uint8_t *rkb, uint8_t *out, size_t nblocks,
         out += 16 * m;
         nblocks -= m;
     }
-    wipe(rk, sizeof rk);
+    secea_wipe(rk, sizeof rk);
 }
 
 static void ecb_portable(const uint8_t *rkb, uint8_t *out, const uint8_t *in, size_t nblocks)
@@ -240,7 +234,7 @@ static void ecb_portable(const uint8_t *rkb, uint8_t *out, const uint8_t *in, si
         out += 16 * m;
         nblocks -= m;
     }
-    wipe(rk, sizeof rk);
+    secea_wipe(rk, sizeof rk);
 }
 
 const secea__aes_impl secea__aes_impl_portable = {

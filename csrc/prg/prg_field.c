@@ -19,12 +19,6 @@
 
 #define PRGF_CHUNK 32768u
 
-static void prgf_wipe(void *p, size_t n)
-{
-    static void *(*const volatile memset_v)(void *, int, size_t) = memset;
-    memset_v(p, 0, n);
-}
-
 static void iv_add(uint8_t iv[16], uint64_t blocks)
 {
     /* big-endian 128-bit add */
@@ -184,8 +178,8 @@ uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const 
         iv_add(ctr, nbytes / 16);
         off = 0;
     }
-    prgf_wipe(buf, sizeof buf);
-    prgf_wipe(cbuf, sizeof cbuf);
+    secea_wipe(buf, sizeof buf);
+    secea_wipe(cbuf, sizeof cbuf);
     return bad_base ? UINT64_MAX : consumed;
 }
 
@@ -223,7 +217,7 @@ int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_
         iv_add(ctr, nbytes / 16);
         off = 0;
     }
-    prgf_wipe(buf, sizeof buf);
-    if (coef != 1) prgf_wipe(sbuf, sizeof sbuf);
+    secea_wipe(buf, sizeof buf);
+    if (coef != 1) secea_wipe(sbuf, sizeof sbuf);
     return bad != 0;
 }
