@@ -243,17 +243,13 @@ class Prg:
             raise ValueError("check=True needs the prime p")
         if src.size == 0:
             return out
-        if self._pos % 8:
-            self.bytes(8 - self._pos % 8)      # realign to a word boundary
-        block, skip = divmod(self._pos, 16)
+        key, block, skip = self.claim_stream(src.size)
         bad = lib.secea_prg_xor(ffi.from_buffer("uint64_t[]", out, require_writable=True),
-                                ffi.from_buffer("uint64_t[]", src), src.size, self._key,
+                                ffi.from_buffer("uint64_t[]", src), src.size, key,
                                 block.to_bytes(16, "big"), skip, p, coef,
                                 1 if check else 0)
-        self._pos += 8 * src.size
         if bad:
             raise ValueError("decrypted message has entries >= p")
-        return out
         return out
 
     def _field_into(self, out, p, base, negate, coef=1):
