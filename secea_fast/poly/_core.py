@@ -580,19 +580,25 @@ def from_roots_classical(xs, p):
     return f
 
 
+def powers(h, n, p):
+    """[1, h, h^2, ..., h^(n-1)] mod p (by doubling: log n vector products)."""
+    out = np.empty(n, dtype=U64)
+    if n == 0:
+        return out
+    out[0] = 1 % p
+    filled, hk = 1, h % p
+    while filled < n:
+        take = min(filled, n - filled)
+        out[filled:filled + take] = scale(out[:take], hk, p)
+        filled += take
+        hk = hk * hk % p
+    return out
+
+
 @lru_cache(maxsize=32)
 def _odd_coset_twist(p: int, N: int) -> np.ndarray:
     """omega_N^k for k < N/2 (omega_N the plan's root of length N)."""
-    w = root_of_unity(p, N.bit_length() - 1)
-    out = np.empty(N // 2, dtype=U64)
-    out[0] = 1
-    filled, wk = 1, w
-    while filled < N // 2:
-        take = min(filled, N // 2 - filled)
-        out[filled:filled + take] = scale(out[:take], wk, p)
-        filled += take
-        wk = wk * wk % p
-    return out
+    return powers(root_of_unity(p, N.bit_length() - 1), N // 2, p)
 
 
 def monic_products(level, p, keep_transforms=False, evens=None):

@@ -46,7 +46,8 @@ from functools import lru_cache
 import numpy as np
 
 from .._native import lib, u64ptr
-from ._core import GOLDILOCKS, U64, batch_inv, deg, derivative, emul, mul, plan, scale, trim
+from ._core import GOLDILOCKS, U64, add_rows, batch_inv, deg, derivative, emul, mul, plan, scale, trim
+from ._core import powers as _powers
 
 P = GOLDILOCKS
 GENERATOR = 7                      # a generator of F_p^* for Goldilocks
@@ -59,22 +60,6 @@ def _root(order):
     """A primitive root of unity of the given order (order | p - 1)."""
     assert (P - 1) % order == 0
     return pow(GENERATOR, (P - 1) // order, P)
-
-
-def powers(h, n):
-    """[1, h, h^2, ..., h^(n-1)] mod p (by doubling: log n vector products)."""
-    out = np.empty(n, dtype=U64)
-    if n == 0:
-        return out
-    out[0] = 1
-    filled = 1
-    hk = h % P
-    while filled < n:
-        take = min(filled, n - filled)
-        out[filled:filled + take] = scale(out[:take], hk, P)
-        filled += take
-        hk = hk * hk % P
-    return out
 
 
 def _prefix_products(a):
@@ -106,7 +91,7 @@ def taylor_shift(f, tau):
         return f.copy()
     fact, ifact = _factorials(n)
     F = emul(f, fact, P)[::-1].copy()                 # F[n-1-i] = f_i i!
-    E = emul(powers(tau, n), ifact, P)
+    E = emul(_powers(tau, n, P), ifact, P)
     c = mul(F, E, P)[:n][::-1].copy()                 # c[k] = sum_i f_i i! E_(i-k)
     return emul(c, ifact, P)
 
@@ -118,7 +103,7 @@ class _Plan:
         self.logd = logd
         self.D = 1 << logd
         self.pl = plan(P, logd)
-        self.tw2 = powers(_root(2 * self.D), self.D)     # omega_2D^k: the odd coset of mu_D in mu_2D
+        self.tw2 = _powers(_root(2 * self.D), self.D, P)     # omega_2D^k: the odd coset of mu_D in mu_2D
 
     def fwd(self, a):
         lib.secea_ntt_forward(self.pl, u64ptr(a), 1)
@@ -134,12 +119,6 @@ class _Plan:
         return a
 
 
-def _add(a, b):
-    out = np.empty_like(a)
-    lib.secea_fp_add(u64ptr(out), u64ptr(a), u64ptr(b), a.size, P)
-    return out
-
-
 def graeffe_odd_ref(a, b, r, pn):
     """Tangent Graeffe transform of odd order r of A + eps B (coefficient
     arrays of length D, degree < D): the coefficients of G_r(A) + eps (...).
@@ -150,7 +129,7 @@ def graeffe_odd_ref(a, b, r, pn):
     y_j = z_j^r reads coefficient k at index r k mod D."""
     D = pn.D
     zeta = _root(r)
-    step = powers(zeta, D)                  # zeta^k
+    step = _powers(zeta, D, P)                  # zeta^k
     tw = np.ones(D, dtype=U64)              # zeta^(c k)
     Pv = Qv = None
     for c in range(r):
@@ -159,7 +138,7 @@ def graeffe_odd_ref(a, b, r, pn):
         if Pv is None:
             Pv, Qv = ac, bc
         else:
-            Qv = _add(pn.mul_into(Qv, ac), pn.mul_into(bc, Pv))     # Q A_c + P B_c
+            Qv = add_rows(pn.mul_into(Qv, ac), pn.mul_into(bc, Pv), P)     # Q A_c + P B_c
             pn.mul_into(Pv, ac)
         if c + 1 < r:
             tw = pn.mul_into(tw, step)
@@ -188,7 +167,7 @@ def graeffe_binary_ref(a, b, steps, pn):
         a0, a1 = XA[0::2].copy(), XA[1::2].copy()
         b0, b1 = XB[0::2].copy(), XB[1::2].copy()
         va = emul(a0, a1, P)
-        vb = _add(pn.mul_into(a0, b1), pn.mul_into(b0, a1))
+        vb = add_rows(pn.mul_into(a0, b1), pn.mul_into(b0, a1), P)
         a = pn.inv(va.copy())
         b = pn.inv(vb.copy())
         if t + 1 < steps:
@@ -221,7 +200,7 @@ class _Rader:
         self.s = Q << j
         self.eta = _root(self.s)
         wq = pow(self.eta, 1 << j, P)                       # primitive 65537-th root
-        self.wq_pow = powers(wq, Q)
+        self.wq_pow = _powers(wq, Q, P)
         g = np.ones(Q - 1, dtype=np.int64)
         for b in range(1, Q - 1):
             g[b] = g[b - 1] * Q_GENERATOR % Q
@@ -230,7 +209,7 @@ class _Rader:
         self.pn = _Plan(16)
         v = self.wq_pow[self.perm_neg]                      # omega^(g^-c)
         self.vhat = self.pn.fwd(np.ascontiguousarray(v))
-        self.eta_pow = powers(self.eta, 1 << j)
+        self.eta_pow = _powers(self.eta, 1 << j, P)
 
     def dft(self, x):
         """X[i, k] = sum_n x[i, n] omega_q^(n k), k < q, for the rows of x (rows, q)."""
@@ -245,7 +224,7 @@ class _Rader:
         hi = (x >> np.uint64(32)).sum(axis=1)
         for i in range(rows):
             X[i, 0] = (int(lo[i]) + (int(hi[i]) << 32)) % P
-            X[i, self.perm_neg] = _add(u[i], np.full(Q - 1, x[i, 0], dtype=U64))
+            X[i, self.perm_neg] = add_rows(u[i], np.full(Q - 1, x[i, 0], dtype=U64), P)
         return X
 
     def roots_of(self, a, da, b):
@@ -269,13 +248,13 @@ class _Rader:
     def _coset(self, c, polys, n):
         """Values of the polynomials on the coset eta^c mu_q: (len(polys), q)."""
         L = -(-max(n, 1) // Q) * Q
-        tw = powers(int(self.eta_pow[c]), n) if c else None
+        tw = _powers(int(self.eta_pow[c]), n, P) if c else None
         folded = np.zeros((len(polys), L), dtype=U64)
         for i, f in enumerate(polys):
             folded[i, : len(f)] = emul(f, tw[: len(f)], P) if c else f
         acc = folded[:, :Q].copy()
         for t in range(1, L // Q):
-            acc = _add(acc, folded[:, t * Q:(t + 1) * Q].copy())
+            acc = add_rows(acc, folded[:, t * Q:(t + 1) * Q], P)
         return self.dft(acc)
 
     def evaluate(self, *polys):
@@ -350,7 +329,7 @@ def graeffe_round(f, tau=None):
     omega = rad.point(cs, ks)
     ratio = emul(emul(omega, vda, P), batch_inv(vb, P), P)
     shifted = scale(ratio, m, P)
-    alphas = _add(shifted, np.full(len(shifted), tau, dtype=U64))
+    alphas = add_rows(shifted, np.full(len(shifted), tau, dtype=U64), P)
     return np.concatenate([np.array(found, dtype=U64), alphas]), collided
 
 
