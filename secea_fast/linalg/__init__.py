@@ -97,60 +97,60 @@ class PackedRight:
                 raise MemoryError(f"could not pack a {B.shape[0]}x{B.shape[1]} matrix")
             self._h = ffi.gc(raw, lib.secea_fp_mat_pack_free)
 
-    def mul(self, A, threads=None, out=None, check=True):
-        """``A @ B mod p`` for A (m x k); ``check=False`` skips the range scan
-        of A (callers whose A comes out of a checked kernel)."""
-        k, n = self.shape
+    def _left(self, A, check):
+        """A (m x k) validated: range-scanned when ``check``, else only its
+        layout (callers whose A comes out of a checked kernel)."""
         if check:
             A = check_elements(A, self.p, "A", ndim=2)
         elif not (isinstance(A, np.ndarray) and A.dtype == np.uint64 and A.ndim == 2 and A.flags.c_contiguous):
             raise TypeError("A must be a C-contiguous 2-D uint64 array")
-        if A.shape[1] != k:
+        if A.shape[1] != self.shape[0]:
             raise ValueError(f"shape mismatch: A is {A.shape}, B is {self.shape}")
-        m = A.shape[0]
+        return A
+
+    def _status(self, rc, m):
+        if rc:
+            k, n = self.shape
+            raise MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
+
+    def mul(self, A, threads=None, out=None, check=True):
+        """``A @ B mod p`` for A (m x k); ``check=False`` skips the range scan
+        of A (callers whose A comes out of a checked kernel)."""
+        A = self._left(A, check)
+        m, n = A.shape[0], self.shape[1]
         C = np.empty((m, n), dtype=np.uint64) if out is None else _check_out(out, (m, n), A)
         if C.size == 0:
             return C
         if self._h is None:                      # k == 0
             C[:] = 0
             return C
-        if lib.secea_fp_mat_mul_packed(u64ptr(C), u64ptr(A), self._h, m, resolve_threads(threads)) != 0:
-            raise MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
+        self._status(lib.secea_fp_mat_mul_packed(u64ptr(C), u64ptr(A), self._h, m, resolve_threads(threads)), m)
         return C
 
-
-def _decrypt_mul(self, A, prg, threads=None):
-    """``(A XOR pad) @ B mod p`` where the pad is the next ``8 * A.size``
-    bytes of ``prg`` (what ``prg.xor_into(out, A, p, check=True)`` would
-    decrypt), without materialising the plaintext: 16 rows at a time are
-    decrypted into cache and multiplied from there.  ``DecryptedRangeError``
-    (a ValueError) if a decrypted entry is >= p."""
-    k, n = self.shape
-    if not (isinstance(A, np.ndarray) and A.dtype == np.uint64 and A.ndim == 2 and A.flags.c_contiguous):
-        raise TypeError("A must be a C-contiguous 2-D uint64 array")
-    if A.shape[1] != k:
-        raise ValueError(f"shape mismatch: A is {A.shape}, B is {self.shape}")
-    m = A.shape[0]
-    threads = resolve_threads(threads)           # before the stream moves
-    C = np.empty((m, n), dtype=np.uint64)
-    if A.size == 0:                              # as xor_into: nothing consumed
+    def mul_decrypt(self, A, prg, threads=None):
+        """``(A XOR pad) @ B mod p`` where the pad is the next ``8 * A.size``
+        bytes of ``prg`` (what ``prg.xor_into(out, A, p, check=True)`` would
+        decrypt), without materialising the plaintext: 16 rows at a time are
+        decrypted into cache and multiplied from there.  ``DecryptedRangeError``
+        (a ValueError) if a decrypted entry is >= p."""
+        A = self._left(A, check=False)
+        m, n = A.shape[0], self.shape[1]
+        threads = resolve_threads(threads)       # before the stream moves
+        C = np.empty((m, n), dtype=np.uint64)
+        if A.size == 0:                          # as xor_into: nothing consumed
+            return C
+        if self._h is None:                      # n == 0: decrypt only to check the entries
+            try:
+                prg.xor_into(np.empty_like(A), A, self.p, check=True)
+            except ValueError:
+                raise DecryptedRangeError("decrypted entries must be < p") from None
+            return C
+        key, block, skip = prg.claim_stream(A.size)
+        rc = lib.secea_fp_mat_mul_packed_xor(u64ptr(C), u64ptr(A), self._h, m, threads, key, block, skip)
+        if rc == 1:
+            raise DecryptedRangeError("decrypted entries must be < p")
+        self._status(rc, m)
         return C
-    if self._h is None:                          # n == 0: decrypt only to check the entries
-        try:
-            prg.xor_into(np.empty_like(A), A, self.p, check=True)
-        except ValueError:
-            raise DecryptedRangeError("decrypted entries must be < p") from None
-        return C
-    key, block, skip = prg.claim_stream(A.size)
-    rc = lib.secea_fp_mat_mul_packed_xor(u64ptr(C), u64ptr(A), self._h, m, threads, key, block, skip)
-    if rc == 1:
-        raise DecryptedRangeError("decrypted entries must be < p")
-    if rc:
-        raise MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
-    return C
-
-
-PackedRight.mul_decrypt = _decrypt_mul
 
 
 def _matmul_reduced(A, B, p, threads=None):
