@@ -15,17 +15,6 @@
 
 #define GL SECEA_GOLDILOCKS
 
-static uint64_t gl_pow(uint64_t a, uint64_t e)
-{
-    uint64_t r = 1;
-    while (e) {
-        if (e & 1) r = secea_gl_mul(r, a);
-        a = secea_gl_mul(a, a);
-        e >>= 1;
-    }
-    return r;
-}
-
 static void gl_powers(uint64_t *out, uint64_t h, size_t n)
 {
     if (n == 0) return;
@@ -115,7 +104,9 @@ int secea_gl_graeffe2(const secea_ntt_plan *pl, uint64_t *a, uint64_t *b, unsign
     uint64_t *mem = malloc(7 * D * sizeof(uint64_t));
     if (!mem) return -1;
     uint64_t *XA = mem, *XB = mem + 2 * D, *tw = mem + 4 * D, *e0 = mem + 5 * D, *e1 = mem + 6 * D;
-    gl_powers(tw, gl_pow(7, (GL - 1) / (2 * D)), D);      /* omega_2D^k (7 generates F_p^*) */
+    secea_modctx c;
+    secea_modctx_init(&c, GL);
+    gl_powers(tw, secea_powmod(&c, 7, (GL - 1) / (2 * D)), D);   /* omega_2D^k (7 generates F_p^*) */
     memcpy(XA, a, D * sizeof(uint64_t));
     memcpy(XB, b, D * sizeof(uint64_t));
     secea_ntt_forward(pl, XA, 1);
