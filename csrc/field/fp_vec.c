@@ -105,9 +105,8 @@ static struct {
     scal_fn mul_scalar;
     dot_fn dot_rows;
     const char *name;
-    int ifma;               /* AVX-512 IFMA: 52-bit Shoup products by a scalar */
 } FP = {add_portable, sub_portable, mul_portable, neg_portable, mul_scalar_portable,
-        dot_rows_portable, "portable", 0};
+        dot_rows_portable, "portable"};
 
 #if SECEA_X86
 #include <immintrin.h>
@@ -137,28 +136,47 @@ static void mul_scalar_shoup52(uint64_t *out, const uint64_t *a, uint64_t k, siz
     const double pinv = 1.0 / (double)p;
     for (; i < n; i++) out[i] = secea_mulmod_f64(a[i], k, p, pinv);
 }
+
+/* The AVX-512 variant's products: Goldilocks through the 8-lane product of
+ * ntt_avx512.c (3.5x the scalar mulx loop of mul_avx512), other primes
+ * through the generated bodies; by a scalar with IFMA, p < 2^50 by Shoup. */
+static void mul_avx512_v(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p)
+{
+    if (p == SECEA_GOLDILOCKS) secea__gl_mul_avx512(out, a, b, n);
+    else mul_avx512(out, a, b, n, p);
+}
+
+static void mul_scalar_avx512_v(uint64_t *out, const uint64_t *a, uint64_t k, size_t n, uint64_t p)
+{
+    if (p == SECEA_GOLDILOCKS) secea__gl_mul_scalar_avx512(out, a, k, n);
+    else mul_scalar_avx512(out, a, k, n, p);
+}
+
+static void mul_scalar_avx512_ifma(uint64_t *out, const uint64_t *a, uint64_t k, size_t n, uint64_t p)
+{
+    if (p < SECEA_F64_MAX_P && k < p) mul_scalar_shoup52(out, a, k, n, p);
+    else mul_scalar_avx512_v(out, a, k, n, p);
+}
 #endif
 
 void secea__field_select(int force_portable)
 {
 #if SECEA_X86
     if (!force_portable && secea_cpu_supports("avx512dq") && secea_cpu_supports("bmi2")) {
-        FP.add = add_avx512; FP.sub = sub_avx512; FP.mul = mul_avx512; FP.neg = neg_avx512;
-        FP.mul_scalar = mul_scalar_avx512; FP.dot_rows = dot_rows_avx512; FP.name = "avx512";
-        FP.ifma = secea_cpu_supports("avx512ifma");
+        FP.add = add_avx512; FP.sub = sub_avx512; FP.mul = mul_avx512_v; FP.neg = neg_avx512;
+        FP.mul_scalar = secea_cpu_supports("avx512ifma") ? mul_scalar_avx512_ifma : mul_scalar_avx512_v;
+        FP.dot_rows = dot_rows_avx512; FP.name = "avx512";
         return;
     }
     if (!force_portable && secea_cpu_supports("avx2") && secea_cpu_supports("bmi2")) {
         FP.add = add_avx2; FP.sub = sub_avx2; FP.mul = mul_avx2; FP.neg = neg_avx2;
         FP.mul_scalar = mul_scalar_avx2; FP.dot_rows = dot_rows_avx2; FP.name = "avx2";
-        FP.ifma = 0;
         return;
     }
 #endif
     (void)force_portable;
     FP.add = add_portable; FP.sub = sub_portable; FP.mul = mul_portable; FP.neg = neg_portable;
     FP.mul_scalar = mul_scalar_portable; FP.dot_rows = dot_rows_portable; FP.name = "portable";
-    FP.ifma = 0;
 }
 
 const char *secea__field_variant(void) { return FP.name; }
@@ -166,21 +184,8 @@ const char *secea__field_variant(void) { return FP.name; }
 void secea_fp_add(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { FP.add(out, a, b, n, p); }
 void secea_fp_sub(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { FP.sub(out, a, b, n, p); }
 void secea_fp_neg(uint64_t *out, const uint64_t *a, size_t n, uint64_t p) { FP.neg(out, a, n, p); }
-void secea_fp_mul(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p)
-{
-#if SECEA_X86
-    if (p == SECEA_GOLDILOCKS && FP.mul == mul_avx512) { secea__gl_mul_avx512(out, a, b, n); return; }
-#endif
-    FP.mul(out, a, b, n, p);
-}
-void secea_fp_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t k, size_t n, uint64_t p)
-{
-#if SECEA_X86
-    if (p == SECEA_GOLDILOCKS && FP.mul == mul_avx512) { secea__gl_mul_scalar_avx512(out, a, k, n); return; }
-    if (FP.ifma && p < SECEA_F64_MAX_P && k < p) { mul_scalar_shoup52(out, a, k, n, p); return; }
-#endif
-    FP.mul_scalar(out, a, k, n, p);
-}
+void secea_fp_mul(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { FP.mul(out, a, b, n, p); }
+void secea_fp_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t k, size_t n, uint64_t p) { FP.mul_scalar(out, a, k, n, p); }
 void secea_fp_dot_rows(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t rows, size_t len, size_t b_stride, uint64_t p)
 {
     FP.dot_rows(out, a, b, rows, len, b_stride, p);
