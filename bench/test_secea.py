@@ -49,8 +49,15 @@ def _timed(fn):
 ML1M_ROUNDS = int(os.environ.get("SECEA_BENCH_ML1M_ROUNDS", "3"))
 
 
+ROUND_PHASES = ("encode", "offline", "responses", "noise", "decode")   # a round without the union
+
+
 def _round_core(res):
-    return sum(res.seconds[ph] for ph in ("encode", "offline", "responses", "noise", "decode"))
+    return sum(res.seconds[ph] for ph in ROUND_PHASES)
+
+
+def _round_wall(res):
+    return sum(res.wall[ph] for ph in ROUND_PHASES)
 
 
 @pytest.mark.parametrize("processes", [1, 2])
@@ -73,7 +80,7 @@ def test_secea_round_ml1m(benchmark, ml1m, processes):
     res, rate = runs[sorted(range(len(runs)), key=overheads.__getitem__)[len(runs) // 2]]
     kernel_s = macs / rate
     round_core = _round_core(res)
-    round_wall = sum(res.wall[ph] for ph in ("encode", "offline", "responses", "noise", "decode"))
+    round_wall = _round_wall(res)
     info = {
         "processes": processes, "M": res.union_size, "core_seconds": res.seconds,
         "wall_seconds": res.wall, "bytes_via_server": res.bytes,
@@ -82,8 +89,7 @@ def test_secea_round_ml1m(benchmark, ml1m, processes):
         "overhead_beyond_products": (round_core - kernel_s) / kernel_s,
         "round_wall_s": round_wall, "paper_table6_ml1m_s": PAPER_T6_ML1M,
         "overheads_all_rounds": overheads,
-        "round_walls_all_rounds": [sum(r.wall[ph] for ph in ("encode", "offline", "responses", "noise", "decode"))
-                                   for r, _ in runs],
+        "round_walls_all_rounds": [_round_wall(r) for r, _ in runs],
     }
     benchmark.extra_info.update(info)
     print(f"\nML-1M shape, {processes} process(es): round {round_wall:.2f} s wall, "
@@ -108,7 +114,7 @@ def test_secea_round_census(benchmark):
     res = benchmark.pedantic(lambda: runner.run_round(local, processes=2), rounds=1, iterations=1)
     peak_kb = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                   resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-    round_wall = sum(res.wall[ph] for ph in ("encode", "offline", "responses", "noise", "decode"))
+    round_wall = _round_wall(res)
     benchmark.extra_info.update({"M": res.union_size, "core_seconds": res.seconds,
                                  "wall_seconds": res.wall, "round_wall_s": round_wall,
                                  "peak_rss_mb": peak_kb / 1024,
