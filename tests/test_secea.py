@@ -8,6 +8,7 @@ import pytest
 
 from secea_fast import EMBEDDING_PRIME as P, GOLDILOCKS as GL, poly
 from secea_fast.protocols import runner, secea
+from secea_fast.prg import Prg
 from secea_fast.protocols.secea import Client, Message, SecEAParams, Server
 
 
@@ -392,3 +393,46 @@ def test_queries_do_not_depend_on_the_tile_size(monkeypatch, T, N):
     for other in outs[1:]:
         for a, b in zip(outs[0], other):
             assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("N,T", [(3, 1), (6, 2)])
+def test_queries_are_sent_divided_by_c_v_and_answered_exactly(N, T):
+    """Deviation pinned: the query sent to v is eq. (16)'s q_{n,v,e} divided
+    by c_v = l_{K+1}(alpha_v), and v's answer (pads removed) is still
+    <q_{n,v,e}, y_v> of eq. (20) for the paper's q and v's own share."""
+    prm = secea.SecEAParams(N=N, d=3, T=T)
+    cs = [secea.Client(n, prm, [f"e{i}" for i in range(n, 9 + 2 * n)]) for n in range(N)]
+    srv = secea.Server(prm)
+    keys = [c.public_key for c in cs]
+    for c in cs:
+        c.set_peer_keys(keys)
+    tot = srv.psu_sum([c.psu_upload(20, 1) for c in cs])
+    for c in cs:
+        c.psu_finish(tot)
+    rng = np.random.default_rng(N)
+    locs = [{k: rng.uniform(-1, 1, 3) for k in c.ids} for c in cs]
+    msgs = [c.share(locs[i], 1) for i, c in enumerate(cs)]
+    for v, c in enumerate(cs):
+        c.receive_shares([msgs[n][v] for n in range(N)])
+    n, members, K = 1, [0, 2, 3], prm.K
+    q0 = cs[n]
+    B, M = len(members), q0.M
+    # the paper's query (eq. 15-16) from the same z streams
+    Z = np.empty((T, B * M), dtype=np.uint64)
+    for t in range(T):
+        Prg(q0._query_seed, secea._domain(1, "query-z" + (str(t) if t else ""), n, n, 0)).field_into(Z[t], P)
+    onehot = np.zeros(B * M, dtype=object)
+    onehot[np.arange(B) * M + q0.positions[members]] = 1
+    for v, msg in enumerate(q0.queries(1, 0, members)):
+        c = [int(x) for x in prm.share_matrix[v, K:]]
+        paper = (int(prm.query_onehot[v]) * onehot + sum(c[t] * Z[t].astype(object) for t in range(T))) % P
+        sent = msg.data.reshape(-1)
+        if v != n:
+            sent = q0._pad(v, secea._domain(1, "query", n, v, 0)).xor_into(np.empty_like(sent), sent, P)
+        assert c[0] == int(prm.query_scale[v]) != 0
+        assert np.array_equal(sent.astype(object) * c[0] % P, paper)
+        A = cs[v].answer(msg).data
+        pad = cs[v]._pad(n, secea._domain(1, "response", v, n, 0)).field_into(np.empty_like(A), P)
+        got = (A.astype(object) - pad.astype(object)) % P
+        want = paper.reshape(B, M).dot(cs[v]._y.astype(object)) % P
+        assert np.array_equal(got, want)

@@ -58,6 +58,11 @@ Deviations and choices, each pinned by a test:
   sampling (0.4 instead of 1.5 ns per element).  Responses keep an F_p pad,
   because the server adds its noise under the pad (eq. 20), and the union
   vectors keep F_p masks, because they must cancel in the server's sum (eq. 4).
+* Queries are sent divided by the public, nonzero c_v = l_{K+1}(alpha_v)
+  and responder v multiplies its share by c_v once per round instead: the
+  responses are eq. (20)'s exactly, every view is a public bijection of the
+  paper's, and for T = 1 building a query needs no field multiplication
+  (``Client.iter_queries``).
 * Footnote 1's padding (a client with fewer than k entities repeats some of
   its own hashes) gives f_n repeated roots; ``poly.roots`` reports each once.
 * Entity hashes are SHA-256 of a domain-separated, type-tagged encoding,
@@ -241,6 +246,29 @@ class SecEAParams:
             dtype=np.uint64))
 
     @property
+    def query_scale(self) -> np.ndarray:
+        """(N,): l_{K+1}(alpha_v), the coefficient of z^{.,1} in q_{n,v,e}
+        (eq. 15); nonzero because alpha_v is not a beta.  Queries are sent
+        divided by it and responder v multiplies its share y_v by it instead
+        (see ``Client.iter_queries``)."""
+        return np.ascontiguousarray(self.share_matrix[:, self.K])
+
+    @property
+    def query_sent(self) -> tuple:
+        """(coefs (N, T), onehot (N,)): eq. (15)'s coefficients of z^{.,1..T}
+        and of the selected entity at alpha_v, divided by ``query_scale[v]``
+        (so coefs[:, 0] = 1): the query actually sent to v."""
+        def make():
+            p = self.p
+            inv = [pow(int(c), -1, p) for c in self.query_scale]
+            coefs = np.array([[int(x) * inv[v] % p for x in self.share_matrix[v, self.K:]]
+                              for v in range(self.N)], dtype=np.uint64).reshape(self.N, self.T)
+            onehot = np.array([int(self.query_onehot[v]) * inv[v] % p for v in range(self.N)],
+                              dtype=np.uint64)
+            return coefs, onehot
+        return self._cache("sent", make)
+
+    @property
     def noise_matrix(self) -> np.ndarray:
         """(N, K+2T-1): psi_{n,e}(alpha_v) = sum_i W[v, i] z^i with psi = 0 at
         beta_1..beta_K (17) and psi(alpha_i) = z^i, i <= K+2T-1 (18)."""
@@ -388,7 +416,8 @@ class Client:
         self.positions = None      # union position of each own entity (ids order)
         self._y = None             # y_v (M x sub), this client's aggregated shares
         self._y_round = None
-        self._y_packed = None      # y_v packed for the response products (per round)
+        self._y_resp = None        # c_v y_v, the responses' right operand (per round)
+        self._y_packed = None      # c_v y_v packed for the response products (per round)
         self._used = set()         # (round, purpose, block) already used for pads
         self.threads = None        # threads of the response product (None: library default)
         self.product_seconds = 0.0   # time spent in response products (for reports)
@@ -396,7 +425,7 @@ class Client:
     def __reduce__(self):
         # refused except while an Executor ships the parties to its own
         # workers; the copy keeps the derived seeds, not the X25519 key
-        return party_reduce(self, drop=("_keypair", "_y_packed"))
+        return party_reduce(self, drop=("_keypair", "_y_packed", "_y_resp"))
 
     # --- keys
     @property
@@ -560,7 +589,7 @@ class Client:
                 y = self._pad(m.sender, _domain(rnd, "share", m.sender, self.index)).xor_into(
                     np.empty_like(y), y, prm.p, check=True)
             acc = field.add(acc, y, prm.p)
-        self._y, self._y_round, self._y_packed = acc, rnd, None
+        self._y, self._y_round, self._y_resp, self._y_packed = acc, rnd, None, None
 
     # --- coded queries (Sec. 4.3)
     def blocks(self, block_size: int) -> list:
@@ -577,7 +606,15 @@ class Client:
 
         rho_{n,e}^m(alpha_v) = [e_m = e] sum_{i<=K} l_i(alpha_v)
         + sum_{i>K} z^{m,i} l_i(alpha_v) (eq. 15), the z from this client's
-        secret stream.  Independent of embeddings: computable offline."""
+        secret stream.  Independent of embeddings: computable offline.
+
+        Deviation (pinned by ``tests/test_secea.py``): the query sent to v is
+        eq. (16)'s divided by c_v = l_{K+1}(alpha_v) (``query_scale``, public
+        and nonzero), and v answers with c_v y_v in place of y_v (its share is
+        scaled once per round), so A_{v,n,e} = <q / c_v, c_v y_v> is exactly
+        eq. (20)'s.  Any coalition's view is a public bijection of its view in
+        the paper's protocol, so privacy is unchanged; for T = 1 the query is
+        z + (onehot / c_v) e_e, with no multiplication per query entry."""
         return list(self.iter_queries(rnd, block, members))
 
     def iter_queries(self, rnd: int, block: int, members):
@@ -597,22 +634,29 @@ class Client:
         self._once((rnd, "query", block))
         gens = [Prg(self._query_seed, _domain(rnd, "query-z" + (str(t) if t else ""),
                                               self.index, self.index, block)) for t in range(T)]
-        coefs = [[int(x) for x in prm.share_matrix[v, K:]] for v in range(N)]
+        sent_coefs, sent_onehot = prm.query_sent
+        coefs = [[int(x) for x in sent_coefs[v]] for v in range(N)]
         pads = {v: self._pad(v, _domain(rnd, "query", self.index, v, block))
                 for v in range(N) if v != self.index}
         flat_pos = np.arange(B) * M + self.positions[members]
         qs = [np.empty(B * M, dtype=np.uint64) for _ in range(N)]
         zsel = np.empty((T, B), dtype=np.uint64)           # z at the one-hot entries
         rows = max(1, tuning.SECEA_QUERY_TILE_ELEMS // M)
-        Z = np.empty((T, min(B, rows) * M), dtype=np.uint64)
+        # T = 1: the querier's own query is z itself (its coefficient is 1
+        # once divided by c_v) before the one-hot fix-up, so z is drawn
+        # straight into it and the other receivers' pads read it from there
+        direct = T == 1
+        Z = None if direct else np.empty((T, min(B, rows) * M), dtype=np.uint64)
         for r0 in range(0, B, rows):
             r1 = min(B, r0 + rows)
             lo, hi = r0 * M, r1 * M
-            Zt = Z[:, :hi - lo]
+            Zt = qs[self.index][lo:hi].reshape(1, -1) if direct else Z[:, :hi - lo]
             for t in range(T):
                 gens[t].field_into(Zt[t], p)
             zsel[:, r0:r1] = Zt[:, flat_pos[r0:r1] - lo]
             for v in range(N):
+                if direct and v == self.index:
+                    continue
                 base, coef = self._query_base(Zt, coefs[v])
                 if v != self.index:
                     pads[v].xor_into(qs[v][lo:hi], base, p, coef)   # coef * base XOR pad
@@ -624,7 +668,7 @@ class Client:
             # the B one-hot entries, fixed up through the same keystream words
             base, coef = self._query_base(zsel, coefs[v])
             val = field.mul(np.ascontiguousarray(base), coef, p)
-            one = np.full(B, prm.query_onehot[v], dtype=np.uint64)
+            one = np.full(B, sent_onehot[v], dtype=np.uint64)
             q = qs[v]
             if v != self.index:
                 ks = q[flat_pos] ^ val
@@ -640,10 +684,20 @@ class Client:
         p = self.params.p
         if len(c) == 1:
             return Z[0], c[0]
-        base = field.mul(Z[0], c[0], p)
+        base = Z[0] if c[0] == 1 else field.mul(Z[0], c[0], p)
         for t in range(1, len(c)):
             base = field.add(base, field.mul(Z[t], c[t], p), p)
         return base, 1
+
+    def response_share(self) -> np.ndarray:
+        """c_v y_v (M x sub), c_v = ``params.query_scale[v]``: the right
+        operand of this client's response products, since queries arrive
+        divided by c_v (``iter_queries``).  Computed once per round."""
+        if self._y is None:
+            raise ValueError("no shares received yet")
+        if self._y_resp is None:
+            self._y_resp = field.mul(self._y, int(self.params.query_scale[self.index]), self.params.p)
+        return self._y_resp
 
     def answer(self, msg: Message) -> Message:
         """A_{v,n,e} = <q_{n,v,e}, y_v> for every row of a query (the response
@@ -659,7 +713,7 @@ class Client:
         n = msg.sender
         Q = _u64(Q)
         if self._y_packed is None:       # packed once per round for every query block
-            self._y_packed = linalg.PackedRight(self._y, prm.p)
+            self._y_packed = linalg.PackedRight(self.response_share(), prm.p)
         t0 = time.perf_counter()
         if n != self.index:
             # decrypted 16 rows at a time into cache and multiplied from there

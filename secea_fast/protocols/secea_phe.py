@@ -335,7 +335,9 @@ class Client(secea.Client):
     # --- responder (client v)
     def answer_plain(self, msg: Message) -> np.ndarray:
         """A_{v,n,e} = <q_{n,v,e}, y_v> over F_p for every row of the query
-        (B, sub): the response product, before encryption."""
+        (B, sub): the response product, before encryption.  The query
+        arrives divided by c_v and meets ``response_share()`` = c_v y_v
+        (``secea.Client.iter_queries``)."""
         prm = self.params
         if not isinstance(msg, Message) or msg.kind != "query" or msg.receiver != self.index:
             raise ValueError("not a query for this client")
@@ -354,7 +356,7 @@ class Client(secea.Client):
         elif Q.size and int(Q.max()) >= prm.p:
             raise ValueError("query entries must be < p")
         t0 = time.perf_counter()
-        A = linalg._matmul_reduced(Q, self._y, prm.p, threads=self.threads)
+        A = linalg._matmul_reduced(Q, self.response_share(), prm.p, threads=self.threads)
         self.product_seconds += time.perf_counter() - t0
         return A
 
