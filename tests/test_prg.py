@@ -222,6 +222,29 @@ def test_xor_into_is_aes_ctr_encryption(backend, n, skip):
     assert g3.xor_into(enc, enc, p, check=True).tolist() == x.tolist()
 
 
+@pytest.mark.parametrize("offset", [0, 1, 5, 7])
+@pytest.mark.parametrize("n", [3, 8, 4100, 70001])
+def test_xor_into_stream_writes_the_same_words(backend, offset, n):
+    """stream=True (non-temporal stores from the first 64-byte boundary of
+    out) gives the same output as ordinary stores at any alignment, with the
+    scaling and the range check."""
+    p = 63 * 2**44 + 1
+    seed = prg.random_seed()
+    x = prg.uniform(n, p)
+    buf = np.zeros(n + 16, dtype=np.uint64)
+    out = buf[offset:offset + n]
+    for coef in (1, 777):
+        want = prg.Prg(seed, "s").xor_into(np.empty_like(x), x, p, coef=coef)
+        got = prg.Prg(seed, "s").xor_into(out, x, p, coef=coef, stream=True)
+        assert got is out and np.array_equal(out, want)
+        assert not buf[:offset].any() and not buf[offset + n:].any()
+    enc = prg.Prg(seed, "s").xor_into(np.empty_like(x), x)
+    assert np.array_equal(prg.Prg(seed, "s").xor_into(out, enc, p, check=True, stream=True), x)
+    enc[n // 2] ^= np.uint64(1 << 62)                    # decrypts to a word >= p
+    with pytest.raises(ValueError, match=">= p"):
+        prg.Prg(seed, "s").xor_into(out, enc, p, check=True, stream=True)
+
+
 def test_xor_into_check_rejects_non_field_words():
     seed = prg.random_seed()
     junk = np.full(10, 2**63, dtype=np.uint64)

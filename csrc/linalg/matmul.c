@@ -226,7 +226,7 @@ static void xor_run(xor_job *x)
         uint64_t blk = x->block0 + pos / 16;
         uint8_t iv[16] = {0};
         for (int i = 0; i < 8; i++) iv[15 - i] = (uint8_t)(blk >> (8 * i));
-        if (secea_prg_xor(scratch, x->A + r0 * k, rows * k, x->key, iv, (unsigned)(pos % 16), h->p, 1, 1))
+        if (secea_prg_xor(scratch, x->A + r0 * k, rows * k, x->key, iv, (unsigned)(pos % 16), h->p, 1, SECEA_PRG_XOR_CHECK))
             status = 1;
         secea__mm_job jb = {x->C + r0 * n, scratch, h->Bp, rows, k, n, 0, rows, h->p, -1};
         h->v->run(&jb);

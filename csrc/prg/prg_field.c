@@ -91,11 +91,28 @@ static uint64_t xor_words_portable(uint64_t *out, const uint8_t *ks, const uint6
 #if SECEA_X86
 SECEA_TARGET("avx512f")
 static uint64_t xor_words_avx512(uint64_t *out, const uint8_t *ks, const uint64_t *in, size_t n,
-                                 uint64_t p, int check)
+                                 uint64_t p, int check, int stream)
 {
     const __m512i vp = _mm512_set1_epi64((long long)p);
     __mmask8 bad = 0;
     size_t i = 0;
+    if (stream) {
+        /* non-temporal stores from the first 64-byte boundary: the output is
+         * a message far larger than the caches, not read back soon */
+        for (; i < n && ((uintptr_t)(out + i) & 63); i++) {
+            uint64_t x;
+            memcpy(&x, ks + 8 * i, 8);
+            out[i] = x ^ in[i];
+            bad |= (__mmask8)(out[i] >= p);
+        }
+        for (; i + 8 <= n; i += 8) {
+            __m512i x = _mm512_xor_si512(_mm512_loadu_si512((const void *)(ks + 8 * i)),
+                                         _mm512_loadu_si512((const void *)(in + i)));
+            _mm512_stream_si512((void *)(out + i), x);
+            bad |= _mm512_cmpge_epu64_mask(x, vp);
+        }
+        _mm_sfence();
+    }
     for (; i + 8 <= n; i += 8) {
         __m512i x = _mm512_xor_si512(_mm512_loadu_si512((const void *)(ks + 8 * i)),
                                      _mm512_loadu_si512((const void *)(in + i)));
@@ -107,12 +124,13 @@ static uint64_t xor_words_avx512(uint64_t *out, const uint8_t *ks, const uint64_
 #endif
 
 static uint64_t xor_words(uint64_t *out, const uint8_t *ks, const uint64_t *in, size_t n,
-                          uint64_t p, int check)
+                          uint64_t p, int check, int stream)
 {
 #if SECEA_X86
     if (!strcmp(secea_kernel_variant("field"), "avx512"))
-        return xor_words_avx512(out, ks, in, n, p, check);
+        return xor_words_avx512(out, ks, in, n, p, check, stream);
 #endif
+    (void)stream;
     return xor_words_portable(out, ks, in, n, p, check);
 }
 
@@ -186,12 +204,15 @@ uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const 
 /* out[i] = c_i XOR keystream word i, for nwords 64-bit words read from
  * byte skip (0 or 8) of block iv, where c_i = in[i], or coef * in[i] mod p
  * when coef != 1 (in reduced): AES-CTR encryption of a relayed message under
- * a one-time key (SecEA Remark 1's pad, as a stream cipher).  With check,
- * returns 1 if some output word is >= p (a decrypted message that is not a
- * vector of field elements), else 0.  in may alias out. */
+ * a one-time key (SecEA Remark 1's pad, as a stream cipher).  flags: with
+ * SECEA_PRG_XOR_CHECK, returns 1 if some output word is >= p (a decrypted
+ * message that is not a vector of field elements), else 0; with
+ * SECEA_PRG_XOR_STREAM, out is written with non-temporal stores (a message
+ * larger than the caches: the SecEA queries).  in may alias out. */
 int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_t *key,
-                  const uint8_t *iv, unsigned skip, uint64_t p, uint64_t coef, int check)
+                  const uint8_t *iv, unsigned skip, uint64_t p, uint64_t coef, int flags)
 {
+    const int check = flags & SECEA_PRG_XOR_CHECK, stream = (flags & SECEA_PRG_XOR_STREAM) != 0;
     _Alignas(64) uint64_t sbuf[PRGF_CHUNK / 8];
     _Alignas(64) uint8_t buf[PRGF_CHUNK];
     uint8_t ctr[16];
@@ -212,7 +233,7 @@ int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_
             secea_fp_mul_scalar(sbuf, inp, coef, nw, p);
             inp = sbuf;
         }
-        bad |= xor_words(out + k, src, inp, nw, p, check);
+        bad |= xor_words(out + k, src, inp, nw, p, check, stream);
         k += nw;
         iv_add(ctr, nbytes / 16);
         off = 0;

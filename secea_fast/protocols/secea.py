@@ -659,7 +659,8 @@ class Client:
                     continue
                 base, coef = self._query_base(Zt, coefs[v])
                 if v != self.index:
-                    pads[v].xor_into(qs[v][lo:hi], base, p, coef)   # coef * base XOR pad
+                    # coef * base XOR pad; the queries go to memory, not read back here
+                    pads[v].xor_into(qs[v][lo:hi], base, p, coef, stream=True)
                 elif coef != 1:
                     qs[v][lo:hi] = field.mul(base, coef, p)
                 else:
