@@ -500,28 +500,42 @@ def interpolate_tree(ys, tree: Tree):
     """The polynomial of degree < n through (xs[i], ys[i]): weights
     y_i / M'(x_i), then the linear combination up the tree
     (T_parent = T_left M_right + T_right M_left, transforms of the nodes
-    computed once)."""
+    computed once).  Each level's pointwise sums are its results' values on
+    mu_N, so the next level transforms only the odd coset (one NTT of half
+    the length, as in ``monic_products``)."""
     p = tree.p
     dM = derivative(tree.root, p)
     w = emul(ys, batch_inv(eval_tree(dM, tree), p), p)
     tf = w[:, None]           # level 0: constants
     tp = None
     tn = _tree_ntt(tree)
+    evens = None              # the rows of tf on mu_d (their parents' pointwise sums)
     for i in range(tree.levels - 1):
         full, part = tree.full[i], tree.part[i]
         cnt = full.shape[0]
         d = full.shape[1] - 1
         pairs = cnt // 2
+        nevens = None
         if pairs:
             fw = tn.fwd_ntt(i)
             if fw is not None:
                 # one forward call for all rows; each row meets its sibling's transform
-                N = 2 * d
-                T = ntt_rows(tf[: 2 * pairs], N, p)
+                N, rows = 2 * d, 2 * pairs
+                if evens is not None and evens.shape[1] == d and evens.shape[0] >= rows:
+                    # values on mu_d from the level below (the first half of
+                    # the bit-reversed length-N transform); only the odd coset
+                    # omega_N mu_d is transformed, as in monic_products
+                    T = np.empty((rows, N), dtype=U64)
+                    T[:, :d] = evens[:rows]
+                    tw = np.broadcast_to(_odd_coset_twist(p, N), (rows, d))
+                    T[:, d:] = ntt_rows(emul(tf[:rows], tw, p), d, p)
+                else:
+                    T = ntt_rows(tf[:rows], N, p)
                 S = np.empty((pairs, N), dtype=U64)
-                F = np.ascontiguousarray(fw[: 2 * pairs])
+                F = np.ascontiguousarray(fw[:rows])
                 if lib.secea_fp_tree_cross(u64ptr(S), u64ptr(T), u64ptr(F), pairs, N, p):
                     raise MemoryError("tree interpolation: out of memory")
+                nevens = S.copy()
                 ntf = intt_rows(S, p)
             else:
                 left = mul_rows(tf[0:2 * pairs:2], full[1:2 * pairs:2], p)
@@ -534,7 +548,7 @@ def interpolate_tree(ys, tree: Tree):
             ntp = last_t.copy() if tp is None else add(mul(last_t, part, p), mul(tp, last_m, p), p)
         else:
             ntp = tp
-        tf, tp = ntf, ntp
+        tf, tp, evens = ntf, ntp, nevens
     top = tf[0] if tf.shape[0] else tp
     return trim(top)
 
