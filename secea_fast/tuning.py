@@ -313,6 +313,29 @@ queried entities), ``python -m pytest bench/test_secea.py -k ml1m
   decryption inside "product" (39% "beyond them").  Census shape 26.1 s wall
   (peak RSS 312 MB); entity union (tangent Graeffe roots) 0.44 s / 4.96 s
   for 10^4 / 10^5 entities per client (was 3.05 / 33.0 s).
+* queries divided by c_v = l_{K+1}(alpha_v) (responders scale y_v once per
+  round; T = 1 queries need no field multiplication, z drawn straight into
+  the querier's own query) and written with non-temporal stores
+  (2026-11-21, later; ``/tmp`` runs of ``run_round(upto="offline")``, four
+  each, interleaved): offline phase one process 1.94-2.15 s with ordinary
+  stores, 1.45-1.80 s with streaming ones; two processes 1.36-1.46 s ->
+  0.99-1.18 s (the multiplication alone had cost 0.2 ns of the 1.3 ns per
+  query word).  Whole round, same command as above: one process 12.99
+  core-s, overhead 36, 37, 40% (median 37%); two processes 15.03 core-s,
+  overhead 36, 67, 50% (median 50%; that run's kernel rate fell to 10.6 G
+  MAC/s and the 2-process round walls spread by 25%), 2 over 1 1.66x.
+  Tried and not kept: (a) the product reading B once per 4 row panels of 16
+  (B's 270 KB k-panel reused from L2): 10.9 ms per 208-row block with or
+  without, one or two processes, when one B is reused; cycling through 5
+  B's as a round does, 12.7-13.3 ms on one process and 13.6-15.3 ms on two
+  (B falls out of L3); (b) with (a), decrypting the queries per 16 x 512
+  piece inside the kernel (key expanded once, the next piece prefetched,
+  scratch rows padded off the 4 KB stride that made them share L1 sets):
+  12.8 / 13.3 / 13.5 ms in those three cases, but whole rounds no better
+  (products 10.9-11.8 core-s on one process against 10.1-10.4), and the
+  4x larger accumulators slowed the wide products of the noise and decoding
+  steps; (c) 32 or 64 decrypted rows per tile: 2-process round 14.2-15.1
+  core-s against 14.1-14.2 for 16.
 * after the noise change, the tiled queries and tune_malloc:
   ``python -m pytest bench/test_secea.py -k ml1m --benchmark-only -s``:
   round 15.5 s on one process, 8.65 s on two; overhead beyond the products
