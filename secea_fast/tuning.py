@@ -360,6 +360,24 @@ pool 14.54 / 8.06 s (0.90), Ray +1.6%.  Run-to-run spread on this VM is
 about 5%: the offline phase's efficiency moved between 0.79 and 0.86 with no
 change to its code.
 
+2026-11-21, after the queries lost their multiplication and went to
+memory with non-temporal stores (same command, load 1.0-1.8 before each
+phase; bench/results/throughput_secea_*.json): offline pool 1.556 / 1.059 s
+(0.73), Ray 1.794 / 1.195 s (0.75; +12.9% against the pool on 2 processes,
++15.3% on 1: Ray's fixed cost per call against a 1 s phase); responses
+pool 11.77 / 6.36 s (0.93), Ray 13.01 / 6.43 s (+1.2%); round pool 12.84 /
+7.20 s (0.89), Ray 12.69 / 6.91 s (0.92; -4.0%).  The offline phase,
+taken apart per worker (/tmp instrumentation of the fork pool, 165 blocks
+of about 10 ms): the workers' busy time on two processes adds up to the
+one-process time within 5% (it was +11-15% before the streaming stores),
+and the rest is fork and start (10-20 ms per worker), the first block's
+page faults (64-72 ms before ``release_free_heap``, 23-31 ms after: this
+VM pays 2-3 us per fault), 45-85 ms per worker of waits between blocks
+(CPU time in those gaps 11-13 ms: the worker sleeps and is woken late
+while the parent's pool threads run) and the tail.  Chunks of 4 blocks per
+task changed nothing measurable (0.97-1.03 s against 0.95-1.10 s), so a
+pull-based pool would not reach 0.9 either: on two vCPUs whose parent also
+needs one, a phase of 1 s has about 10% fixed cost.
 * scheduling cost per shard (a no-op shard's round trip): fork pool
   0.12-0.30 ms, Ray actors 0.43-0.69 ms.  A SecEA block is 20-90 ms of work,
   so scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.

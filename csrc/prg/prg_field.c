@@ -111,7 +111,6 @@ static uint64_t xor_words_avx512(uint64_t *out, const uint8_t *ks, const uint64_
             _mm512_stream_si512((void *)(out + i), x);
             bad |= _mm512_cmpge_epu64_mask(x, vp);
         }
-        _mm_sfence();
     }
     for (; i + 8 <= n; i += 8) {
         __m512i x = _mm512_xor_si512(_mm512_loadu_si512((const void *)(ks + 8 * i)),
@@ -122,6 +121,16 @@ static uint64_t xor_words_avx512(uint64_t *out, const uint8_t *ks, const uint64_
     return (check ? (uint64_t)bad : 0) | xor_words_portable(out + i, ks + 8 * i, in + i, n - i, p, check);
 }
 #endif
+
+/* orders the non-temporal stores before whatever the caller does next */
+static void store_fence(void)
+{
+#if SECEA_X86
+    __builtin_ia32_sfence();
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
 
 static uint64_t xor_words(uint64_t *out, const uint8_t *ks, const uint64_t *in, size_t n,
                           uint64_t p, int check, int stream)
@@ -238,6 +247,7 @@ int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_
         iv_add(ctr, nbytes / 16);
         off = 0;
     }
+    if (stream) store_fence();     /* once per call: a fence per chunk drains the write combining buffers each time */
     secea_wipe(buf, sizeof buf);
     if (coef != 1) secea_wipe(sbuf, sizeof sbuf);
     return bad != 0;
