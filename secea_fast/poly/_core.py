@@ -355,6 +355,7 @@ class Tree:
         self.full = [full]
         self.part = [None]
         self.transforms = {}      # level -> NTTs (length 2^(i+1)) of its first 2*pairs full rows
+        self._inv_dM = None       # 1 / M'(x_i), once interpolation needs it
         evens = None              # the last products' values on mu_(2^(i+1)) (monic_products)
         while True:
             f, pt = self.full[-1], self.part[-1]
@@ -504,8 +505,9 @@ def interpolate_tree(ys, tree: Tree):
     mu_N, so the next level transforms only the odd coset (one NTT of half
     the length, as in ``monic_products``)."""
     p = tree.p
-    dM = derivative(tree.root, p)
-    w = emul(ys, batch_inv(eval_tree(dM, tree), p), p)
+    if tree._inv_dM is None:                # 1 / M'(x_i): once per tree, for every row
+        tree._inv_dM = batch_inv(eval_tree(derivative(tree.root, p), tree), p)
+    w = emul(ys, tree._inv_dM, p)
     tf = w[:, None]           # level 0: constants
     tp = None
     tn = _tree_ntt(tree)
