@@ -364,7 +364,11 @@ change to its code.
 memory with non-temporal stores (same command, load 1.0-1.8 before each
 phase; bench/results/throughput_secea_*.json): offline pool 1.556 / 1.059 s
 (0.73), Ray 1.794 / 1.195 s (0.75; +12.9% against the pool on 2 processes,
-+15.3% on 1: Ray's fixed cost per call against a 1 s phase); responses
++15.3% on 1: Ray's fixed cost per call against a 1 s phase); after the
+streaming stores lost their fence per 32 KB chunk (one per call now; a
+fence drains the write-combining buffers: 256 MB of pads at 1.2 GB/s with
+a fence per chunk into fresh pages): offline pool 1.597 / 1.009 s (0.79),
+Ray 1.946 / 1.143 s (0.85; +13.3% on 2 processes, +21.9% on 1); responses
 pool 11.77 / 6.36 s (0.93), Ray 13.01 / 6.43 s (+1.2%); round pool 12.84 /
 7.20 s (0.89), Ray 12.69 / 6.91 s (0.92; -4.0%).  The offline phase,
 taken apart per worker (/tmp instrumentation of the fork pool, 165 blocks
