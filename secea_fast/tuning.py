@@ -365,10 +365,13 @@ memory with non-temporal stores (same command, load 1.0-1.8 before each
 phase; bench/results/throughput_secea_*.json): offline pool 1.556 / 1.059 s
 (0.73), Ray 1.794 / 1.195 s (0.75; +12.9% against the pool on 2 processes,
 +15.3% on 1: Ray's fixed cost per call against a 1 s phase); after the
-streaming stores lost their fence per 32 KB chunk (one per call now; a
-fence drains the write-combining buffers: 256 MB of pads at 1.2 GB/s with
-a fence per chunk into fresh pages): offline pool 1.597 / 1.009 s (0.79),
-Ray 1.946 / 1.143 s (0.85; +13.3% on 2 processes, +21.9% on 1); responses
+streaming stores' fence went from once per 32 KB chunk to once per call
+(its effect alone not measured separately): offline pool 1.597 / 1.009 s
+(0.79), Ray 1.946 / 1.143 s (0.85; +13.3% on 2 processes, +21.9% on 1).
+Streaming stores write 9.4-10.6 GB/s per process into pages already
+touched, one or two processes alike (ordinary stores 6.0-6.7 GB/s), but
+1.2 GB/s into fresh pages: this VM's page faults cost 2-3 us (256 MB
+first touched in 0.68-0.75 s, again after a free in 38 ms); responses
 pool 11.77 / 6.36 s (0.93), Ray 13.01 / 6.43 s (+1.2%); round pool 12.84 /
 7.20 s (0.89), Ray 12.69 / 6.91 s (0.92; -4.0%).  The offline phase,
 taken apart per worker (/tmp instrumentation of the fork pool, 165 blocks
