@@ -370,6 +370,20 @@ def test_cli_run_tiny(tmp_path, capsys):
     assert "too large" in capsys.readouterr().err
 
 
+def _parties_after_union(prm, ids_of, k):
+    """Clients holding entities e<i> for i in ids_of(n), after the union with
+    padding size k (round 1)."""
+    cs = [secea.Client(n, prm, [f"e{i}" for i in ids_of(n)]) for n in range(prm.N)]
+    srv = secea.Server(prm)
+    keys = [c.public_key for c in cs]
+    for c in cs:
+        c.set_peer_keys(keys)
+    tot = srv.psu_sum([c.psu_upload(k, 1) for c in cs])
+    for c in cs:
+        c.psu_finish(tot)
+    return cs
+
+
 @pytest.mark.parametrize("T,N", [(1, 5), (2, 6)])
 def test_queries_do_not_depend_on_the_tile_size(monkeypatch, T, N):
     """iter_queries draws z and the pads tile by tile; every tile size gives
@@ -377,14 +391,7 @@ def test_queries_do_not_depend_on_the_tile_size(monkeypatch, T, N):
     check that the queries decode exactly."""
     from secea_fast import tuning
     prm = secea.SecEAParams(N=N, d=5, T=T)
-    cs = [secea.Client(n, prm, [f"e{i}" for i in range(n, 60 + 3 * n)]) for n in range(N)]
-    srv = secea.Server(prm)
-    keys = [c.public_key for c in cs]
-    for c in cs:
-        c.set_peer_keys(keys)
-    tot = srv.psu_sum([c.psu_upload(80, 1) for c in cs])
-    for c in cs:
-        c.psu_finish(tot)
+    cs = _parties_after_union(prm, lambda n: range(n, 60 + 3 * n), 80)
     outs = []
     for tile in (1, 7 * cs[1].M + 3, 1 << 20):
         monkeypatch.setattr(tuning, "SECEA_QUERY_TILE_ELEMS", tile)
@@ -401,14 +408,7 @@ def test_queries_are_sent_divided_by_c_v_and_answered_exactly(N, T):
     by c_v = l_{K+1}(alpha_v), and v's answer (pads removed) is still
     <q_{n,v,e}, y_v> of eq. (20) for the paper's q and v's own share."""
     prm = secea.SecEAParams(N=N, d=3, T=T)
-    cs = [secea.Client(n, prm, [f"e{i}" for i in range(n, 9 + 2 * n)]) for n in range(N)]
-    srv = secea.Server(prm)
-    keys = [c.public_key for c in cs]
-    for c in cs:
-        c.set_peer_keys(keys)
-    tot = srv.psu_sum([c.psu_upload(20, 1) for c in cs])
-    for c in cs:
-        c.psu_finish(tot)
+    cs = _parties_after_union(prm, lambda n: range(n, 9 + 2 * n), 20)
     rng = np.random.default_rng(N)
     locs = [{k: rng.uniform(-1, 1, 3) for k in c.ids} for c in cs]
     msgs = [c.share(locs[i], 1) for i, c in enumerate(cs)]
