@@ -107,6 +107,8 @@ def release_free_heap() -> None:
     after the trim, against 10 ms for the next blocks; EXECUTOR_NOTES)."""
     trim = _libc_function("malloc_trim")
     if trim is not None:
+        import ctypes
+        trim.argtypes = [ctypes.c_size_t]
         trim(0)
 
 
@@ -239,10 +241,10 @@ class LocalExecutor(Executor):
             raise RuntimeError("LocalExecutor with processes > 1 needs the 'fork' start method")
         if _FORK:
             raise RuntimeError("LocalExecutor.map is not re-entrant")
+        release_free_heap()
         old = os.environ.get(_THREADS_ENV)
         os.environ[_THREADS_ENV] = "1"
         _FORK.update(fn=fn, state=state)
-        release_free_heap()
         try:
             with mp.get_context("fork").Pool(min(self.processes, len(jobs))) as pool:
                 for res in pool.imap_unordered(_fork_call, jobs, chunksize=1):

@@ -118,7 +118,8 @@ def _block_job(S, job):
     resps = []
     queries = clients[n].iter_queries(rnd, b, members)
     for v in range(len(clients)):
-        # one receiver at a time: its query is answered while still in cache
+        # the block's N queries are built together (iter_queries, pads
+        # streamed to memory); each is answered as it is handed out
         t0 = time.perf_counter()
         q = next(queries)
         t["offline"] += time.perf_counter() - t0
