@@ -5,7 +5,8 @@
   in core-seconds beside the paper's Table 6 (LightGCN / ML-1M, N = 5:
   offline 88.78 s, coding 7.35 s, communication 0.64 s with 20 processes on a
   12-core Xeon), the protocol overhead beyond the response products at the
-  kernel speed measured in the same run, and the 2-process speedup.
+  kernel speed measured in the same run, and the 2-process speedup (also
+  measured with 1- and 2-process rounds alternating).
 * Census-Income shape (M = 48,842, N = 5, d = 4, sample-level partition):
   seconds per round and peak memory (paper, Table 4: 3,293 s per round).
 * Entity union (Sec. 4.1): N = 5 clients of 10^4 and 10^5 entities.
@@ -103,10 +104,32 @@ def test_secea_round_ml1m(benchmark, ml1m, processes):
     if len(test_secea_round_ml1m.walls) == 2:
         sp = test_secea_round_ml1m.walls[1] / test_secea_round_ml1m.walls[2]
         benchmark.extra_info["speedup_2_over_1"] = sp
-        print(f"2 processes vs 1: {sp:.2f}x")
+        print(f"2 processes vs 1 (medians of the runs above, minutes apart): {sp:.2f}x")
 
 
 test_secea_round_ml1m.walls = {}
+
+
+def test_secea_speedup_ml1m_alternating(benchmark, ml1m):
+    """2 processes over 1 measured as PERFORMANCE.md asks for ratios: the two
+    alternate round by round (1, 2, 1, 2, ...), so this VM's drift, which
+    moves a round by up to 25% within minutes, falls on both alike; the
+    median of the ML1M_ROUNDS per-pair ratios of round walls is reported."""
+    pairs = []
+
+    def one():
+        w = {P_: _round_wall(runner.run_round(ml1m, processes=P_, threads=1, block_size=192))
+             for P_ in (1, 2)}
+        pairs.append((w[1], w[2]))
+
+    benchmark.pedantic(one, rounds=ML1M_ROUNDS, iterations=1)
+    ratios = sorted(a / b for a, b in pairs)
+    med = ratios[len(ratios) // 2]
+    benchmark.extra_info.update({"round_walls_1_2": pairs, "speedup_2_over_1_pairs": ratios,
+                                 "speedup_2_over_1_alternating": med})
+    print(f"\nML-1M shape, 1 and 2 processes alternating: round walls "
+          f"{', '.join(f'{a:.2f}/{b:.2f}' for a, b in pairs)} s; 2 over 1 {med:.2f}x "
+          f"(median of {', '.join(f'{r:.2f}' for r in ratios)})")
 
 
 def test_secea_round_census(benchmark):
