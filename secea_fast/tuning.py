@@ -336,6 +336,14 @@ queried entities), ``python -m pytest bench/test_secea.py -k ml1m
   4x larger accumulators slowed the wide products of the noise and decoding
   steps; (c) 32 or 64 decrypted rows per tile: 2-process round 14.2-15.1
   core-s against 14.1-14.2 for 16.
+* responders' packed shares made in the parent before the workers fork
+  (``Client.prepare_responses``), so both workers read one copy (N x 5 MB)
+  instead of packing their own (2 x N x 5 MB, more than the 32 MB L3):
+  /tmp decrypt-and-multiply of 208-row blocks cycling through 5 packed
+  operands on two processes, five interleaved pairs, per-block times own
+  copies 17.7/22.2, 17.1/15.6, 15.3/18.6, 13.8/14.3, 12.7/12.7 ms against
+  shared 14.4/14.0, 14.5/14.7, 13.0/13.0, 13.1/12.7, 12.9/15.3 ms (medians
+  15.5 and 13.5 ms); whole rounds are too noisy on this VM to show it.
 * after the noise change, the tiled queries and tune_malloc:
   ``python -m pytest bench/test_secea.py -k ml1m --benchmark-only -s``:
   round 15.5 s on one process, 8.65 s on two; overhead beyond the products

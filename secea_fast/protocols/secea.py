@@ -700,6 +700,14 @@ class Client:
             self._y_resp = field.mul(self._y, int(self.params.query_scale[self.index]), self.params.p)
         return self._y_resp
 
+    def prepare_responses(self) -> None:
+        """Pack c_v y_v for this round's response products now rather than
+        at the first answer.  Called before worker processes fork, the packed
+        operand is then one copy in memory that every worker reads (and
+        shares the L3 cache for), instead of one copy packed per worker."""
+        if self._y_packed is None:
+            self._y_packed = linalg.PackedRight(self.response_share(), self.params.p)
+
     def answer(self, msg: Message) -> Message:
         """A_{v,n,e} = <q_{n,v,e}, y_v> for every row of a query (the response
         product on the matmul kernel), padded for the querier."""
@@ -713,8 +721,7 @@ class Client:
             raise ValueError(f"query must have {self.M} columns, got shape {Q.shape}")
         n = msg.sender
         Q = _u64(Q)
-        if self._y_packed is None:       # packed once per round for every query block
-            self._y_packed = linalg.PackedRight(self.response_share(), prm.p)
+        self.prepare_responses()         # packed once per round for every query block
         t0 = time.perf_counter()
         if n != self.index:
             # decrypted 16 rows at a time into cache and multiplied from there
