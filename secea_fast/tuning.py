@@ -344,6 +344,15 @@ queried entities), ``python -m pytest bench/test_secea.py -k ml1m
   copies 17.7/22.2, 17.1/15.6, 15.3/18.6, 13.8/14.3, 12.7/12.7 ms against
   shared 14.4/14.0, 14.5/14.7, 13.0/13.0, 13.1/12.7, 12.9/15.3 ms (medians
   15.5 and 13.5 ms); whole rounds are too noisy on this VM to show it.
+* with the shared packed shares, ``python -m pytest bench/test_secea.py
+  --benchmark-only -s`` (2026-11-21 18:08, load 1.2; bench/results/secea.json):
+  one process 13.26 core-s, overhead 41, 35, 34% (median 35%); two
+  processes 13.81 core-s, overhead 36, 49, 36% (median 36%); 2 over 1:
+  1.86x from the medians of the two series, 1.82x with the rounds
+  alternating (pairs 12.81/7.17, 12.38/6.81, 12.07/6.62 s); Census 19.9 s
+  wall, 471 MB peak; union 0.42 s / 4.64 s.  Earlier the same day, before
+  the shared operands: alternating 1.73x (1.69-1.82), and 1.58x in a run
+  where the VM slowed by a third between pairs.
 * after the noise change, the tiled queries and tune_malloc:
   ``python -m pytest bench/test_secea.py -k ml1m --benchmark-only -s``:
   round 15.5 s on one process, 8.65 s on two; overhead beyond the products
