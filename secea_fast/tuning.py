@@ -385,6 +385,9 @@ phase; bench/results/throughput_secea_*.json): offline pool 1.556 / 1.059 s
 streaming stores' fence went from once per 32 KB chunk to once per call
 (its effect alone not measured separately): offline pool 1.597 / 1.009 s
 (0.79), Ray 1.946 / 1.143 s (0.85; +13.3% on 2 processes, +21.9% on 1).
+With the packed shares shared by the workers (load 1.6-1.9 before each):
+responses pool 11.99 / 5.94 s (1.01), Ray 11.66 / 6.14 s (0.95; +3.5%);
+round pool 12.05 / 6.88 s (0.88), Ray 12.26 / 6.70 s (0.91; -2.6%).
 Streaming stores write 9.4-10.6 GB/s per process into pages already
 touched, one or two processes alike (ordinary stores 6.0-6.7 GB/s), but
 1.2 GB/s into fresh pages: this VM's page faults cost 2-3 us (256 MB
