@@ -13,9 +13,17 @@ where ``fn`` is a module-level function (workers import it by name) and
 a progress bar or an aggregate can advance as they arrive.
 
 * :class:`LocalExecutor` (``processes`` workers): with one process the
-  shards run inline; with more, a ``fork`` pool inherits ``state``
-  copy-on-write (nothing is serialised but the shard descriptors and the
-  results).  Linux/macOS ``fork`` only.
+  shards run inline; with more, ``fork`` workers inherit ``state`` and the
+  shard list copy-on-write and take the next shard index from a shared
+  counter, sending each result back over their own pipe (nothing is
+  serialised but the results).  There is no task queue and no thread in
+  the calling process, which only waits for results: on a machine with as
+  many cores as workers, the pool threads of ``multiprocessing.Pool`` took
+  CPU from the workers and left them waiting between shards (45-85 ms per
+  worker over a 1 s phase; EXECUTOR_NOTES).  A shard's exception is raised
+  in the caller (as a RuntimeError with the traceback if it does not
+  pickle); a worker that dies is reported; the other workers are then
+  stopped.  Linux/macOS ``fork`` only.
 * :class:`RayExecutor` (the optional ``ray`` extra): ``state`` goes to the
   object store once per :meth:`Executor.map` call (``ray.put``; NumPy arrays
   in it are read zero-copy by workers on the same node), each of
@@ -59,7 +67,9 @@ import multiprocessing as mp
 import os
 import threading
 import time
+import traceback
 from contextlib import contextmanager
+from multiprocessing.connection import wait as mp_wait
 
 from ._checks import check_int
 from ._native import available_cpus
@@ -213,15 +223,40 @@ class _Indexed:
 
 # ------------------------------------------------------------------ local pool
 _FORK = {}
+_OK, _DONE, _ERR = 0, 1, 2
 
 
-def _fork_call(job):
-    return _FORK["fn"](_FORK["state"], job)
+def _pull_worker(counter, conn):
+    """Body of a fork worker: takes the next shard index from the shared
+    counter until none is left, sends each result (or the exception that
+    stopped it) to the parent over its own pipe, then exits."""
+    code = 0
+    try:
+        fn, state, jobs = _FORK["fn"], _FORK["state"], _FORK["jobs"]
+        while True:
+            with counter.get_lock():
+                i = counter.value
+                if i >= len(jobs):
+                    break
+                counter.value = i + 1
+            conn.send((_OK, fn(state, jobs[i])))
+        conn.send((_DONE, None))
+    except BaseException as e:                  # noqa: BLE001 - re-raised in the parent
+        code = 1
+        try:
+            conn.send((_ERR, e))
+        except Exception:                       # the exception does not pickle
+            conn.send((_ERR, RuntimeError(f"a worker failed: {type(e).__name__}: {e}\n"
+                                          f"{traceback.format_exc()}")))
+    finally:
+        conn.close()
+        os._exit(code)
 
 
 class LocalExecutor(Executor):
-    """Inline (``processes=1``) or a ``fork`` pool of ``processes`` workers
-    that inherit ``state`` copy-on-write; created per :meth:`map` call."""
+    """Inline (``processes=1``) or ``processes`` ``fork`` workers that
+    inherit ``state`` copy-on-write and pull shards from a shared counter;
+    created per :meth:`map` call (see the module docstring)."""
 
     name = "local"
 
@@ -244,12 +279,42 @@ class LocalExecutor(Executor):
         release_free_heap()
         old = os.environ.get(_THREADS_ENV)
         os.environ[_THREADS_ENV] = "1"
-        _FORK.update(fn=fn, state=state)
+        _FORK.update(fn=fn, state=state, jobs=jobs)
+        ctx = mp.get_context("fork")
+        procs, conns, finished = [], [], False
         try:
-            with mp.get_context("fork").Pool(min(self.processes, len(jobs))) as pool:
-                for res in pool.imap_unordered(_fork_call, jobs, chunksize=1):
-                    collect(res)
+            counter = ctx.Value("q", 0)
+            for _ in range(min(self.processes, len(jobs))):
+                recv_end, send_end = ctx.Pipe(duplex=False)
+                p = ctx.Process(target=_pull_worker, args=(counter, send_end), daemon=True)
+                p.start()
+                send_end.close()                # EOF reaches the parent if the worker dies
+                procs.append(p)
+                conns.append(recv_end)
+            pending = {c: p for c, p in zip(conns, procs)}
+            while pending:
+                for c in mp_wait(list(pending)):
+                    try:
+                        kind, payload = c.recv()
+                    except EOFError:
+                        p = pending.pop(c)
+                        p.join(1.0)
+                        raise RuntimeError(f"a LocalExecutor worker died (exit code {p.exitcode})") from None
+                    if kind == _OK:
+                        collect(payload)
+                    elif kind == _DONE:
+                        del pending[c]
+                    else:
+                        raise payload
+            finished = True
         finally:
+            if not finished:                    # an error here or in a worker: stop the rest
+                for p in procs:
+                    p.terminate()
+            for p in procs:
+                p.join()
+            for c in conns:
+                c.close()
             _FORK.clear()
             if old is None:
                 os.environ.pop(_THREADS_ENV, None)

@@ -404,7 +404,14 @@ VM pays 2-3 us per fault), 45-85 ms per worker of waits between blocks
 while the parent's pool threads run) and the tail.  Chunks of 4 blocks per
 task changed nothing measurable (0.97-1.03 s against 0.95-1.10 s), so a
 pull-based pool would not reach 0.9 either: on two vCPUs whose parent also
-needs one, a phase of 1 s has about 10% fixed cost.
+needs one, a phase of 1 s has about 10% fixed cost.  That last guess was
+wrong: with workers pulling shard indices from a shared counter and no
+pool threads in the parent (LocalExecutor since 2026-11-21), the waits
+between blocks fell to 11-16 ms per worker (p90 0.24-0.28 ms, was 2.4-4.6
+ms), the time inside blocks is all CPU time, and ``secea-fast bench
+throughput --protocol secea --phase offline -P 2 --repeat 3`` gives 1.451 /
+0.825 s (0.88) and 1.442 / 0.843 s (0.86); scheduling cost per shard
+0.066-0.075 ms (was 0.12-0.18).
 * scheduling cost per shard (a no-op shard's round trip): fork pool
   0.12-0.30 ms, Ray actors 0.43-0.69 ms.  A SecEA block is 20-90 ms of work,
   so scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.

@@ -38,6 +38,36 @@ def test_local_map_order_and_collect(processes):
     assert ex.map(_square, [], {"offset": 0}) == []
 
 
+class _Unpicklable(Exception):
+    def __reduce__(self):
+        raise TypeError("no pickling")
+
+
+def _failing(state, job):
+    import os
+    if job == state["bad"]:
+        if state["how"] == "raise":
+            raise ValueError(f"shard {job} is bad")
+        if state["how"] == "unpicklable":
+            raise _Unpicklable("odd")
+        os._exit(3)                     # a worker killed mid-shard
+    return job
+
+
+@pytest.mark.parametrize("how,err,match", [("raise", ValueError, "shard 7 is bad"),
+                                           ("unpicklable", RuntimeError, "_Unpicklable: odd"),
+                                           ("exit", RuntimeError, "worker died")])
+def test_local_worker_failures_reach_the_caller(how, err, match):
+    """A shard's exception is raised in the caller with its type (or as a
+    RuntimeError with the traceback when it does not pickle), a dead worker
+    is reported, the other workers are stopped, and the executor works
+    afterwards."""
+    ex = LocalExecutor(2)
+    with pytest.raises(err, match=match):
+        ex.map(_failing, range(40), {"bad": 7, "how": how})
+    assert ex.map(_square, range(5), {"offset": 0}) == [0, 1, 4, 9, 16]
+
+
 def test_local_workers_are_processes_with_one_thread():
     res = LocalExecutor(2).map(_pid_of, range(8))
     assert {t for _, t in res} == {"1"}
