@@ -353,6 +353,11 @@ queried entities), ``python -m pytest bench/test_secea.py -k ml1m
   wall, 471 MB peak; union 0.42 s / 4.64 s.  Earlier the same day, before
   the shared operands: alternating 1.73x (1.69-1.82), and 1.58x in a run
   where the VM slowed by a third between pairs.
+* with the pull-based fork workers (LocalExecutor), same command
+  (2026-11-21 18:25, load 1.3): one process 12.76 core-s, overhead 35, 32,
+  42% (median 35%); two processes 12.88 core-s, overhead 33, 31, 33%
+  (median 33%); 2 over 1: 1.95x from the medians, 1.88x alternating (pairs
+  12.96/6.88, 13.13/7.09, 12.69/6.76 s); Census 19.3 s wall, 464 MB peak.
 * after the noise change, the tiled queries and tune_malloc:
   ``python -m pytest bench/test_secea.py -k ml1m --benchmark-only -s``:
   round 15.5 s on one process, 8.65 s on two; overhead beyond the products
@@ -411,7 +416,13 @@ between blocks fell to 11-16 ms per worker (p90 0.24-0.28 ms, was 2.4-4.6
 ms), the time inside blocks is all CPU time, and ``secea-fast bench
 throughput --protocol secea --phase offline -P 2 --repeat 3`` gives 1.451 /
 0.825 s (0.88) and 1.442 / 0.843 s (0.86); scheduling cost per shard
-0.066-0.075 ms (was 0.12-0.18).
+0.066-0.075 ms (was 0.12-0.18).  All three phases, local and Ray
+(--executor local,ray, load 1.0-1.8): offline pool 1.479 / 0.863 s (0.86),
+Ray 1.644 / 1.010 s (0.81; +17.0% against the now faster pool on 2
+processes: Ray's fixed cost per call, state to the object store and into
+each actor, is about 0.15 s against a 0.9 s phase); responses pool 11.76 /
+6.35 s (0.93), Ray 11.91 / 6.27 s (0.95; -1.3%); round pool 12.40 / 6.13 s
+(1.01), Ray 12.17 / 6.71 s (0.91; +9.5%).
 * scheduling cost per shard (a no-op shard's round trip): fork pool
   0.12-0.30 ms, Ray actors 0.43-0.69 ms.  A SecEA block is 20-90 ms of work,
   so scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.
