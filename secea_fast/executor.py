@@ -300,6 +300,8 @@ class LocalExecutor(Executor):
                         p = pending.pop(c)
                         p.join(1.0)
                         raise RuntimeError(f"a LocalExecutor worker died (exit code {p.exitcode})") from None
+                    except Exception as e:      # a message that does not unpickle here
+                        raise RuntimeError(f"could not read a LocalExecutor worker's result: {e!r}") from e
                     if kind == _OK:
                         collect(payload)
                     elif kind == _DONE:

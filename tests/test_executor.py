@@ -43,6 +43,13 @@ class _Unpicklable(Exception):
         raise TypeError("no pickling")
 
 
+class _NeedsTwo(Exception):
+    """Pickles (args = one message) but does not unpickle (needs two)."""
+
+    def __init__(self, a, b):
+        super().__init__(f"{a} {b}")
+
+
 def _failing(state, job):
     import os
     if job == state["bad"]:
@@ -50,12 +57,15 @@ def _failing(state, job):
             raise ValueError(f"shard {job} is bad")
         if state["how"] == "unpicklable":
             raise _Unpicklable("odd")
+        if state["how"] == "unreadable":
+            raise _NeedsTwo("x", "y")
         os._exit(3)                     # a worker killed mid-shard
     return job
 
 
 @pytest.mark.parametrize("how,err,match", [("raise", ValueError, "shard 7 is bad"),
                                            ("unpicklable", RuntimeError, "_Unpicklable: odd"),
+                                           ("unreadable", RuntimeError, "could not read"),
                                            ("exit", RuntimeError, "worker died")])
 def test_local_worker_failures_reach_the_caller(how, err, match):
     """A shard's exception is raised in the caller with its type (or as a
