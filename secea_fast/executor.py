@@ -355,10 +355,13 @@ class _RayWorker:
         self._token, self._state = token, state
         return os.getpid()
 
-    def run(self, token, fn, job):
+    def run(self, token, fn, jobs):
+        """The shards ``jobs`` in order: (results, seconds they took)."""
         if token != self._token:
             raise RuntimeError("shard dispatched before its state was loaded")
-        return fn(self._state, job)
+        t0 = time.perf_counter()
+        out = [fn(self._state, job) for job in jobs]
+        return out, time.perf_counter() - t0
 
     def ping(self, x):
         return x
@@ -415,12 +418,15 @@ class RayExecutor(Executor):
             ref = ray.put(state)
         ray.get([a.load.remote(token, ref) for a in self._actors])
         pending = {}
-        it = iter(jobs)
+        nxt = [0]
+        per_shard = [None]          # running estimate of one shard's seconds
 
         def submit(actor):
-            job = next(it, _END)
-            if job is not _END:
-                pending[actor.run.remote(token, fn, job)] = actor
+            k = _ray_batch(per_shard[0], len(jobs) - nxt[0], len(self._actors))
+            batch = jobs[nxt[0]:nxt[0] + k]
+            if batch:
+                nxt[0] += len(batch)
+                pending[actor.run.remote(token, fn, batch)] = actor
 
         for a in self._actors:
             for _ in range(self.inflight):
@@ -429,8 +435,12 @@ class RayExecutor(Executor):
             while pending:
                 done, _ = ray.wait(list(pending), num_returns=1)
                 actor = pending.pop(done[0])
+                results, secs = ray.get(done[0])
+                est = secs / len(results)
+                per_shard[0] = est if per_shard[0] is None else (per_shard[0] + est) / 2
                 submit(actor)
-                collect(ray.get(done[0]))
+                for res in results:
+                    collect(res)
         finally:
             for r in pending:
                 ray.cancel(r)
@@ -454,7 +464,16 @@ class RayExecutor(Executor):
             pass
 
 
-_END = object()
+def _ray_batch(per_shard, left, actors):
+    """Shards per Ray task: one until a shard's time is known, then enough
+    that a task lasts ``tuning.RAY_TASK_TARGET_S`` (a Ray round trip costs
+    about 0.5 ms; shards of a few ms would pay it several percent), never
+    more than leaves each actor two tasks of what is left (the tail)."""
+    from . import tuning
+    if per_shard is None or left <= 0:
+        return 1
+    k = int(tuning.RAY_TASK_TARGET_S / max(per_shard, 1e-9)) or 1
+    return max(1, min(k, tuning.RAY_TASK_MAX_SHARDS, left // (2 * actors)))
 
 
 def _noop(state, job):

@@ -423,6 +423,16 @@ processes: Ray's fixed cost per call, state to the object store and into
 each actor, is about 0.15 s against a 0.9 s phase); responses pool 11.76 /
 6.35 s (0.93), Ray 11.91 / 6.27 s (0.95; -1.3%); round pool 12.40 / 6.13 s
 (1.01), Ray 12.17 / 6.71 s (0.91; +9.5%).
+RayExecutor then sent short shards in batches (tasks of about
+RAY_TASK_TARGET_S = 25 ms of work, shard time estimated from finished
+tasks; at most RAY_TASK_MAX_SHARDS = 64 per task and never more than
+leaves two tasks per actor).  Offline phase, four runs of the same command
+with --executor local,ray (load 1.0-1.3): pool 1.538 / 0.864 s (0.89),
+1.453 / 0.801 s (0.91), 1.485 / 0.866 s (0.86), 1.533 / 0.862 s (0.89);
+Ray over the pool on 2 processes +6.9%, +17.1%, +5.5%, +4.1% (on 1:
++2.8%, +10.2%, +2.6%, -0.2%), was +13 to +17%; Ray's scheduling cost per
+shard 0.054-0.056 ms (was 0.43-0.58).  The second run is the one in
+bench/results/throughput_secea_offline.json.
 * scheduling cost per shard (a no-op shard's round trip): fork pool
   0.12-0.30 ms, Ray actors 0.43-0.69 ms.  A SecEA block is 20-90 ms of work,
   so scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.
@@ -436,6 +446,11 @@ each actor, is about 0.15 s against a 0.9 s phase); responses pool 11.76 /
   processes), so the write allocation is not what bounds it.  Page faults
   were (``executor.tune_malloc``: 5.2 -> 2.9 s on one process).
 """
+# RayExecutor: shards are sent in tasks of about this many seconds of work
+# (shard time estimated from the tasks already done), at most this many
+# shards per task; see EXECUTOR_NOTES.
+RAY_TASK_TARGET_S = 0.025
+RAY_TASK_MAX_SHARDS = 64
 # Query rows per block: about this many query entries per (block, responder)
 # (a multiple of 16 rows, the matmul row panel, between 16 and 512 rows).
 SECEA_QUERY_BLOCK_ELEMS = 1 << 21

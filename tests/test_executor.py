@@ -175,6 +175,17 @@ def ray_cluster():
         ray.shutdown()
 
 
+def test_ray_batch_sizes():
+    from secea_fast import tuning
+    assert ex_mod._ray_batch(None, 100, 2) == 1                 # shard time not known yet
+    assert ex_mod._ray_batch(1.0, 100, 2) == 1                  # long shards: one per task
+    k = int(tuning.RAY_TASK_TARGET_S / 0.005)
+    assert ex_mod._ray_batch(0.005, 1000, 2) == k               # 5 ms shards
+    assert ex_mod._ray_batch(1e-6, 10**6, 2) == tuning.RAY_TASK_MAX_SHARDS
+    assert ex_mod._ray_batch(1e-6, 12, 2) == 3                  # the tail: two tasks per actor
+    assert ex_mod._ray_batch(1e-6, 1, 2) == 1
+
+
 def test_ray_map_and_one_thread_workers(ray_cluster):
     with ex_mod.RayExecutor(2) as ex:
         assert ex.processes == 2
@@ -185,6 +196,9 @@ def test_ray_map_and_one_thread_workers(ray_cluster):
         assert sorted(got) == [j * j for j in jobs]
         res = ex.map(_pid_of, range(6))
         assert {t for _, t in res} == {"1"} and len({p for p, _ in res}) <= 2
+        # many short shards go in batches per task: every result, once
+        many = list(range(500))
+        assert ex.map(_square, many, {"offset": 1}) == [j * j + 1 for j in many]
         assert 0.0 <= ex.shard_overhead(40) < 0.5
     with pytest.raises(RuntimeError, match="closed"):
         ex.map(_square, [1], {"offset": 0})
