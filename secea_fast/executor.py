@@ -28,8 +28,10 @@ a progress bar or an aggregate can advance as they arrive.
   object store once per :meth:`Executor.map` call (``ray.put``; NumPy arrays
   in it are read zero-copy by workers on the same node), each of
   ``processes`` long-lived actors deserialises it once, then shards are
-  dispatched with two in flight per actor so an actor never idles waiting
-  for the driver.  ``address=None`` starts a local Ray instance with
+  dispatched with two tasks in flight per actor so an actor never idles
+  waiting for the driver; short shards go several to a task (about
+  ``tuning.RAY_TASK_TARGET_S`` of work each, from the shard time measured
+  on finished tasks) so Ray's round trip of about 0.5 ms is paid per task.  ``address=None`` starts a local Ray instance with
   ``num_cpus=processes``; ``address="auto"`` or ``"ray://host:10001"``
   joins a running cluster, whose nodes must have ``secea_fast`` installed.
   :meth:`Executor.shard_overhead` measures the per-shard scheduling cost
