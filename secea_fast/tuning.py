@@ -433,6 +433,14 @@ Ray over the pool on 2 processes +6.9%, +17.1%, +5.5%, +4.1% (on 1:
 +2.8%, +10.2%, +2.6%, -0.2%), was +13 to +17%; Ray's scheduling cost per
 shard 0.054-0.056 ms (was 0.43-0.58).  The second run is the one in
 bench/results/throughput_secea_offline.json.
+Then z went back to an L2 tile copied into the querier's own query with
+streaming stores (``prg.copy_stream``): 80 instead of 96 MB of memory
+traffic per block (two processes together need about 20 GB/s, what this
+VM's memory gives them: 9.2-10.1 GB/s each in the streaming-store test).
+Pool, two runs: 1.387 / 0.799 s (0.87), 1.368 / 0.779 s (0.88), about 7%
+faster on one process and on two; what keeps two processes from 0.9 is
+that per-block work grows 9-14% when both run (the memory traffic) plus
+fork and first-block page faults (20-30 ms per worker).
 * scheduling cost per shard (a no-op shard's round trip): fork pool
   0.12-0.30 ms, Ray actors 0.43-0.69 ms.  A SecEA block is 20-90 ms of work,
   so scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.

@@ -245,6 +245,20 @@ def test_xor_into_stream_writes_the_same_words(backend, offset, n):
         prg.Prg(seed, "s").xor_into(out, enc, p, check=True, stream=True)
 
 
+@pytest.mark.parametrize("offset", [0, 3])
+@pytest.mark.parametrize("n", [1, 9, 4096, 9001])
+def test_copy_stream(backend, offset, n):
+    src = np.arange(n, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    buf = np.zeros(n + 8, dtype=np.uint64)
+    out = buf[offset:offset + n]
+    assert prg.copy_stream(out, src) is out and np.array_equal(out, src)
+    assert not buf[:offset].any() and not buf[offset + n:].any()
+    with pytest.raises(ValueError):
+        prg.copy_stream(out[:-1], src)
+    with pytest.raises(TypeError):
+        prg.copy_stream(out, src.astype(np.int64))
+
+
 def test_xor_into_check_rejects_non_field_words():
     seed = prg.random_seed()
     junk = np.full(10, 2**63, dtype=np.uint64)

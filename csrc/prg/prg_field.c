@@ -210,6 +210,20 @@ uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const 
     return bad_base ? UINT64_MAX : consumed;
 }
 
+/* out[i] = in[i] written with non-temporal stores (xor_words against zero
+ * words, PRGF_CHUNK bytes at a time): a copy into a message far larger
+ * than the caches that is not read back soon (the SecEA querier's own
+ * query, the others being padded by secea_prg_xor with the same flag). */
+void secea_copy_stream(uint64_t *out, const uint64_t *in, size_t nwords)
+{
+    static const uint8_t zero[PRGF_CHUNK];
+    for (size_t k = 0; k < nwords; k += PRGF_CHUNK / 8) {
+        size_t nw = nwords - k < PRGF_CHUNK / 8 ? nwords - k : PRGF_CHUNK / 8;
+        xor_words(out + k, zero, in + k, nw, 0, 0, 1);
+    }
+    store_fence();
+}
+
 /* out[i] = c_i XOR keystream word i, for nwords 64-bit words read from
  * byte skip (0 or 8) of block iv, where c_i = in[i], or coef * in[i] mod p
  * when coef != 1 (in reduced): AES-CTR encryption of a relayed message under

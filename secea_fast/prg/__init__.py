@@ -38,7 +38,7 @@ from .._checks import check_int, check_prime
 from .._native import ffi, lib, u8ptr
 
 __all__ = ["aes128_ctr", "aes128_ctr_into", "aes128_ecb", "Prg", "random_seed", "uniform",
-           "X25519KeyPair", "pairwise_seed"]
+           "copy_stream", "X25519KeyPair", "pairwise_seed"]
 
 _PRG_LABEL = b"secea_fast.prg.v1"
 _PAIR_LABEL = b"secea_fast.pairwise.v1"
@@ -302,6 +302,21 @@ class Prg:
                 b = _field.mul(b, coef, p)
             flat[:] = (np.subtract(b, r) + np.where(b < r, pu, np.uint64(0))) if negate else \
                 np.where(b >= pu - r, b - (pu - r), b + r)
+
+
+def copy_stream(out: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """``out[:] = src`` with non-temporal stores (uint64, C-contiguous, same
+    shape): the companion of ``Prg.xor_into(..., stream=True)`` for a message
+    far larger than the caches that the writer does not read back."""
+    for name, a in (("out", out), ("src", src)):
+        if not isinstance(a, np.ndarray) or a.dtype != np.uint64 or not a.flags.c_contiguous:
+            raise TypeError(f"{name} must be a C-contiguous uint64 NumPy array")
+    if out.shape != src.shape or not out.flags.writeable:
+        raise ValueError("out must be writable and have src's shape")
+    if src.size:
+        lib.secea_copy_stream(ffi.from_buffer("uint64_t[]", out, require_writable=True),
+                              ffi.from_buffer("uint64_t[]", src), src.size)
+    return out
 
 
 def uniform(count: int, p: int) -> np.ndarray:

@@ -86,7 +86,7 @@ from .._checks import check_int, check_prime
 from ..field import EMBEDDING_PRIME, GOLDILOCKS
 from ..executor import party_reduce
 from ..fixedpoint import FixedPoint
-from ..prg import Prg, X25519KeyPair, pairwise_seed, random_seed, uniform
+from ..prg import Prg, X25519KeyPair, copy_stream, pairwise_seed, random_seed, uniform
 from ._wire import Reader, Writer
 
 __all__ = ["SecEAParams", "Client", "Server", "Message", "hash_ids", "entity_union",
@@ -643,17 +643,20 @@ class Client:
         zsel = np.empty((T, B), dtype=np.uint64)           # z at the one-hot entries
         rows = max(1, tuning.SECEA_QUERY_TILE_ELEMS // M)
         # T = 1: the querier's own query is z itself (its coefficient is 1
-        # once divided by c_v) before the one-hot fix-up, so z is drawn
-        # straight into it and the other receivers' pads read it from there
+        # once divided by c_v) before the one-hot fix-up: the tile is copied
+        # out with streaming stores like the padded queries, and the pads read
+        # z from the tile in cache
         direct = T == 1
-        Z = None if direct else np.empty((T, min(B, rows) * M), dtype=np.uint64)
+        Z = np.empty((T, min(B, rows) * M), dtype=np.uint64)
         for r0 in range(0, B, rows):
             r1 = min(B, r0 + rows)
             lo, hi = r0 * M, r1 * M
-            Zt = qs[self.index][lo:hi].reshape(1, -1) if direct else Z[:, :hi - lo]
+            Zt = Z[:, :hi - lo]
             for t in range(T):
                 gens[t].field_into(Zt[t], p)
             zsel[:, r0:r1] = Zt[:, flat_pos[r0:r1] - lo]
+            if direct:
+                copy_stream(qs[self.index][lo:hi], Zt[0])
             for v in range(N):
                 if direct and v == self.index:
                     continue
