@@ -440,7 +440,9 @@ VM's memory gives them: 9.2-10.1 GB/s each in the streaming-store test).
 Pool, two runs: 1.387 / 0.799 s (0.87), 1.368 / 0.779 s (0.88), about 7%
 faster on one process and on two; what keeps two processes from 0.9 is
 that per-block work grows 9-14% when both run (the memory traffic) plus
-fork and first-block page faults (20-30 ms per worker).
+fork and first-block page faults (20-30 ms per worker).  With local,ray
+(bench/results/throughput_secea_offline.json): pool 1.368 / 0.809 s (0.85),
+Ray 1.487 / 0.867 s (0.86; +7.1% on 2 processes, +8.7% on 1).
 * scheduling cost per shard (a no-op shard's round trip): fork pool
   0.12-0.30 ms, Ray actors 0.43-0.69 ms.  A SecEA block is 20-90 ms of work,
   so scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.
