@@ -642,11 +642,6 @@ class Client:
         qs = [np.empty(B * M, dtype=np.uint64) for _ in range(N)]
         zsel = np.empty((T, B), dtype=np.uint64)           # z at the one-hot entries
         rows = max(1, tuning.SECEA_QUERY_TILE_ELEMS // M)
-        # T = 1: the querier's own query is z itself (its coefficient is 1
-        # once divided by c_v) before the one-hot fix-up: the tile is copied
-        # out with streaming stores like the padded queries, and the pads read
-        # z from the tile in cache
-        direct = T == 1
         Z = np.empty((T, min(B, rows) * M), dtype=np.uint64)
         for r0 in range(0, B, rows):
             r1 = min(B, r0 + rows)
@@ -655,23 +650,16 @@ class Client:
             for t in range(T):
                 gens[t].field_into(Zt[t], p)
             zsel[:, r0:r1] = Zt[:, flat_pos[r0:r1] - lo]
-            if direct:
-                copy_stream(qs[self.index][lo:hi], Zt[0])
             for v in range(N):
-                if direct and v == self.index:
-                    continue
-                base, coef = self._query_base(Zt, coefs[v])
+                # streaming stores: the queries go to memory, not read back here
+                base = self._query_base(Zt, coefs[v])
                 if v != self.index:
-                    # coef * base XOR pad; the queries go to memory, not read back here
-                    pads[v].xor_into(qs[v][lo:hi], base, p, coef, stream=True)
-                elif coef != 1:
-                    qs[v][lo:hi] = field.mul(base, coef, p)
+                    pads[v].xor_into(qs[v][lo:hi], base, stream=True)
                 else:
-                    qs[v][lo:hi] = base
+                    copy_stream(qs[v][lo:hi], base)
         for v in range(N):
             # the B one-hot entries, fixed up through the same keystream words
-            base, coef = self._query_base(zsel, coefs[v])
-            val = field.mul(np.ascontiguousarray(base), coef, p)
+            val = np.ascontiguousarray(self._query_base(zsel, coefs[v]))
             one = np.full(B, sent_onehot[v], dtype=np.uint64)
             q = qs[v]
             if v != self.index:
@@ -683,15 +671,14 @@ class Client:
             yield Message("query", self.index, v, rnd, block, q.reshape(B, M))
 
     def _query_base(self, Z, c):
-        """(base, coef) with coef * base = sum_t c_t Z_t (eq. 15's random part
-        at one alpha_v); for T = 1 the scaling is left to the fused pad."""
+        """sum_t c_t Z_t: eq. (15)'s random part at one alpha_v, divided by
+        c_v (``SecEAParams.query_sent``, so c[0] = 1: for T = 1 it is Z[0]
+        itself, and no query entry is multiplied)."""
         p = self.params.p
-        if len(c) == 1:
-            return Z[0], c[0]
-        base = Z[0] if c[0] == 1 else field.mul(Z[0], c[0], p)
+        base = Z[0]
         for t in range(1, len(c)):
             base = field.add(base, field.mul(Z[t], c[t], p), p)
-        return base, 1
+        return base
 
     def response_share(self) -> np.ndarray:
         """c_v y_v (M x sub), c_v = ``params.query_scale[v]``: the right
