@@ -110,9 +110,18 @@ def random_seed(nbytes: int = 32) -> bytes:
     return secrets.token_bytes(nbytes)
 
 
-
 # secea_prg_xor's flags (csrc/include/secea.h)
 _XOR_CHECK, _XOR_STREAM = 1, 2
+
+
+def _check_out_src(out, src):
+    """``out`` and ``src`` of a word-wise pass: C-contiguous uint64 arrays of
+    one shape, ``out`` writable (it may be ``src``)."""
+    for name, a in (("out", out), ("src", src)):
+        if not isinstance(a, np.ndarray) or a.dtype != np.uint64 or not a.flags.c_contiguous:
+            raise TypeError(f"{name} must be a C-contiguous uint64 NumPy array")
+    if out.shape != src.shape or not out.flags.writeable:
+        raise ValueError("out must be writable and have src's shape")
 
 
 class Prg:
@@ -238,11 +247,7 @@ class Prg:
         non-temporal stores: for messages much larger than the caches that are
         not read back at once (no read-for-ownership of ``out``).  About 0.6 ns
         per word in cache (0.4 of it AES)."""
-        for name, a in (("out", out), ("src", src)):
-            if not isinstance(a, np.ndarray) or a.dtype != np.uint64 or not a.flags.c_contiguous:
-                raise TypeError(f"{name} must be a C-contiguous uint64 NumPy array")
-        if out.shape != src.shape or not out.flags.writeable:
-            raise ValueError("out must be writable and have src's shape")
+        _check_out_src(out, src)
         p = 0 if not p else check_prime(p)
         coef = check_int(coef, "coef")
         if coef != 1 and not 0 <= coef < p:
@@ -308,11 +313,7 @@ def copy_stream(out: np.ndarray, src: np.ndarray) -> np.ndarray:
     """``out[:] = src`` with non-temporal stores (uint64, C-contiguous, same
     shape): the companion of ``Prg.xor_into(..., stream=True)`` for a message
     far larger than the caches that the writer does not read back."""
-    for name, a in (("out", out), ("src", src)):
-        if not isinstance(a, np.ndarray) or a.dtype != np.uint64 or not a.flags.c_contiguous:
-            raise TypeError(f"{name} must be a C-contiguous uint64 NumPy array")
-    if out.shape != src.shape or not out.flags.writeable:
-        raise ValueError("out must be writable and have src's shape")
+    _check_out_src(out, src)
     if src.size:
         lib.secea_copy_stream(ffi.from_buffer("uint64_t[]", out, require_writable=True),
                               ffi.from_buffer("uint64_t[]", src), src.size)
