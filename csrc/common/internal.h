@@ -87,7 +87,6 @@ static inline uint64_t secea_mulmod(const secea_modctx *c, uint64_t a, uint64_t 
     return secea_mod128(c, (secea_u128)a * b);
 }
 
-/* 192-bit value top*2^128 + hi*2^64 + lo reduced mod p. */
 /* Zero n bytes of memory that held secrets (a memset the compiler cannot
  * drop as a dead store; vectorised, unlike a volatile word loop). */
 static inline void secea_wipe(void *p, size_t n)
@@ -99,6 +98,7 @@ static inline void secea_wipe(void *p, size_t n)
 #define SECEA_GOLDILOCKS 0xFFFFFFFF00000001ULL
 static inline uint64_t secea_gl_reduce128(secea_u128 x);
 
+/* 192-bit value top*2^128 + hi*2^64 + lo reduced mod p. */
 static inline uint64_t secea_mod192(const secea_modctx *c, uint64_t top, uint64_t hi, uint64_t lo)
 {
     if (c->p == SECEA_GOLDILOCKS) {

@@ -115,8 +115,8 @@ static struct {
  * / p) and q = floor(a k' / 2^52), a k - q p lies in [0, 2p) and 2p < 2^52,
  * so it is the low 52 bits of a k minus those of q p; one masked subtraction
  * makes it canonical.  Three IFMA per 8 products, against the double
- * quotient estimate's conversions (0.56 ns per product, the query stream's
- * scaling). */
+ * quotient estimate's conversions (0.56 ns per product, measured on what
+ * was then the SecEA query stream's scaling). */
 SECEA_TARGET("avx512f,avx512ifma")
 static void mul_scalar_shoup52(uint64_t *out, const uint64_t *a, uint64_t k, size_t n, uint64_t p)
 {

@@ -153,11 +153,11 @@ uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const 
  * from byte skip, 0 or 8, of block iv); flags: SECEA_PRG_XOR_CHECK returns 1
  * if a result word is >= p, SECEA_PRG_XOR_STREAM writes out with
  * non-temporal stores (csrc/prg/prg_field.c). */
-/* out = in with non-temporal stores (csrc/prg/prg_field.c) */
-void secea_copy_stream(uint64_t *out, const uint64_t *in, size_t nwords);
 #define SECEA_PRG_XOR_CHECK 1
 #define SECEA_PRG_XOR_STREAM 2
 int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_t *key, const uint8_t *iv, unsigned skip, uint64_t p, uint64_t coef, int flags);
+/* out = in with non-temporal stores (csrc/prg/prg_field.c) */
+void secea_copy_stream(uint64_t *out, const uint64_t *in, size_t nwords);
 /* ECB encryption of nblocks independent 16-byte blocks (known-answer tests,
  * fixed-key hashing).  out may alias in. */
 void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key);
