@@ -523,15 +523,9 @@ def interpolate_tree(ys, tree: Tree):
             if fw is not None:
                 # one forward call for all rows; each row meets its sibling's transform
                 N, rows = 2 * d, 2 * pairs
-                if evens is not None and evens.shape[1] == d and evens.shape[0] >= rows:
-                    # values on mu_d from the level below (the first half of
-                    # the bit-reversed length-N transform); only the odd coset
-                    # omega_N mu_d is transformed, as in monic_products
-                    T = np.empty((rows, N), dtype=U64)
-                    T[:, :d] = evens[:rows]
-                    tw = np.broadcast_to(_odd_coset_twist(p, N), (rows, d))
-                    T[:, d:] = ntt_rows(emul(tf[:rows], tw, p), d, p)
-                else:
+                # values on mu_d from the level below when it had them
+                T = _transforms_from_evens(tf[:rows], evens, p)
+                if T is None:
                     T = ntt_rows(tf[:rows], N, p)
                 S = np.empty((pairs, N), dtype=U64)
                 F = np.ascontiguousarray(fw[:rows])
@@ -617,6 +611,25 @@ def _odd_coset_twist(p: int, N: int) -> np.ndarray:
     return powers(root_of_unity(p, N.bit_length() - 1), N // 2, p)
 
 
+def _transforms_from_evens(X, evens, p, top=None):
+    """Length-2d transforms (bit-reversed) of the rows of X (rows x d, plus
+    the x^d coefficients ``top`` if given) whose values on mu_d, the first
+    half of those transforms, are the rows of ``evens``: only the odd coset
+    omega_2d mu_d is transformed, one length-d NTT of the coefficients
+    twisted by omega_2d^k (x^d folds onto the constant as omega_2d^d = -1).
+    None if ``evens`` does not cover X."""
+    rows, d = X.shape
+    if evens is None or evens.shape[1] != d or evens.shape[0] < rows:
+        return None
+    T = np.empty((rows, 2 * d), dtype=U64)
+    T[:, :d] = evens[:rows]
+    q = emul(X, np.broadcast_to(_odd_coset_twist(p, 2 * d), (rows, d)), p)
+    if top is not None:
+        q[:, 0] = sub(q[:, 0], np.ascontiguousarray(top), p)
+    T[:, d:] = ntt_rows(q, d, p)
+    return T
+
+
 def monic_products(level, p, keep_transforms=False, evens=None):
     """Products of adjacent rows of a (2c, d+1) array of monic polynomials.
 
@@ -638,15 +651,8 @@ def monic_products(level, p, keep_transforms=False, evens=None):
         out = mul_rows(level[0::2], level[1::2], p)
         return (out, None, None) if keep_transforms else out
     N = 2 * d
-    rows = level.shape[0]
-    if evens is not None and evens.shape[1] == d and evens.shape[0] >= rows:
-        T = np.empty((rows, N), dtype=U64)
-        T[:, :d] = evens[:rows]
-        tw = np.broadcast_to(_odd_coset_twist(p, N), (rows, d))
-        q = emul(level[:, :d], tw, p)
-        q[:, 0] = sub(q[:, 0], np.ascontiguousarray(level[:, d]), p)
-        T[:, d:] = ntt_rows(q, d, p)
-    else:
+    T = _transforms_from_evens(level[:, :d], evens, p, top=level[:, d])
+    if T is None:
         T = ntt_rows(level, N, p)                 # every row: the tree keeps them
     E = emul(T[0::2], T[1::2], p)
     C = intt_rows(E.copy() if keep_transforms else E, p)
