@@ -105,11 +105,40 @@ static const secea__mm_variant *choose(uint64_t p)
     return scalar_variant;
 }
 
-static void *thread_main(void *arg)
+/* body(items + t size) for t < count: t = 0 on the calling thread, the
+ * others on new threads (or here too, if a thread cannot be started). */
+typedef struct { void (*body)(void *); void *item; } thread_arg;
+
+static void *thread_trampoline(void *a)
 {
-    const secea__mm_variant *v = ((void **)arg)[0];
-    v->run((secea__mm_job *)((void **)arg)[1]);
+    thread_arg *x = a;
+    x->body(x->item);
     return NULL;
+}
+
+static void run_on_threads(void (*body)(void *), void *items, size_t size, int count)
+{
+    pthread_t tid[64];
+    thread_arg args[64];
+    int started[64] = {0};
+    char *base = items;
+    for (int t = 1; t < count; t++) {
+        args[t] = (thread_arg){body, base + (size_t)t * size};
+        started[t] = pthread_create(&tid[t], NULL, thread_trampoline, &args[t]) == 0;
+    }
+    body(base);
+    for (int t = 1; t < count; t++) {
+        if (started[t]) pthread_join(tid[t], NULL);
+        else body(base + (size_t)t * size);
+    }
+}
+
+typedef struct { const secea__mm_variant *v; secea__mm_job job; } mm_task;
+
+static void mm_task_run(void *a)
+{
+    mm_task *x = a;
+    x->v->run(&x->job);
 }
 
 /* Rows of A split over threads (thread 0 is the caller), B already packed by v. */
@@ -119,28 +148,17 @@ static int run_packed(const secea__mm_variant *v, uint64_t *C, const uint64_t *A
     size_t tiles = (m + v->row_align - 1) / v->row_align;
     if (threads < 1) threads = 1;
     if ((size_t)threads > tiles) threads = (int)tiles;
-    secea__mm_job jobs[64];
-    pthread_t tid[64];
-    void *args[64][2];
-    int started[64] = {0};
     if (threads > 64) threads = 64;
+    mm_task tasks[64];
     for (int t = 0; t < threads; t++) {
         size_t t0 = tiles * (size_t)t / (size_t)threads, t1 = tiles * (size_t)(t + 1) / (size_t)threads;
-        jobs[t] = (secea__mm_job){C, A, Bp, m, k, n, t0 * v->row_align,
-                                  t1 * v->row_align < m ? t1 * v->row_align : m, p, -1};
-        args[t][0] = (void *)v;
-        args[t][1] = &jobs[t];
+        tasks[t] = (mm_task){v, {C, A, Bp, m, k, n, t0 * v->row_align,
+                                 t1 * v->row_align < m ? t1 * v->row_align : m, p, -1}};
     }
-    /* thread 0's share runs on the calling thread */
-    for (int t = 1; t < threads; t++)
-        started[t] = pthread_create(&tid[t], NULL, thread_main, args[t]) == 0;
-    v->run(&jobs[0]);
-    int status = jobs[0].status;
-    for (int t = 1; t < threads; t++) {
-        if (started[t]) pthread_join(tid[t], NULL);
-        else v->run(&jobs[t]);                 /* could not start a thread: do it here */
-        if (jobs[t].status) status = jobs[t].status;
-    }
+    run_on_threads(mm_task_run, tasks, sizeof tasks[0], threads);
+    int status = 0;
+    for (int t = 0; t < threads; t++)
+        if (tasks[t].job.status) status = tasks[t].job.status;
     return status;
 }
 
@@ -212,8 +230,9 @@ typedef struct {
     int status;            /* 0, -1 allocation failure, 1 an entry >= p */
 } xor_job;
 
-static void xor_run(xor_job *x)
+static void xor_run(void *arg)
 {
+    xor_job *x = arg;
     const secea_mat_packed *h = x->h;
     size_t k = h->k, n = h->n;
     uint64_t *scratch = aligned_alloc(64, (XOR_TILE_ROWS * k * 8 + 63) / 64 * 64);
@@ -237,12 +256,6 @@ static void xor_run(xor_job *x)
     x->status = status;
 }
 
-static void *xor_thread(void *arg)
-{
-    xor_run((xor_job *)arg);
-    return NULL;
-}
-
 int secea_fp_mat_mul_packed_xor(uint64_t *C, const uint64_t *A, const secea_mat_packed *h, size_t m, int threads,
                                 const uint8_t *key, uint64_t block0, unsigned skip0)
 {
@@ -253,19 +266,12 @@ int secea_fp_mat_mul_packed_xor(uint64_t *C, const uint64_t *A, const secea_mat_
     if (threads > 64) threads = 64;
     if ((size_t)threads > tiles) threads = (int)tiles;
     xor_job jobs[64];
-    pthread_t tid[64];
-    int started[64] = {0};
     for (int t = 0; t < threads; t++)
         jobs[t] = (xor_job){h, C, A, m, tiles * (size_t)t / (size_t)threads,
                             tiles * (size_t)(t + 1) / (size_t)threads, key, block0, skip0, -1};
-    for (int t = 1; t < threads; t++)
-        started[t] = pthread_create(&tid[t], NULL, xor_thread, &jobs[t]) == 0;
-    xor_run(&jobs[0]);
-    int status = jobs[0].status;
-    for (int t = 1; t < threads; t++) {
-        if (started[t]) pthread_join(tid[t], NULL);
-        else xor_run(&jobs[t]);
+    run_on_threads(xor_run, jobs, sizeof jobs[0], threads);
+    int status = 0;
+    for (int t = 0; t < threads; t++)       /* an allocation failure outranks a bad entry */
         if (jobs[t].status == -1 || (jobs[t].status && !status)) status = jobs[t].status;
-    }
     return status;
 }
