@@ -65,6 +65,7 @@ the parties of one trust domain per cluster, with Ray's TLS
 """
 from __future__ import annotations
 
+import ctypes
 import multiprocessing as mp
 import os
 import threading
@@ -104,7 +105,6 @@ _MALLOC_TUNED = None
 def _libc_function(name):
     """A function of the C library this process runs on, or None."""
     try:
-        import ctypes
         return getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError):           # pragma: no cover - not glibc
         return None
@@ -119,7 +119,6 @@ def release_free_heap() -> None:
     after the trim, against 10 ms for the next blocks; EXECUTOR_NOTES)."""
     trim = _libc_function("malloc_trim")
     if trim is not None:
-        import ctypes
         trim.argtypes = [ctypes.c_size_t]
         trim(0)
 
