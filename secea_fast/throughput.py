@@ -37,7 +37,7 @@ import time
 import numpy as np
 
 from ._native import available_cpus
-from .executor import LocalExecutor, RayExecutor, ray_available
+from .executor import get_executor, ray_available
 
 __all__ = ["measure", "main", "PHASES"]
 
@@ -130,12 +130,6 @@ def _chunk_sizes(total, size):
     return [min(size, total - i) for i in range(0, total, size)]
 
 
-def _make_executor(kind, processes, address):
-    if kind == "local":
-        return LocalExecutor(processes)
-    return RayExecutor(processes, address)
-
-
 def measure(protocol="secea", phase="responses", processes=None, executors=("local",), *,
             address=None, repeat=1, progress=False, **opts) -> dict:
     """Run ``protocol``'s ``phase`` with 1..``processes`` workers (an int:
@@ -179,7 +173,7 @@ def measure(protocol="secea", phase="responses", processes=None, executors=("loc
                     ray_started = True
             rows, overhead = [], None
             for P in counts:
-                ex = _make_executor(kind, P, address)
+                ex = get_executor(kind, P, address if kind == "ray" else None)
                 try:
                     best = float("inf")
                     for _ in range(repeat):
