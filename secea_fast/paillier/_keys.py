@@ -38,8 +38,6 @@ def _check_processes(processes, default: int) -> int:
     return processes
 
 
-
-
 def _is_batch(x) -> bool:
     if isinstance(x, np.ndarray):
         return x.ndim > 0
