@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from secea_fast import EMBEDDING_PRIME as P, GOLDILOCKS as GL, poly
-from secea_fast.protocols import runner, secea
 from secea_fast.prg import Prg
+from secea_fast.protocols import runner, secea
 from secea_fast.protocols.secea import Client, Message, SecEAParams, Server
 
 

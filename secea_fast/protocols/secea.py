@@ -628,7 +628,7 @@ class Client:
         (t = 0) or "query-z<t>" (t >= 1) of this client's query seed."""
         prm = self.params
         members = np.asarray(members, dtype=np.int64)
-        B, M, T, K, N, p = len(members), self.M, prm.T, prm.K, prm.N, prm.p
+        B, M, T, N, p = len(members), self.M, prm.T, prm.N, prm.p
         if B == 0 or members.min() < 0 or members.max() >= len(self.ids):
             raise ValueError(f"members must be indices of this client's {len(self.ids)} entities")
         self._once((rnd, "query", block))
