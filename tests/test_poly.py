@@ -65,6 +65,28 @@ def test_ntt_round_trips(p):
             assert A.tolist() == [ref.evaluate(a, pow(w, j, p), p) for j in range(n)]
 
 
+@pytest.mark.parametrize("logn", [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17])
+def test_ntt_any_primitive_root(logn, backend):
+    """A plan accepts any primitive root: with w^k (k odd) the transform is the
+    standard one permuted, A_k[j] = A[k j mod n].  This covers the kernels with
+    run-time pass exponents (the standard root has compile-time ones) for every
+    class of w^(n/64) = 2^e64, and the inverse with each of those roots."""
+    p = GL
+    n = 1 << logn
+    a = rnd(np.random.default_rng(logn), p, n)
+    w = _core.root_of_unity(p, logn)
+    rev = _core.bitrev(logn)
+    A = poly.ntt(a, p)
+    j = np.arange(n)
+    for k in (3, 5, 7, 9, 11, 13, 15, n - 1):
+        pl = _core.ffi.gc(_core.lib.secea_ntt_plan_new(p, pow(w, k, p), logn), _core.lib.secea_ntt_plan_free)
+        buf = a.copy()
+        _core.lib.secea_ntt_forward(pl, _core.u64ptr(buf), 1)
+        assert buf[rev].tolist() == A[(k * j) % n].tolist(), k
+        _core.lib.secea_ntt_inverse(pl, _core.u64ptr(buf), 1)
+        assert buf.tolist() == a.tolist(), k
+
+
 @pytest.mark.parametrize("p", [GL, EMB, 2**61 - 1])
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 17, 64, 65, 300])
 def test_from_roots(p, n):
