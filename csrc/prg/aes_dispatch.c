@@ -7,6 +7,8 @@
  * counter word wraps (at most once per 2^64 blocks) so the variants never
  * handle the carry; the last partial block is truncated.
  * secea_aes128_ecb_encrypt: independent block encryptions.
+ * secea__aes128_ctr_xor (internal): CTR encryption fused with the XOR, for
+ * variants that have it (secea_prg_xor's bulk).
  *
  * Variants (aes_portable.c, aes_x86.c): "vaes", "aesni", "portable".  The
  * default before secea__aes_select is the portable one, so every call is
@@ -61,6 +63,30 @@ void secea_aes128_ctr(uint8_t *out, size_t nbytes, const uint8_t *key, const uin
         secea_wipe(tmp, sizeof tmp);
     }
     secea_wipe(rk, sizeof rk);
+}
+
+int secea__aes128_ctr_xor(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key,
+                          const uint8_t *iv, uint64_t p, int flags, uint64_t *bad)
+{
+    const secea__aes_impl *impl = aes_current();
+    if (!impl->ctr_xor) return -1;
+    if (nblocks == 0) return 0;
+    _Alignas(64) uint8_t rk[SECEA_AES_RK_BYTES];
+    impl->expand(rk, key);
+    uint64_t hi = ld64be(iv), lo = ld64be(iv + 8);
+    while (nblocks) {
+        size_t n = nblocks;
+        uint64_t until = (uint64_t)0 - lo;          /* as in secea_aes128_ctr */
+        if (lo != 0 && (uint64_t)n > until) n = (size_t)until;
+        *bad |= impl->ctr_xor(rk, out, in, n, hi, lo, p, flags);
+        out += 16 * n;
+        in += 16 * n;
+        nblocks -= n;
+        lo += (uint64_t)n;
+        if (lo == 0) hi++;
+    }
+    secea_wipe(rk, sizeof rk);
+    return 0;
 }
 
 void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key)

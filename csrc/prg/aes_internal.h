@@ -23,6 +23,15 @@ typedef struct {
     void (*ctr)(const uint8_t *rk, uint8_t *out, size_t nblocks, uint64_t hi, uint64_t lo);
     /* ECB encryption of nblocks blocks; out may alias in (exactly). */
     void (*ecb)(const uint8_t *rk, uint8_t *out, const uint8_t *in, size_t nblocks);
+    /* Fused CTR encryption: out = in XOR the ctr keystream above (same
+     * counters and no-wrap guarantee), 16 nblocks bytes; out may alias in
+     * (exactly).  flags as secea_prg_xor's: SECEA_PRG_XOR_STREAM writes with
+     * non-temporal stores where out is 64-byte aligned; with
+     * SECEA_PRG_XOR_CHECK the result is nonzero iff some output 64-bit word
+     * is >= p.  NULL for variants without one (the caller then XORs a
+     * keystream buffer). */
+    uint64_t (*ctr_xor)(const uint8_t *rk, uint8_t *out, const uint8_t *in, size_t nblocks,
+                        uint64_t hi, uint64_t lo, uint64_t p, int flags);
 } secea__aes_impl;
 
 extern const secea__aes_impl secea__aes_impl_portable;
@@ -35,5 +44,11 @@ extern const secea__aes_impl secea__aes_impl_vaes;
  * it.  Returns 0 on success, -1 (selection unchanged) otherwise.  Used by
  * tests and benchmarks to compare variants. */
 int secea__aes_select_named(const char *name);
+
+/* out = in XOR AES-128-CTR(key, iv) keystream, nblocks whole blocks, with
+ * the selected variant's fused kernel (flags and result as ctr_xor above).
+ * Returns -1, doing nothing, when that variant has none. */
+int secea__aes128_ctr_xor(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key,
+                          const uint8_t *iv, uint64_t p, int flags, uint64_t *bad);
 
 #endif

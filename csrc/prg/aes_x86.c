@@ -16,6 +16,7 @@
  * branches or addresses.  Every function using intrinsics carries a target
  * attribute, so this file compiles with baseline flags. */
 #include "aes_internal.h"
+#include "secea.h"
 
 #if SECEA_X86
 #include <immintrin.h>
@@ -123,9 +124,49 @@ TGT_VAES static inline __m512i v_encrypt1(__m512i x, const __m512i rk[11])
     return _mm512_aesenclast_epi128(x, rk[10]);
 }
 
-/* Plain CTR on whole blocks: counters (hi, lo + i), no low-word wrap. */
-TGT_VAES static inline void vaes_ctr_plain(const __m512i rk[11], uint8_t *out, size_t n,
-                                           uint64_t hi, uint64_t lo)
+/* Where a zmm of keystream goes.  Keystream only (ctr): stored as is.  Fused
+ * encryption (ctr_xor): XOR'ed with the input first, written with
+ * non-temporal stores when asked and out is 64-byte aligned, and checked
+ * against p.  The fused form never writes the keystream to memory: the
+ * separate keystream-then-XOR route spends as long again re-reading it. */
+typedef struct {
+    const uint8_t *in;          /* NULL: keystream only */
+    int stream, check;
+    __m512i vp;
+    __mmask8 bad;
+} vaes_sink;
+
+TGT_VAES static inline __attribute__((always_inline)) void
+vaes_emit(uint8_t *out, __m512i x, vaes_sink *k, const int fused, size_t at)
+{
+    if (fused) {
+        x = _mm512_xor_si512(x, _mm512_loadu_si512((const void *)(k->in + at)));
+        if (k->check) k->bad |= _mm512_cmpge_epu64_mask(x, k->vp);
+        if (k->stream && !((uintptr_t)(out + at) & 63)) {
+            _mm512_stream_si512((void *)(out + at), x);
+            return;
+        }
+    }
+    _mm512_storeu_si512((void *)(out + at), x);
+}
+
+/* the last n < 4 blocks (2 n 64-bit lanes) */
+TGT_VAES static inline __attribute__((always_inline)) void
+vaes_emit_tail(uint8_t *out, __m512i x, size_t n, vaes_sink *k, const int fused)
+{
+    __mmask8 m = (__mmask8)((1u << (2 * n)) - 1);
+    if (fused) {
+        x = _mm512_xor_si512(x, _mm512_maskz_loadu_epi64(m, (const void *)k->in));
+        if (k->check) k->bad |= _mm512_mask_cmpge_epu64_mask(m, x, k->vp);
+    }
+    _mm512_mask_storeu_epi64((void *)out, m, x);
+}
+
+/* Plain CTR on whole blocks: counters (hi, lo + i), no low-word wrap.
+ * With fused, k->in advances with out. */
+TGT_VAES static inline __attribute__((always_inline)) void
+vaes_ctr_plain(const __m512i rk[11], uint8_t *out, size_t n, uint64_t hi, uint64_t lo,
+               vaes_sink *k, const int fused)
 {
     const __m512i rev = _mm512_broadcast_i32x4(
         _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
@@ -143,22 +184,21 @@ TGT_VAES static inline void vaes_ctr_plain(const __m512i rk[11], uint8_t *out, s
         ctr = c;
         for (int r = 1; r < 10; r++)
             for (int j = 0; j < VW; j++) b[j] = _mm512_aesenc_epi128(b[j], rk[r]);
-        for (int j = 0; j < VW; j++) {
-            b[j] = _mm512_aesenclast_epi128(b[j], rk[10]);
-            _mm512_storeu_si512((void *)(out + 64 * j), b[j]);
-        }
+        for (int j = 0; j < VW; j++) vaes_emit(out, _mm512_aesenclast_epi128(b[j], rk[10]), k, fused, 64 * (size_t)j);
         out += 64 * VW;
+        if (fused) k->in += 64 * VW;
         n -= 4 * VW;
     }
     while (n >= 4) {
-        _mm512_storeu_si512((void *)out, v_encrypt1(_mm512_shuffle_epi8(ctr, rev), rk));
+        vaes_emit(out, v_encrypt1(_mm512_shuffle_epi8(ctr, rev), rk), k, fused, 0);
         ctr = _mm512_add_epi64(ctr, four);
         out += 64;
+        if (fused) k->in += 64;
         n -= 4;
     }
     if (n) {
-        __mmask8 m = (__mmask8)((1u << (2 * n)) - 1);
-        _mm512_mask_storeu_epi64((void *)out, m, v_encrypt1(_mm512_shuffle_epi8(ctr, rev), rk));
+        vaes_emit_tail(out, v_encrypt1(_mm512_shuffle_epi8(ctr, rev), rk), n, k, fused);
+        if (fused) k->in += 16 * n;      /* the table loop may follow */
     }
 }
 
@@ -172,14 +212,15 @@ TGT_VAES static inline void vaes_ctr_plain(const __m512i rk[11], uint8_t *out, s
  * counter only, never by key-dependent data. */
 #define VAES_TABLE_MIN 1024  /* blocks; below this the plain loop is used */
 
-TGT_VAES static void ctr_vaes(const uint8_t *rkb, uint8_t *out, size_t n,
-                              uint64_t hi, uint64_t lo)
+TGT_VAES static inline __attribute__((always_inline)) void
+vaes_ctr(const uint8_t *rkb, uint8_t *out, size_t n, uint64_t hi, uint64_t lo, vaes_sink *k,
+         const int fused)
 {
     __m512i rk[11];
     for (int i = 0; i < 11; i++)
         rk[i] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)rkb + i));
     if (n < VAES_TABLE_MIN) {
-        vaes_ctr_plain(rk, out, n, hi, lo);
+        vaes_ctr_plain(rk, out, n, hi, lo, k, fused);
         return;
     }
     const __m128i rev128 = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -197,7 +238,7 @@ TGT_VAES static void ctr_vaes(const uint8_t *rkb, uint8_t *out, size_t n,
     }
     /* align the counter to a multiple of 4*VW (divides 256) */
     size_t pre = (size_t)((0 - lo) & (4 * VW - 1));
-    vaes_ctr_plain(rk, out, pre, hi, lo);
+    vaes_ctr_plain(rk, out, pre, hi, lo, k, fused);
     out += 16 * pre;
     n -= pre;
     lo += pre;
@@ -218,17 +259,36 @@ TGT_VAES static void ctr_vaes(const uint8_t *rkb, uint8_t *out, size_t n,
         for (int j = 0; j < VW; j++) s[j] = _mm512_xor_si512(base, _mm512_load_si512((const void *)(d + j)));
         for (int r = 2; r < 10; r++)
             for (int j = 0; j < VW; j++) s[j] = _mm512_aesenc_epi128(s[j], rk[r]);
-        for (int j = 0; j < VW; j++) {
-            s[j] = _mm512_aesenclast_epi128(s[j], rk[10]);
-            _mm512_storeu_si512((void *)(out + 64 * j), s[j]);
-        }
+        for (int j = 0; j < VW; j++) vaes_emit(out, _mm512_aesenclast_epi128(s[j], rk[10]), k, fused, 64 * (size_t)j);
         out += 64 * VW;
+        if (fused) k->in += 64 * VW;
         n -= 4 * VW;
         lo += 4 * VW;
     }
-    vaes_ctr_plain(rk, out, n, hi, lo);
+    vaes_ctr_plain(rk, out, n, hi, lo, k, fused);
     for (int i = 0; i < 64; i++) D[i] = _mm512_setzero_si512();
     __asm__ __volatile__("" : : "r"(D) : "memory");
+}
+
+TGT_VAES static void ctr_vaes(const uint8_t *rkb, uint8_t *out, size_t n, uint64_t hi, uint64_t lo)
+{
+    vaes_ctr(rkb, out, n, hi, lo, NULL, 0);
+}
+
+/* fused CTR encryption (aes_internal.h, ctr_xor): 2.3-2.6 cycles per block
+ * against 4.1-4.6 for the keystream written to a buffer and XOR'ed after
+ * (16 MB messages and 128 KB ones, Zen 4, where VAES alone takes 2.25) */
+TGT_VAES static uint64_t ctr_xor_vaes(const uint8_t *rkb, uint8_t *out, const uint8_t *in, size_t n,
+                                      uint64_t hi, uint64_t lo, uint64_t p, int flags)
+{
+    vaes_sink k;
+    k.in = in;
+    k.stream = (flags & SECEA_PRG_XOR_STREAM) != 0;
+    k.check = (flags & SECEA_PRG_XOR_CHECK) != 0;
+    k.vp = _mm512_set1_epi64((long long)p);
+    k.bad = 0;
+    vaes_ctr(rkb, out, n, hi, lo, &k, 1);
+    return k.bad;
 }
 
 TGT_VAES static void ecb_vaes(const uint8_t *rkb, uint8_t *out, const uint8_t *in, size_t n)
@@ -264,11 +324,11 @@ TGT_VAES static void ecb_vaes(const uint8_t *rkb, uint8_t *out, const uint8_t *i
 }
 
 const secea__aes_impl secea__aes_impl_aesni = {
-    "aesni", expand_aesni, ctr_aesni, ecb_aesni
+    "aesni", expand_aesni, ctr_aesni, ecb_aesni, NULL
 };
 
 const secea__aes_impl secea__aes_impl_vaes = {
-    "vaes", expand_aesni, ctr_vaes, ecb_vaes
+    "vaes", expand_aesni, ctr_vaes, ecb_vaes, ctr_xor_vaes
 };
 
 #else

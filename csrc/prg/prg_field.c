@@ -16,6 +16,7 @@
 #include <string.h>
 #include "secea.h"
 #include "../common/internal.h"
+#include "aes_internal.h"
 
 #define PRGF_CHUNK 32768u
 
@@ -224,6 +225,33 @@ void secea_copy_stream(uint64_t *out, const uint64_t *in, size_t nwords)
     store_fence();
 }
 
+/* out[0, nw) = inp XOR the keystream words from byte off (0 or 8) of block
+ * ctr.  From a block boundary the bulk goes through the AES variant's fused
+ * kernel when it has one (secea__aes128_ctr_xor: the keystream never touches
+ * memory); otherwise, and for an odd last word, the keystream is written to
+ * buf (PRGF_CHUNK bytes) and XOR'ed. */
+static uint64_t prg_xor_chunk(uint64_t *out, const uint64_t *inp, size_t nw, const uint8_t *key,
+                              const uint8_t *ctr, unsigned off, uint64_t p, int flags, uint8_t *buf)
+{
+    const int check = flags & SECEA_PRG_XOR_CHECK, stream = (flags & SECEA_PRG_XOR_STREAM) != 0;
+    uint64_t bad = 0;
+    if (!off && nw >= 2 &&
+        secea__aes128_ctr_xor((uint8_t *)out, (const uint8_t *)inp, nw / 2, key, ctr, p, flags, &bad) == 0) {
+        bad = check ? bad : 0;
+        if (nw & 1) {
+            uint8_t last[16];
+            memcpy(last, ctr, 16);
+            iv_add(last, nw / 2);
+            secea_aes128_ctr(buf, 16, key, last);
+            bad |= xor_words(out + nw - 1, buf, inp + nw - 1, 1, p, check, 0);
+        }
+        return bad;
+    }
+    size_t nbytes = (nw * 8 + off + 15) & ~(size_t)15;
+    secea_aes128_ctr(buf, nbytes, key, ctr);
+    return xor_words(out, buf + off, inp, nw, p, check, stream);
+}
+
 /* out[i] = c_i XOR keystream word i, for nwords 64-bit words read from
  * byte skip (0 or 8) of block iv, where c_i = in[i], or coef * in[i] mod p
  * when coef != 1 (in reduced): AES-CTR encryption of a relayed message under
@@ -231,11 +259,13 @@ void secea_copy_stream(uint64_t *out, const uint64_t *in, size_t nwords)
  * SECEA_PRG_XOR_CHECK, returns 1 if some output word is >= p (a decrypted
  * message that is not a vector of field elements), else 0; with
  * SECEA_PRG_XOR_STREAM, out is written with non-temporal stores (a message
- * larger than the caches: the SecEA queries).  in may alias out. */
+ * larger than the caches: the SecEA queries).  in may alias out.  Chunks of
+ * PRGF_CHUNK bytes from block boundaries (after a first lone word when skip
+ * is 8). */
 int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_t *key,
                   const uint8_t *iv, unsigned skip, uint64_t p, uint64_t coef, int flags)
 {
-    const int check = flags & SECEA_PRG_XOR_CHECK, stream = (flags & SECEA_PRG_XOR_STREAM) != 0;
+    const int stream = (flags & SECEA_PRG_XOR_STREAM) != 0;
     _Alignas(64) uint64_t sbuf[PRGF_CHUNK / 8];
     _Alignas(64) uint8_t buf[PRGF_CHUNK];
     uint8_t ctr[16];
@@ -244,21 +274,15 @@ int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_
     uint64_t bad = 0;
     size_t k = 0;
     while (k < nwords) {
-        size_t nbytes = (nwords - k) * 8 + off;
-        nbytes = (nbytes + 15) & ~(size_t)15;
-        if (nbytes > PRGF_CHUNK) nbytes = PRGF_CHUNK;
-        secea_aes128_ctr(buf, nbytes, key, ctr);
-        size_t nw = (nbytes - off) / 8;
-        if (nw > nwords - k) nw = nwords - k;
-        const uint8_t *src = buf + off;
+        size_t nw = off ? 1 : (nwords - k < PRGF_CHUNK / 8 ? nwords - k : PRGF_CHUNK / 8);
         const uint64_t *inp = in + k;
         if (coef != 1) {              /* fused scaling: (coef * in mod p) XOR ks */
             secea_fp_mul_scalar(sbuf, inp, coef, nw, p);
             inp = sbuf;
         }
-        bad |= xor_words(out + k, src, inp, nw, p, check, stream);
+        bad |= prg_xor_chunk(out + k, inp, nw, key, ctr, off, p, flags, buf);
         k += nw;
-        iv_add(ctr, nbytes / 16);
+        iv_add(ctr, (nw * 8 + off + 15) / 16);
         off = 0;
     }
     if (stream) store_fence();     /* once per call: a fence per chunk drains the write combining buffers each time */
