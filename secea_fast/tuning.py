@@ -465,6 +465,12 @@ RAY_TASK_MAX_SHARDS = 64
 # (a multiple of 16 rows, the matmul row panel, between 16 and 512 rows).
 SECEA_QUERY_BLOCK_ELEMS = 1 << 21
 # Entries of the random rows z drawn per tile when building a block's queries
-# (512 KB: in L2 while every receiver's pad reads it); see EXECUTOR_NOTES.
-SECEA_QUERY_TILE_ELEMS = 1 << 16
+# (4 MB, read from L3 by every receiver's pad).  Measured 2026-11-21 after the
+# pads became fused AES-CTR encryption (compute-bound, 2.7 cycles per 16 bytes):
+# the whole offline phase at the ML-1M shape on one process, best of 3, three
+# sweeps: 2^15 1.45-1.50 s, 2^16 1.29 s, 3 2^15 1.17-1.22 s, 2^17 1.13-1.18 s,
+# 2^18 1.06-1.09 s, 2^19 1.03-1.04 s, 2^20 1.05-1.08 s (fewer, longer kernel
+# calls; the 512 KB L2 tile chosen when the pads were memory-bound no longer
+# pays).  See EXECUTOR_NOTES.
+SECEA_QUERY_TILE_ELEMS = 1 << 19
 SECEA_QUERY_BLOCK_MAX = 512

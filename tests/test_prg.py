@@ -273,6 +273,26 @@ def test_prg_xor_matches_openssl_ctr(backend, iv_int, stream):
             assert np.array_equal(y, x ^ ks), (n, skip)
 
 
+@pytest.mark.parametrize("iv_int", [0, 5, 2**64 - 3, 2**64 - 700, 2**128 - 9])
+@pytest.mark.parametrize("p", [101, 2**64 - 2**32 + 1])
+def test_prg_field_matches_openssl_ctr(backend, iv_int, p):
+    """secea_prg_field without a base (the fused sampler's route) against
+    rejection sampling of OpenSSL's CTR keystream: the words kept and the
+    words read, across low-word wraps and from byte 8 of a block."""
+    from secea_fast._native import ffi, lib
+    key, iv = os.urandom(16), iv_int.to_bytes(16, "big")
+    mask = (1 << (p - 1).bit_length()) - 1
+    for n in (1, 2, 7, 2047, 5000):
+        for skip in (0, 8):
+            words = np.frombuffer(openssl_ctr(key, iv, 8 * (3 * n + 64) + 16)[skip:], dtype="<u8")
+            words = words[: len(words) // 8 * 8].astype(np.uint64) & np.uint64(mask)
+            keep = np.nonzero(words < np.uint64(p))[0][:n]
+            out = np.zeros(n + 1, dtype=np.uint64)
+            used = lib.secea_prg_field(ffi.from_buffer("uint64_t[]", out), n, key, iv, skip, p, ffi.NULL, 1, 0)
+            assert out[:n].tolist() == words[keep].tolist() and out[n] == 0, (n, skip)
+            assert used == keep[-1] + 1, (n, skip)
+
+
 @pytest.mark.parametrize("offset", [0, 3])
 @pytest.mark.parametrize("n", [1, 9, 4096, 9001])
 def test_copy_stream(backend, offset, n):

@@ -65,6 +65,34 @@ void secea_aes128_ctr(uint8_t *out, size_t nbytes, const uint8_t *key, const uin
     secea_wipe(rk, sizeof rk);
 }
 
+int secea__aes128_ctr_field(uint64_t *out, size_t count, const uint8_t *key, const uint8_t *iv,
+                            uint64_t mask, uint64_t p, uint64_t *consumed)
+{
+    const secea__aes_impl *impl = aes_current();
+    if (!impl->ctr_field) return -1;
+    *consumed = 0;
+    if (count == 0) return 0;
+    _Alignas(64) uint8_t rk[SECEA_AES_RK_BYTES];
+    impl->expand(rk, key);
+    uint64_t hi = ld64be(iv), lo = ld64be(iv + 8);
+    while (count) {
+        /* blocks before the low word wraps (lo == 0: 2^64, capped) */
+        uint64_t until = (uint64_t)0 - lo;
+        size_t n = (lo == 0 || until > (uint64_t)(SIZE_MAX / 32)) ? SIZE_MAX / 32 : (size_t)until;
+        size_t kept;
+        size_t used = impl->ctr_field(rk, out, count, n, hi, lo, mask, p, &kept);
+        *consumed += used;
+        out += kept;
+        count -= kept;
+        if (count) {                 /* the range ran out: every word of it was read */
+            lo += (uint64_t)n;
+            if (lo == 0) hi++;
+        }
+    }
+    secea_wipe(rk, sizeof rk);
+    return 0;
+}
+
 int secea__aes128_ctr_xor(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key,
                           const uint8_t *iv, uint64_t p, int flags, uint64_t *bad)
 {

@@ -32,6 +32,14 @@ typedef struct {
      * keystream buffer). */
     uint64_t (*ctr_xor)(const uint8_t *rk, uint8_t *out, const uint8_t *in, size_t nblocks,
                         uint64_t hi, uint64_t lo, uint64_t p, int flags);
+    /* Rejection sampling from that keystream, read as little-endian 64-bit
+     * words from block (hi, lo) on, at most nblocks blocks (no low-word
+     * wrap): the words x & mask that are < p are written to out, in order,
+     * until count are kept.  Returns the words read (through the last kept
+     * one when count are reached); *kept = how many were kept.  NULL for
+     * variants without one. */
+    size_t (*ctr_field)(const uint8_t *rk, uint64_t *out, size_t count, size_t nblocks,
+                        uint64_t hi, uint64_t lo, uint64_t mask, uint64_t p, size_t *kept);
 } secea__aes_impl;
 
 extern const secea__aes_impl secea__aes_impl_portable;
@@ -48,6 +56,11 @@ int secea__aes_select_named(const char *name);
 /* out = in XOR AES-128-CTR(key, iv) keystream, nblocks whole blocks, with
  * the selected variant's fused kernel (flags and result as ctr_xor above).
  * Returns -1, doing nothing, when that variant has none. */
+/* count words sampled by ctr_field from the keystream of (key, iv), crossing
+ * low-word wraps; *consumed = keystream words read.  Returns -1, doing
+ * nothing, when the selected variant has no ctr_field. */
+int secea__aes128_ctr_field(uint64_t *out, size_t count, const uint8_t *key, const uint8_t *iv,
+                            uint64_t mask, uint64_t p, uint64_t *consumed);
 int secea__aes128_ctr_xor(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key,
                           const uint8_t *iv, uint64_t p, int flags, uint64_t *bad);
 

@@ -238,5 +238,5 @@ static void ecb_portable(const uint8_t *rkb, uint8_t *out, const uint8_t *in, si
 }
 
 const secea__aes_impl secea__aes_impl_portable = {
-    "portable", expand_portable, ctr_portable, ecb_portable, NULL
+    "portable", expand_portable, ctr_portable, ecb_portable, NULL, NULL
 };

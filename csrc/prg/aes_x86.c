@@ -124,22 +124,65 @@ TGT_VAES static inline __m512i v_encrypt1(__m512i x, const __m512i rk[11])
     return _mm512_aesenclast_epi128(x, rk[10]);
 }
 
-/* Where a zmm of keystream goes.  Keystream only (ctr): stored as is.  Fused
- * encryption (ctr_xor): XOR'ed with the input first, written with
- * non-temporal stores when asked and out is 64-byte aligned, and checked
- * against p.  The fused form never writes the keystream to memory: the
- * separate keystream-then-XOR route spends as long again re-reading it. */
+/* Where a zmm of keystream (4 blocks, 8 little-endian 64-bit words) goes,
+ * by mode: SINK_KS stores it as is (ctr); SINK_XOR (fused encryption,
+ * ctr_xor) XORs the input first, checks the words against p and writes with
+ * non-temporal stores when asked and out is 64-byte aligned; SINK_FIELD
+ * (rejection sampling, ctr_field) keeps the words x & mask that are < p, in
+ * order, until `need` are kept.  The fused forms never write the keystream
+ * to memory: the keystream-buffer route spends as long again re-reading it. */
+enum { SINK_KS, SINK_XOR, SINK_FIELD };
+
 typedef struct {
-    const uint8_t *in;          /* NULL: keystream only */
+    const uint8_t *in;          /* SINK_XOR: the input, advancing with out */
     int stream, check;
-    __m512i vp;
+    __m512i vp, vmask;
     __mmask8 bad;
+    uint64_t *fout;             /* SINK_FIELD: next kept word goes here */
+    size_t need, consumed;      /* words still to keep; words read so far */
 } vaes_sink;
 
+/* SINK_FIELD: the words of x in lanes `valid` */
 TGT_VAES static inline __attribute__((always_inline)) void
-vaes_emit(uint8_t *out, __m512i x, vaes_sink *k, const int fused, size_t at)
+vaes_keep(vaes_sink *k, __m512i x, __mmask8 valid)
 {
-    if (fused) {
+    if (!k->need) return;
+    x = _mm512_and_si512(x, k->vmask);
+    __mmask8 m = _mm512_mask_cmplt_epu64_mask(valid, x, k->vp);
+    if (m == 0xFF && k->need > 8) {              /* all kept: the usual case for p near 2^bits */
+        _mm512_storeu_si512((void *)k->fout, x);
+        k->fout += 8;
+        k->need -= 8;
+        k->consumed += 8;
+        return;
+    }
+    size_t c = (size_t)__builtin_popcount((unsigned)m);
+    __m512i kept = _mm512_maskz_compress_epi64(m, x);     /* register form: fast on Zen 4 */
+    if (c < k->need) {
+        _mm512_mask_storeu_epi64((void *)k->fout, (__mmask8)((1u << c) - 1), kept);
+        k->fout += c;
+        k->need -= c;
+        k->consumed += (size_t)__builtin_popcount((unsigned)valid);
+        return;
+    }
+    /* the need-th kept word ends the request: lanes up to its lane are read */
+    unsigned last = 0, seen = 0;
+    for (unsigned i = 0; i < 8; i++)
+        if ((m >> i) & 1 && ++seen == k->need) { last = i; break; }
+    _mm512_mask_storeu_epi64((void *)k->fout, (__mmask8)((1u << k->need) - 1), kept);
+    k->fout += k->need;
+    k->need = 0;
+    k->consumed += last + 1;
+}
+
+TGT_VAES static inline __attribute__((always_inline)) void
+vaes_emit(uint8_t *out, __m512i x, vaes_sink *k, const int mode, size_t at)
+{
+    if (mode == SINK_FIELD) {
+        vaes_keep(k, x, 0xFF);
+        return;
+    }
+    if (mode == SINK_XOR) {
         x = _mm512_xor_si512(x, _mm512_loadu_si512((const void *)(k->in + at)));
         if (k->check) k->bad |= _mm512_cmpge_epu64_mask(x, k->vp);
         if (k->stream && !((uintptr_t)(out + at) & 63)) {
@@ -152,21 +195,29 @@ vaes_emit(uint8_t *out, __m512i x, vaes_sink *k, const int fused, size_t at)
 
 /* the last n < 4 blocks (2 n 64-bit lanes) */
 TGT_VAES static inline __attribute__((always_inline)) void
-vaes_emit_tail(uint8_t *out, __m512i x, size_t n, vaes_sink *k, const int fused)
+vaes_emit_tail(uint8_t *out, __m512i x, size_t n, vaes_sink *k, const int mode)
 {
     __mmask8 m = (__mmask8)((1u << (2 * n)) - 1);
-    if (fused) {
+    if (mode == SINK_FIELD) {
+        vaes_keep(k, x, m);
+        return;
+    }
+    if (mode == SINK_XOR) {
         x = _mm512_xor_si512(x, _mm512_maskz_loadu_epi64(m, (const void *)k->in));
         if (k->check) k->bad |= _mm512_mask_cmpge_epu64_mask(m, x, k->vp);
     }
     _mm512_mask_storeu_epi64((void *)out, m, x);
 }
 
+/* a request is over (SINK_FIELD: enough words kept) */
+#define SINK_DONE(k, mode) ((mode) == SINK_FIELD && !(k)->need)
+
 /* Plain CTR on whole blocks: counters (hi, lo + i), no low-word wrap.
- * With fused, k->in advances with out. */
+ * SINK_XOR: k->in advances with out; SINK_FIELD stops once enough words
+ * are kept (out is not used). */
 TGT_VAES static inline __attribute__((always_inline)) void
 vaes_ctr_plain(const __m512i rk[11], uint8_t *out, size_t n, uint64_t hi, uint64_t lo,
-               vaes_sink *k, const int fused)
+               vaes_sink *k, const int mode)
 {
     const __m512i rev = _mm512_broadcast_i32x4(
         _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
@@ -184,21 +235,23 @@ vaes_ctr_plain(const __m512i rk[11], uint8_t *out, size_t n, uint64_t hi, uint64
         ctr = c;
         for (int r = 1; r < 10; r++)
             for (int j = 0; j < VW; j++) b[j] = _mm512_aesenc_epi128(b[j], rk[r]);
-        for (int j = 0; j < VW; j++) vaes_emit(out, _mm512_aesenclast_epi128(b[j], rk[10]), k, fused, 64 * (size_t)j);
-        out += 64 * VW;
-        if (fused) k->in += 64 * VW;
+        for (int j = 0; j < VW; j++) vaes_emit(out, _mm512_aesenclast_epi128(b[j], rk[10]), k, mode, 64 * (size_t)j);
+        if (mode != SINK_FIELD) out += 64 * VW;
+        if (mode == SINK_XOR) k->in += 64 * VW;
+        if (SINK_DONE(k, mode)) return;
         n -= 4 * VW;
     }
     while (n >= 4) {
-        vaes_emit(out, v_encrypt1(_mm512_shuffle_epi8(ctr, rev), rk), k, fused, 0);
+        vaes_emit(out, v_encrypt1(_mm512_shuffle_epi8(ctr, rev), rk), k, mode, 0);
         ctr = _mm512_add_epi64(ctr, four);
-        out += 64;
-        if (fused) k->in += 64;
+        if (mode != SINK_FIELD) out += 64;
+        if (mode == SINK_XOR) k->in += 64;
+        if (SINK_DONE(k, mode)) return;
         n -= 4;
     }
     if (n) {
-        vaes_emit_tail(out, v_encrypt1(_mm512_shuffle_epi8(ctr, rev), rk), n, k, fused);
-        if (fused) k->in += 16 * n;      /* the table loop may follow */
+        vaes_emit_tail(out, v_encrypt1(_mm512_shuffle_epi8(ctr, rev), rk), n, k, mode);
+        if (mode == SINK_XOR) k->in += 16 * n;      /* the table loop may follow */
     }
 }
 
@@ -214,13 +267,13 @@ vaes_ctr_plain(const __m512i rk[11], uint8_t *out, size_t n, uint64_t hi, uint64
 
 TGT_VAES static inline __attribute__((always_inline)) void
 vaes_ctr(const uint8_t *rkb, uint8_t *out, size_t n, uint64_t hi, uint64_t lo, vaes_sink *k,
-         const int fused)
+         const int mode)
 {
     __m512i rk[11];
     for (int i = 0; i < 11; i++)
         rk[i] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)rkb + i));
     if (n < VAES_TABLE_MIN) {
-        vaes_ctr_plain(rk, out, n, hi, lo, k, fused);
+        vaes_ctr_plain(rk, out, n, hi, lo, k, mode);
         return;
     }
     const __m128i rev128 = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -238,8 +291,9 @@ vaes_ctr(const uint8_t *rkb, uint8_t *out, size_t n, uint64_t hi, uint64_t lo, v
     }
     /* align the counter to a multiple of 4*VW (divides 256) */
     size_t pre = (size_t)((0 - lo) & (4 * VW - 1));
-    vaes_ctr_plain(rk, out, pre, hi, lo, k, fused);
-    out += 16 * pre;
+    vaes_ctr_plain(rk, out, pre, hi, lo, k, mode);
+    if (SINK_DONE(k, mode)) goto wipe;
+    if (mode != SINK_FIELD) out += 16 * pre;
     n -= pre;
     lo += pre;
     __m512i base = _mm512_setzero_si512();
@@ -259,20 +313,22 @@ vaes_ctr(const uint8_t *rkb, uint8_t *out, size_t n, uint64_t hi, uint64_t lo, v
         for (int j = 0; j < VW; j++) s[j] = _mm512_xor_si512(base, _mm512_load_si512((const void *)(d + j)));
         for (int r = 2; r < 10; r++)
             for (int j = 0; j < VW; j++) s[j] = _mm512_aesenc_epi128(s[j], rk[r]);
-        for (int j = 0; j < VW; j++) vaes_emit(out, _mm512_aesenclast_epi128(s[j], rk[10]), k, fused, 64 * (size_t)j);
-        out += 64 * VW;
-        if (fused) k->in += 64 * VW;
+        for (int j = 0; j < VW; j++) vaes_emit(out, _mm512_aesenclast_epi128(s[j], rk[10]), k, mode, 64 * (size_t)j);
+        if (mode != SINK_FIELD) out += 64 * VW;
+        if (mode == SINK_XOR) k->in += 64 * VW;
+        if (SINK_DONE(k, mode)) return;
         n -= 4 * VW;
         lo += 4 * VW;
     }
-    vaes_ctr_plain(rk, out, n, hi, lo, k, fused);
+    if (!SINK_DONE(k, mode)) vaes_ctr_plain(rk, out, n, hi, lo, k, mode);
+wipe:
     for (int i = 0; i < 64; i++) D[i] = _mm512_setzero_si512();
     __asm__ __volatile__("" : : "r"(D) : "memory");
 }
 
 TGT_VAES static void ctr_vaes(const uint8_t *rkb, uint8_t *out, size_t n, uint64_t hi, uint64_t lo)
 {
-    vaes_ctr(rkb, out, n, hi, lo, NULL, 0);
+    vaes_ctr(rkb, out, n, hi, lo, NULL, SINK_KS);
 }
 
 /* fused CTR encryption (aes_internal.h, ctr_xor): 2.3-2.6 cycles per block
@@ -287,8 +343,23 @@ TGT_VAES static uint64_t ctr_xor_vaes(const uint8_t *rkb, uint8_t *out, const ui
     k.check = (flags & SECEA_PRG_XOR_CHECK) != 0;
     k.vp = _mm512_set1_epi64((long long)p);
     k.bad = 0;
-    vaes_ctr(rkb, out, n, hi, lo, &k, 1);
+    vaes_ctr(rkb, out, n, hi, lo, &k, SINK_XOR);
     return k.bad;
+}
+
+/* rejection sampling (aes_internal.h, ctr_field) */
+TGT_VAES static size_t ctr_field_vaes(const uint8_t *rkb, uint64_t *out, size_t count, size_t nblocks,
+                                      uint64_t hi, uint64_t lo, uint64_t mask, uint64_t p, size_t *kept)
+{
+    vaes_sink k;
+    k.fout = out;
+    k.need = count;
+    k.consumed = 0;
+    k.vp = _mm512_set1_epi64((long long)p);
+    k.vmask = _mm512_set1_epi64((long long)mask);
+    vaes_ctr(rkb, NULL, nblocks, hi, lo, &k, SINK_FIELD);
+    *kept = count - k.need;
+    return k.consumed;
 }
 
 TGT_VAES static void ecb_vaes(const uint8_t *rkb, uint8_t *out, const uint8_t *in, size_t n)
@@ -324,11 +395,11 @@ TGT_VAES static void ecb_vaes(const uint8_t *rkb, uint8_t *out, const uint8_t *i
 }
 
 const secea__aes_impl secea__aes_impl_aesni = {
-    "aesni", expand_aesni, ctr_aesni, ecb_aesni, NULL
+    "aesni", expand_aesni, ctr_aesni, ecb_aesni, NULL, NULL
 };
 
 const secea__aes_impl secea__aes_impl_vaes = {
-    "vaes", expand_aesni, ctr_vaes, ecb_vaes, ctr_xor_vaes
+    "vaes", expand_aesni, ctr_vaes, ecb_vaes, ctr_xor_vaes, ctr_field_vaes
 };
 
 #else

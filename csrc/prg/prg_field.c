@@ -164,6 +164,26 @@ uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const 
     int bad_base = 0;
     size_t k = 0;
     unsigned off = skip & 8u;
+    if (!base && count) {
+        /* straight from the keystream with the AES variant's sampler when it
+         * has one (secea__aes128_ctr_field: the keystream never touches
+         * memory), from a block boundary: a lone word at byte 8 first */
+        if (off) {
+            secea_aes128_ctr(buf, 16, key, ctr);
+            uint64_t x;
+            memcpy(&x, buf + 8, 8);
+            x &= mask;
+            if (x < p) out[k++] = x;
+            consumed = 1;
+            iv_add(ctr, 1);
+            off = 0;
+        }
+        uint64_t used;
+        if (k < count && secea__aes128_ctr_field(out + k, count - k, key, ctr, mask, p, &used) == 0) {
+            consumed += used;
+            k = count;
+        }
+    }
     while (k < count) {
         /* enough blocks for the words still needed (plus slack for rejections),
          * capped at one chunk */
@@ -179,8 +199,10 @@ uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const 
          * the fused add/sub); a chunk never holds more than PRGF_CHUNK/8 */
         size_t j = compact(cbuf, src, nw, mask, p);
         size_t w = nw;
-        if (j > count - k) {
-            /* stop at the count-th accepted word: find how many words that took */
+        if (j >= count - k) {
+            /* stop at the count-th accepted word: find how many words that
+             * took (rejected words after it stay unread, as in the fused
+             * sampler: the stream position never depends on the chunking) */
             size_t want = count - k, seen = 0;
             for (w = 0; w < nw; w++) {
                 uint64_t x;
