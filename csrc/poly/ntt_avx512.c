@@ -282,44 +282,63 @@ static const uint8_t BR[4][8] = {
  * at a time with j innermost: the rows are sequential streams (prefetch
  * friendly, no cache-set thrashing from the power-of-two stride) and the
  * pass A exponents are loop invariant. ---- */
+/* Pass A of a stage: radix-R1 DFTs over rows m0 + R2 m1 (forward: DFT then
+ * the twiddles w_R^(m0 q1); inverse: their inverses then the DFT), with
+ * compile-time exponents (eR >= 0, the standard root) or the plan's
+ * run-time ones (eR < 0). */
+INL void stage_pass_a(const secea__ntt_stage *st, uint64_t *a, const unsigned k1, const unsigned k2,
+                      const unsigned e8, const int eR, const int inverse)
+{
+    const unsigned R1 = 1u << k1, R2 = 1u << k2;
+    const size_t M = st->M;
+    V x[8];
+    if (R1 == 1) return;
+    if (eR >= 0) {
+#pragma GCC unroll 8
+        for (unsigned m0 = 0; m0 < R2; m0++) {
+            uint64_t *io = a + (size_t)m0 * M;
+            for (size_t jv = 0; jv < M; jv += 8) {
+#pragma GCC unroll 8
+                for (unsigned s = 0; s < R1; s++) x[s] = v_load(io + (size_t)s * R2 * M + jv);
+                if (!inverse) dft_fwd(x, k1, e8);
+#pragma GCC unroll 8
+                for (unsigned s = 1; s < R1; s++) {
+                    const unsigned e = MOD192((unsigned)eR * m0 * BR[k1][s]);
+                    x[s] = v_pow2(x[s], inverse ? MOD192(192 - e) : e);
+                }
+                if (inverse) dft_inv(x, k1, e8);
+#pragma GCC unroll 8
+                for (unsigned s = 0; s < R1; s++) v_store(io + (size_t)s * R2 * M + jv, x[s]);
+            }
+        }
+        return;
+    }
+    for (unsigned m0 = 0; m0 < R2; m0++) {
+        shr_t sh[8];
+        for (unsigned s = 0; s < R1; s++) shr_init(&sh[s], (inverse ? st->ea_i : st->ea_f)[m0 * R1 + s]);
+        uint64_t *io = a + (size_t)m0 * M;
+        for (size_t jv = 0; jv < M; jv += 8) {
+#pragma GCC unroll 8
+            for (unsigned s = 0; s < R1; s++) x[s] = v_load(io + (size_t)s * R2 * M + jv);
+            if (!inverse) dft_fwd(x, k1, e8);
+            if (m0) {
+#pragma GCC unroll 8
+                for (unsigned s = 1; s < R1; s++) x[s] = v_shl_rt(x[s], &sh[s]);
+            }
+            if (inverse) dft_inv(x, k1, e8);
+#pragma GCC unroll 8
+            for (unsigned s = 0; s < R1; s++) v_store(io + (size_t)s * R2 * M + jv, x[s]);
+        }
+    }
+}
+
 INL void stage_fwd_body(const secea__ntt_stage *st, uint64_t *a, const unsigned k1, const unsigned k2,
                         const unsigned e8, const int eR)
 {
     const unsigned R1 = 1u << k1, R2 = 1u << k2;
     const size_t M = st->M;
     V x[8];
-    if (R1 > 1 && eR >= 0) {
-#pragma GCC unroll 8
-        for (unsigned m0 = 0; m0 < R2; m0++) {
-            uint64_t *io = a + (size_t)m0 * M;
-            for (size_t jv = 0; jv < M; jv += 8) {
-#pragma GCC unroll 8
-                for (unsigned m1 = 0; m1 < R1; m1++) x[m1] = v_load(io + (size_t)R2 * m1 * M + jv);
-                dft_fwd(x, k1, e8);
-#pragma GCC unroll 8
-                for (unsigned s = 1; s < R1; s++) x[s] = v_pow2(x[s], MOD192((unsigned)eR * m0 * BR[k1][s]));
-#pragma GCC unroll 8
-                for (unsigned s = 0; s < R1; s++) v_store(io + (size_t)s * R2 * M + jv, x[s]);
-            }
-        }
-    } else if (R1 > 1) {
-        for (unsigned m0 = 0; m0 < R2; m0++) {
-            shr_t sh[8];
-            for (unsigned s = 0; s < R1; s++) shr_init(&sh[s], st->ea_f[m0 * R1 + s]);
-            uint64_t *io = a + (size_t)m0 * M;
-            for (size_t jv = 0; jv < M; jv += 8) {
-#pragma GCC unroll 8
-                for (unsigned m1 = 0; m1 < R1; m1++) x[m1] = v_load(io + (size_t)R2 * m1 * M + jv);
-                dft_fwd(x, k1, e8);
-                if (m0) {
-#pragma GCC unroll 8
-                    for (unsigned s = 1; s < R1; s++) x[s] = v_shl_rt(x[s], &sh[s]);
-                }
-#pragma GCC unroll 8
-                for (unsigned s = 0; s < R1; s++) v_store(io + (size_t)s * R2 * M + jv, x[s]);
-            }
-        }
-    }
+    stage_pass_a(st, a, k1, k2, e8, eR, 0);
     for (unsigned s1 = 0; s1 < R1; s1++) {
         const unsigned q1 = BR[k1][s1];
         uint64_t *c = a + (size_t)s1 * R2 * M;
@@ -363,38 +382,7 @@ INL void stage_inv_body(const secea__ntt_stage *st, uint64_t *a, const unsigned 
             for (unsigned m0 = 0; m0 < R2; m0++) v_store(c + (size_t)m0 * M + jv, x[m0]);
         }
     }
-    if (R1 > 1 && eR >= 0) {
-#pragma GCC unroll 8
-        for (unsigned m0 = 0; m0 < R2; m0++) {
-            uint64_t *io = a + (size_t)m0 * M;
-            for (size_t jv = 0; jv < M; jv += 8) {
-#pragma GCC unroll 8
-                for (unsigned s = 0; s < R1; s++) x[s] = v_load(io + (size_t)s * R2 * M + jv);
-#pragma GCC unroll 8
-                for (unsigned s = 1; s < R1; s++) x[s] = v_pow2(x[s], MOD192(192 - MOD192((unsigned)eR * m0 * BR[k1][s])));
-                dft_inv(x, k1, e8);
-#pragma GCC unroll 8
-                for (unsigned m1 = 0; m1 < R1; m1++) v_store(io + (size_t)R2 * m1 * M + jv, x[m1]);
-            }
-        }
-    } else if (R1 > 1) {
-        for (unsigned m0 = 0; m0 < R2; m0++) {
-            shr_t sh[8];
-            for (unsigned s = 0; s < R1; s++) shr_init(&sh[s], st->ea_i[m0 * R1 + s]);
-            uint64_t *io = a + (size_t)m0 * M;
-            for (size_t jv = 0; jv < M; jv += 8) {
-#pragma GCC unroll 8
-                for (unsigned s = 0; s < R1; s++) x[s] = v_load(io + (size_t)s * R2 * M + jv);
-                if (m0) {
-#pragma GCC unroll 8
-                    for (unsigned s = 1; s < R1; s++) x[s] = v_shl_rt(x[s], &sh[s]);
-                }
-                dft_inv(x, k1, e8);
-#pragma GCC unroll 8
-                for (unsigned m1 = 0; m1 < R1; m1++) v_store(io + (size_t)R2 * m1 * M + jv, x[m1]);
-            }
-        }
-    }
+    stage_pass_a(st, a, k1, k2, e8, eR, 1);
 }
 
 /* 8 x 8 transpose of 64-bit entries */

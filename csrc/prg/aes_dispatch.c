@@ -36,6 +36,21 @@ static inline uint64_t ld64be(const uint8_t *p)
     return v;
 }
 
+/* of n blocks from counter (hi, lo), how many come before the low word
+ * wraps (2^64 - lo; all n when lo == 0 or n is smaller) */
+static size_t before_wrap(uint64_t lo, size_t n)
+{
+    uint64_t until = (uint64_t)0 - lo;
+    return (lo != 0 && (uint64_t)n > until) ? (size_t)until : n;
+}
+
+/* the counter n blocks on (n never crosses a low-word wrap: before_wrap) */
+static void ctr_advance(uint64_t *hi, uint64_t *lo, size_t n)
+{
+    *lo += (uint64_t)n;
+    if (*lo == 0) (*hi)++;      /* carry into the high word; wraps mod 2^128 */
+}
+
 void secea_aes128_ctr(uint8_t *out, size_t nbytes, const uint8_t *key, const uint8_t *iv)
 {
     if (nbytes == 0) return;
@@ -45,15 +60,11 @@ void secea_aes128_ctr(uint8_t *out, size_t nbytes, const uint8_t *key, const uin
     uint64_t hi = ld64be(iv), lo = ld64be(iv + 8);
     size_t nb = nbytes / 16;
     while (nb) {
-        size_t n = nb;
-        /* blocks left before the low word wraps: 2^64 - lo (lo == 0: 2^64) */
-        uint64_t until = (uint64_t)0 - lo;
-        if (lo != 0 && (uint64_t)n > until) n = (size_t)until;
+        size_t n = before_wrap(lo, nb);
         impl->ctr(rk, out, n, hi, lo);
         out += 16 * n;
         nb -= n;
-        lo += (uint64_t)n;
-        if (lo == 0) hi++;   /* carry into the high word; wraps mod 2^128 */
+        ctr_advance(&hi, &lo, n);
     }
     size_t tail = nbytes & 15;
     if (tail) {
@@ -76,18 +87,11 @@ int secea__aes128_ctr_field(uint64_t *out, size_t count, const uint8_t *key, con
     impl->expand(rk, key);
     uint64_t hi = ld64be(iv), lo = ld64be(iv + 8);
     while (count) {
-        /* blocks before the low word wraps (lo == 0: 2^64, capped) */
-        uint64_t until = (uint64_t)0 - lo;
-        size_t n = (lo == 0 || until > (uint64_t)(SIZE_MAX / 32)) ? SIZE_MAX / 32 : (size_t)until;
-        size_t kept;
-        size_t used = impl->ctr_field(rk, out, count, n, hi, lo, mask, p, &kept);
-        *consumed += used;
+        size_t n = before_wrap(lo, SIZE_MAX / 32), kept;
+        *consumed += impl->ctr_field(rk, out, count, n, hi, lo, mask, p, &kept);
         out += kept;
         count -= kept;
-        if (count) {                 /* the range ran out: every word of it was read */
-            lo += (uint64_t)n;
-            if (lo == 0) hi++;
-        }
+        if (count) ctr_advance(&hi, &lo, n);    /* the range ran out: all of it was read */
     }
     secea_wipe(rk, sizeof rk);
     return 0;
@@ -103,15 +107,12 @@ int secea__aes128_ctr_xor(uint8_t *out, const uint8_t *in, size_t nblocks, const
     impl->expand(rk, key);
     uint64_t hi = ld64be(iv), lo = ld64be(iv + 8);
     while (nblocks) {
-        size_t n = nblocks;
-        uint64_t until = (uint64_t)0 - lo;          /* as in secea_aes128_ctr */
-        if (lo != 0 && (uint64_t)n > until) n = (size_t)until;
+        size_t n = before_wrap(lo, nblocks);
         *bad |= impl->ctr_xor(rk, out, in, n, hi, lo, p, flags);
         out += 16 * n;
         in += 16 * n;
         nblocks -= n;
-        lo += (uint64_t)n;
-        if (lo == 0) hi++;
+        ctr_advance(&hi, &lo, n);
     }
     secea_wipe(rk, sizeof rk);
     return 0;
