@@ -94,6 +94,16 @@ in the same run; last full run 2026-11-21, load average 0.7, figures min):
   roots, degree 10^4                84 ms        target 0.1 s: met
   roots, degree 10^5                0.86 s       (median 0.91 s) target 1 s: met
 
+Run of record, second session of 2026-11-21 (compile-time NTT pass A
+exponents, fused AES; load 0.8; bench/results/poly.json, min): NTT 2^20 5.31
+ms (the same code measured 4.86-5.06 ms in C an hour earlier: this VM's
+speed drifts by 10%), mul 10^6 38.7 ms (flint 807 ms, 21x), from_roots 10^5
+23.0 ms (flint 262 ms, 11x), inv_series 10^5 8.09 ms (flint 117 ms; 6.4-8.1
+ms over today's runs, against the 8 ms target), half-GCD 10^5 85 ms, eval
+10^5 85 ms (flint 2.69 s), interpolate 10^5 94 ms (115-125 ms in slower
+spells of the VM), roots 3000 / 10^4 / 10^5: 24 ms / 79 ms / 0.80 s (flint
+fmpz_mod 1.89 s at 3000: 78x).
+
 Second full run the same day (after the review fixes; load 0.8-0.9):
 NTT 2^20 5.6 ms, mul 10^6 41 ms (flint 853 ms), inv_series 10^5 7.0 ms,
 half-GCD 89 ms, eval 10^5 92 ms (flint 3.2 s), interpolate 10^5 114 ms
@@ -115,6 +125,33 @@ each, p being so close to 2^64) at two 512-bit integer ops per cycle on Zen 4;
 every 64th root of unity is a power of two, so inside a 64-point block
 twiddles are shifts.  Four-step stages sweep memory eight rows at a time
 (the power-of-two stride otherwise thrashes one cache set: 7.5 -> 5.1 ms).
+
+NTT, what bounds it (2026-11-21; /tmp microbenchmarks at 3.58 GHz, zmm
+operations, eight independent chains): add/sub/logic/blend/masked add 2 per
+cycle; shifts 1 per cycle; vpmuludq and vpmullq 1 per cycle, sharing their
+ports with compares into mask registers; compare-to-mask then the masked op
+7 cycles of latency.  A Goldilocks add is 4 ops, a sub 3, a power-of-two
+twiddle 6-11, a general product 25 (7 shifts, 5 multiplies; 14.2 cycles per
+8 entries measured).  The 2^20 forward transform issues about 200 ops per 8
+entries (add/sub over 20 levels 70, power-of-two twiddles about 55, the
+three general twiddle passes 75), so 3.7 ms is the floor of this arithmetic
+at 2 ops per cycle, and 4 ms needs 1.83 ops per cycle sustained; the best
+pass (radix 8 plus the general product) sustains 1.68.  Per stage, cycles
+per 8 entries, before -> after the two changes below: top k = 6 stage 42.7
+-> 42.9, k = 6 40.4 -> 39.3, k = 5 38.4 -> 35.5, last three levels 16.2 ->
+14.5; the transform 5.05 -> 4.86 ms in C (2^21 11.4 -> 10.8 ms).
+Kept: compile-time pass A exponents for the standard root (every plan from
+secea_fast.poly has w^(n/64) = 2^39, so each inter-pass twiddle is an
+immediate shift: k = 5 pass A 14.1 -> 10.3 cycles, k = 6 15.4 -> 14.4) and
+two 64-entry groups per iteration of the last three levels (16.1 -> 14.4).
+Tried, not kept: both passes of the top stage fused per column block through
+an L1 tile (47.5 against 42.7 cycles: the 64 row streams defeat the
+prefetchers); two column groups per iteration in passes A and B (3% and 1%);
+the twiddles' high halves from a second table (no gain); vpmullq for the low
+half of the product (3% here, but 3 uops and 15 cycles of latency on Intel);
+radix-128 stages (sqrt 2 = 2^24 - 2^72) to drop one general pass: counted at
+3-5% fewer ops, the sqrt 2 twiddles and lane-varying shifts of a 64-point
+tail giving back most of the 25 saved.
 
 Crossovers (measured by sweeping the constant with the other paths fixed):
 POLY_MUL_CLASSICAL_MAX = 64 / _BATCH = 24 (see above),
@@ -362,6 +399,16 @@ queried entities), ``python -m pytest bench/test_secea.py -k ml1m
   ``python -m pytest bench/test_secea.py -k ml1m --benchmark-only -s``:
   round 15.5 s on one process, 8.65 s on two; overhead beyond the products
   at kernel speed 59-60% (was 74-77%).
+* 2026-11-21, second session: the pads and the queries' decryption became
+  fused AES-CTR encryption (the keystream never written to memory: 16 MB
+  streamed 5.14 -> 2.72 cycles per 16 bytes), z is sampled straight from
+  the keystream (2.64 -> 1.35 cycles per word) into 4 MB tiles
+  (SECEA_QUERY_TILE_ELEMS).  Same command (19:30, load 1.3;
+  bench/results/secea.json): one process 11.03 core-s, overhead 21, 21, 18%
+  (median 21%, was 35%); two processes 11.20 core-s, overhead 22, 20, 22%
+  (median 22%, was 33%); 2 over 1: 1.85x alternating (pairs 11.16/5.88,
+  10.99/6.04, 11.00/5.94 s); Census 13.1 s wall (was 19.3), 477 MB peak;
+  union 0.40 s / 4.00 s.
 """
 
 EXECUTOR_NOTES = """
@@ -443,6 +490,26 @@ that per-block work grows 9-14% when both run (the memory traffic) plus
 fork and first-block page faults (20-30 ms per worker).  With local,ray
 (bench/results/throughput_secea_offline.json): pool 1.368 / 0.809 s (0.85),
 Ray 1.487 / 0.867 s (0.86; +7.1% on 2 processes, +8.7% on 1).
+Second session of 2026-11-21: the pads became fused AES-CTR encryption and
+z is sampled straight from the keystream into 4 MB tiles (SECEA_NOTES).
+--executor local,ray --repeat 3, load 0.7-1.6 before each phase
+(bench/results/throughput_secea_*.json): offline pool 0.972 / 0.675 s
+(0.72), Ray 1.047 / 0.748 s (0.70; +10.8% on 2 processes, +7.7% on 1);
+responses pool 10.52 / 5.40 s (0.97), Ray 10.80 / 5.94 s (0.91; +9.9%,
++2.6%); round pool 10.95 / 5.75 s (0.95), Ray 10.91 / 5.98 s (0.91; +4.0%,
+-0.4%); scheduling cost per shard: pool 0.077-0.097 ms, Ray 0.045-0.060 ms.
+The offline phase is 29% faster on one process (1.37 -> 0.97 s) and 17% on
+two (0.81 -> 0.675 s), so its efficiency fell.  It writes 13.4 GB of
+queries per round, and this VM takes non-temporal writes at 28 GB/s from
+one process but 29-32 GB/s from two together (/tmp test: five 16 MB
+outputs per block written from a 4 MB z tile, 3.0 ms per block alone, 5.2-
+5.8 ms with a second process doing the same).  Two independent processes
+each generating a whole round's queries take 1.12-1.27 s alone and 1.38-
+1.77 s side by side, so the loss is the memory system, not the pool (one
+forked worker 1.03-1.13 s against 0.99-1.15 s inline; two forked workers
+with half the blocks each 0.61-0.79 s).  At 30 GB/s the writes alone take
+0.45 s of the 0.54 s that an efficiency of 0.9 would allow.  (An earlier
+single run of the side-by-side test showed no slowdown: it did not repeat.)
 * scheduling cost per shard (a no-op shard's round trip): fork pool
   0.12-0.30 ms, Ray actors 0.43-0.69 ms.  A SecEA block is 20-90 ms of work,
   so scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.
