@@ -251,8 +251,10 @@ def test_prg_xor_matches_openssl_ctr(backend, iv_int, stream):
     """secea_prg_xor against OpenSSL's AES-128-CTR: counters that wrap the
     low word, start off the fused kernel's 32-block and 256-block alignments,
     lengths around its table threshold (1024 blocks) and chunk (4096 words),
-    odd word counts, a byte-8 start, output aliasing the input, unaligned
-    output, and the range check."""
+    odd word counts, a byte-8 start, output aliasing the input, output 0, 8,
+    16 and 48 bytes past a 64-byte boundary (the streamed route's ordinary-
+    store head, and the buffer route for 8-byte aligned output), the range
+    check and the scaled input."""
     from secea_fast._native import ffi, lib
     rng = np.random.default_rng(iv_int % 1000)
     key, iv = os.urandom(16), iv_int.to_bytes(16, "big")
@@ -261,16 +263,25 @@ def test_prg_xor_matches_openssl_ctr(backend, iv_int, stream):
         for skip in (0, 8):
             ks = np.frombuffer(openssl_ctr(key, iv, 8 * n + 16)[skip:skip + 8 * n], dtype="<u8").astype(np.uint64)
             x = rng.integers(0, 2**63, n, dtype=np.uint64)
-            buf = np.zeros(n + 1, dtype=np.uint64)
-            for out in (buf[:n], buf[1:]):             # 64-byte aligned or not
+            buf = np.zeros(n + 16, dtype=np.uint64)
+            at = (-buf.ctypes.data // 8) % 8                 # buf[at:] is 64-byte aligned
+            for shift in (0, 1, 2, 6):                      # out at 0, 8, 16, 48 mod 64
+                buf[:] = 0
+                out = buf[at + shift:at + shift + n]
                 bad = lib.secea_prg_xor(ffi.from_buffer("uint64_t[]", out), ffi.from_buffer("uint64_t[]", x), n,
                                         key, iv, skip, 2**63, 1, flags | 1)
-                assert np.array_equal(out, x ^ ks), (n, skip)
+                assert np.array_equal(out, x ^ ks), (n, skip, shift)
+                assert not buf[:at + shift].any() and not buf[at + shift + n:].any()
                 assert bad == int(((x ^ ks) >= 2**63).any())
             y = x.copy()                                  # in place
             lib.secea_prg_xor(ffi.from_buffer("uint64_t[]", y), ffi.from_buffer("uint64_t[]", y), n,
                               key, iv, skip, 0, 1, flags)
             assert np.array_equal(y, x ^ ks), (n, skip)
+            q = 2**61 - 1                                 # scaled: (777 x mod q) XOR keystream
+            xq = x % np.uint64(q)
+            lib.secea_prg_xor(ffi.from_buffer("uint64_t[]", y), ffi.from_buffer("uint64_t[]", xq), n,
+                              key, iv, skip, q, 777, flags)
+            assert np.array_equal(y, ((xq.astype(object) * 777) % q).astype(np.uint64) ^ ks), (n, skip)
 
 
 @pytest.mark.parametrize("iv_int", [0, 5, 2**64 - 3, 2**64 - 700, 2**128 - 9])

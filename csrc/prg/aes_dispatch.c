@@ -36,6 +36,17 @@ static inline uint64_t ld64be(const uint8_t *p)
     return v;
 }
 
+/* Zero the stack where a kernel just ran.  The vectorised kernels' frames
+ * (up to about 4.8 KB: ctr_xor_vaes) hold spilled round keys and AES states,
+ * which register allocation puts there and no source-level wipe reaches; a
+ * call made from the same frame as the kernel's reuses that memory. */
+static __attribute__((noinline)) void scrub_stack(void)
+{
+    uint8_t pad[8192];
+    secea_wipe(pad, sizeof pad);
+    __asm__ __volatile__("" : : "r"(pad) : "memory");
+}
+
 /* of n blocks from counter (hi, lo), how many come before the low word
  * wraps (2^64 - lo; all n when lo == 0 or n is smaller) */
 static size_t before_wrap(uint64_t lo, size_t n)
@@ -73,6 +84,7 @@ void secea_aes128_ctr(uint8_t *out, size_t nbytes, const uint8_t *key, const uin
         memcpy(out, tmp, tail);
         secea_wipe(tmp, sizeof tmp);
     }
+    scrub_stack();
     secea_wipe(rk, sizeof rk);
 }
 
@@ -86,13 +98,22 @@ int secea__aes128_ctr_field(uint64_t *out, size_t count, const uint8_t *key, con
     _Alignas(64) uint8_t rk[SECEA_AES_RK_BYTES];
     impl->expand(rk, key);
     uint64_t hi = ld64be(iv), lo = ld64be(iv + 8);
+    /* blocks per kernel call: enough for count words at the worst
+     * acceptance (p just above a power of two: 1/2) only when needed; a first
+     * range sized for the usual case keeps small requests off the 4 KB
+     * first-round table (VAES_TABLE_MIN) */
+    size_t want = count / 2 + count / 16 + 8;
     while (count) {
-        size_t n = before_wrap(lo, SIZE_MAX / 32), kept;
+        size_t n = before_wrap(lo, want), kept;
         *consumed += impl->ctr_field(rk, out, count, n, hi, lo, mask, p, &kept);
         out += kept;
         count -= kept;
-        if (count) ctr_advance(&hi, &lo, n);    /* the range ran out: all of it was read */
+        if (count) {                            /* the range ran out: all of it was read */
+            ctr_advance(&hi, &lo, n);
+            want = count + 8;                   /* about one word in two kept, at worst */
+        }
     }
+    scrub_stack();
     secea_wipe(rk, sizeof rk);
     return 0;
 }
@@ -114,6 +135,7 @@ int secea__aes128_ctr_xor(uint8_t *out, const uint8_t *in, size_t nblocks, const
         nblocks -= n;
         ctr_advance(&hi, &lo, n);
     }
+    scrub_stack();
     secea_wipe(rk, sizeof rk);
     return 0;
 }
@@ -125,6 +147,7 @@ void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, c
     _Alignas(64) uint8_t rk[SECEA_AES_RK_BYTES];
     impl->expand(rk, key);
     impl->ecb(rk, out, in, nblocks);
+    scrub_stack();
     secea_wipe(rk, sizeof rk);
 }
 

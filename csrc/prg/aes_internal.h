@@ -54,14 +54,17 @@ extern const secea__aes_impl secea__aes_impl_vaes;
 int secea__aes_select_named(const char *name);
 
 /* out = in XOR AES-128-CTR(key, iv) keystream, nblocks whole blocks, with
- * the selected variant's fused kernel (flags and result as ctr_xor above).
- * Returns -1, doing nothing, when that variant has none. */
+ * the selected variant's fused kernel (flags as ctr_xor above; with
+ * SECEA_PRG_XOR_CHECK a word >= p sets *bad nonzero: *bad is OR-ed into, so
+ * the caller zeroes it).  Returns -1, doing nothing, when that variant has
+ * none. */
+int secea__aes128_ctr_xor(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key,
+                          const uint8_t *iv, uint64_t p, int flags, uint64_t *bad);
+
 /* count words sampled by ctr_field from the keystream of (key, iv), crossing
  * low-word wraps; *consumed = keystream words read.  Returns -1, doing
  * nothing, when the selected variant has no ctr_field. */
 int secea__aes128_ctr_field(uint64_t *out, size_t count, const uint8_t *key, const uint8_t *iv,
                             uint64_t mask, uint64_t p, uint64_t *consumed);
-int secea__aes128_ctr_xor(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key,
-                          const uint8_t *iv, uint64_t p, int flags, uint64_t *bad);
 
 #endif

@@ -267,12 +267,12 @@ vaes_ctr_plain(const __m512i rk[11], uint8_t *out, size_t n, uint64_t hi, uint64
 
 TGT_VAES static inline __attribute__((always_inline)) void
 vaes_ctr(const uint8_t *rkb, uint8_t *out, size_t n, uint64_t hi, uint64_t lo, vaes_sink *k,
-         const int mode)
+         const int mode, int table)
 {
     __m512i rk[11];
     for (int i = 0; i < 11; i++)
         rk[i] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)rkb + i));
-    if (n < VAES_TABLE_MIN) {
+    if (n < VAES_TABLE_MIN || !table) {
         vaes_ctr_plain(rk, out, n, hi, lo, k, mode);
         return;
     }
@@ -316,9 +316,9 @@ vaes_ctr(const uint8_t *rkb, uint8_t *out, size_t n, uint64_t hi, uint64_t lo, v
         for (int j = 0; j < VW; j++) vaes_emit(out, _mm512_aesenclast_epi128(s[j], rk[10]), k, mode, 64 * (size_t)j);
         if (mode != SINK_FIELD) out += 64 * VW;
         if (mode == SINK_XOR) k->in += 64 * VW;
-        if (SINK_DONE(k, mode)) return;
         n -= 4 * VW;
         lo += 4 * VW;
+        if (SINK_DONE(k, mode)) break;          /* through the table wipe below */
     }
     if (!SINK_DONE(k, mode)) vaes_ctr_plain(rk, out, n, hi, lo, k, mode);
 wipe:
@@ -328,12 +328,16 @@ wipe:
 
 TGT_VAES static void ctr_vaes(const uint8_t *rkb, uint8_t *out, size_t n, uint64_t hi, uint64_t lo)
 {
-    vaes_ctr(rkb, out, n, hi, lo, NULL, SINK_KS);
+    vaes_ctr(rkb, out, n, hi, lo, NULL, SINK_KS, 1);
 }
 
 /* fused CTR encryption (aes_internal.h, ctr_xor): 2.3-2.6 cycles per block
  * against 4.1-4.6 for the keystream written to a buffer and XOR'ed after
- * (16 MB messages and 128 KB ones, Zen 4, where VAES alone takes 2.25) */
+ * (16 MB messages and 128 KB ones, Zen 4, where VAES alone takes 2.25).
+ * With SECEA_PRG_XOR_STREAM and out 16-byte aligned every store from out's
+ * first 64-byte boundary on is non-temporal; an out that is only 8-byte
+ * aligned gets ordinary stores (prg_field.c sends those to the buffer
+ * route, which streams from a word boundary). */
 TGT_VAES static uint64_t ctr_xor_vaes(const uint8_t *rkb, uint8_t *out, const uint8_t *in, size_t n,
                                       uint64_t hi, uint64_t lo, uint64_t p, int flags)
 {
@@ -343,7 +347,22 @@ TGT_VAES static uint64_t ctr_xor_vaes(const uint8_t *rkb, uint8_t *out, const ui
     k.check = (flags & SECEA_PRG_XOR_CHECK) != 0;
     k.vp = _mm512_set1_epi64((long long)p);
     k.bad = 0;
-    vaes_ctr(rkb, out, n, hi, lo, &k, SINK_XOR);
+    int table = 1;
+    if (k.stream && !((uintptr_t)out & 15) && ((uintptr_t)out & 63)) {
+        /* non-temporal stores need 64-byte aligned zmm stores: the first
+         * blocks up to out's next 64-byte boundary go with ordinary stores.
+         * The table loop then keeps that alignment only if it starts at a
+         * counter of the same phase mod 4 (its counters are multiples of
+         * 32); otherwise the plain loop (one AES round more) runs it all. */
+        size_t head = (size_t)(64 - ((uintptr_t)out & 63)) / 16;
+        if (head > n) head = n;
+        vaes_ctr(rkb, out, head, hi, lo, &k, SINK_XOR, 0);
+        out += 16 * head;
+        n -= head;
+        lo += head;
+    }
+    if (k.stream && (lo & 3)) table = 0;
+    vaes_ctr(rkb, out, n, hi, lo, &k, SINK_XOR, table);
     return k.bad;
 }
 
@@ -357,7 +376,7 @@ TGT_VAES static size_t ctr_field_vaes(const uint8_t *rkb, uint64_t *out, size_t 
     k.consumed = 0;
     k.vp = _mm512_set1_epi64((long long)p);
     k.vmask = _mm512_set1_epi64((long long)mask);
-    vaes_ctr(rkb, NULL, nblocks, hi, lo, &k, SINK_FIELD);
+    vaes_ctr(rkb, NULL, nblocks, hi, lo, &k, SINK_FIELD, 1);
     *kept = count - k.need;
     return k.consumed;
 }

@@ -257,7 +257,9 @@ static uint64_t prg_xor_chunk(uint64_t *out, const uint64_t *inp, size_t nw, con
 {
     const int check = flags & SECEA_PRG_XOR_CHECK, stream = (flags & SECEA_PRG_XOR_STREAM) != 0;
     uint64_t bad = 0;
-    if (!off && nw >= 2 &&
+    /* a streamed out that is not 16-byte aligned cannot take aligned zmm
+     * stores of whole blocks: the buffer route streams it from a word */
+    if (!off && nw >= 2 && !(stream && ((uintptr_t)out & 15)) &&
         secea__aes128_ctr_xor((uint8_t *)out, (const uint8_t *)inp, nw / 2, key, ctr, p, flags, &bad) == 0) {
         bad = check ? bad : 0;
         if (nw & 1) {
