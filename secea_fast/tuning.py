@@ -510,6 +510,15 @@ forked worker 1.03-1.13 s against 0.99-1.15 s inline; two forked workers
 with half the blocks each 0.61-0.79 s).  At 30 GB/s the writes alone take
 0.45 s of the 0.54 s that an efficiency of 0.9 would allow.  (An earlier
 single run of the side-by-side test showed no slowdown: it did not repeat.)
+A review then found that the fused pads streamed only when the output and
+the counter happened to line up (most tiles used ordinary stores, with the
+read-for-ownership traffic); with that fixed, offline phase, local pool:
+1.014 / 0.598 s (0.85) and 0.963 / 0.670 s (0.72) in two runs, and with
+local,ray (bench/results/throughput_secea_offline.json): pool 0.957 / 0.657
+s (0.73), Ray 0.995 / 0.663 s (0.75; +0.9% on 2 processes, +4.0% on 1).
+Aligning the query buffers to 64 bytes as well (the fused kernel then keeps
+its first-round table while streaming): 0.970-1.004 s on one process against
+0.975-1.018 s, four interleaved rounds; not kept.
 * scheduling cost per shard (a no-op shard's round trip): fork pool
   0.12-0.30 ms, Ray actors 0.43-0.69 ms.  A SecEA block is 20-90 ms of work,
   so scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.
