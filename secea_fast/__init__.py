@@ -11,12 +11,21 @@ Kernels (NumPy arrays in and out, explicit modulus):
 ``backend_info()`` reports the variant each kernel uses;
 ``SECEA_FAST_BACKEND=portable`` forces the portable C path and
 ``SECEA_FAST_NUM_THREADS`` sets the thread count of parallel kernels.
+Importing the package sets glibc's malloc thresholds so that freed NumPy
+buffers are reused instead of page-faulted in again (``secea_fast._memory``;
+``SECEA_FAST_MALLOC=default`` keeps glibc's own).
 """
+import os as _os
+
+from ._memory import tune_malloc as _tune_malloc
 from ._native import backend_info, get_backend, set_backend
 from .field import EMBEDDING_PRIME, GOLDILOCKS
 from . import field, fixedpoint, linalg, prg  # noqa: E402
 
 __version__ = "0.1.0"
+
+if _os.environ.get("SECEA_FAST_MALLOC", "").strip().lower() != "default":
+    _tune_malloc()
 
 __all__ = ["GOLDILOCKS", "EMBEDDING_PRIME", "backend_info", "set_backend", "get_backend",
            "field", "linalg", "prg", "fixedpoint", "__version__"]

@@ -51,7 +51,9 @@ slower.  Processes that run shards (the calling process for the inline
 pool, the fork workers, the Ray actors) therefore set ``M_MMAP_THRESHOLD``
 to 32 MB and ``M_TRIM_THRESHOLD`` to 256 MB once (:func:`tune_malloc`; a
 no-op without glibc): freed buffers are reused, at the price of keeping up
-to 256 MB of freed heap in the process.
+to 256 MB of freed heap in the process.  ``import secea_fast`` applies the
+same settings to the importing process unless ``SECEA_FAST_MALLOC=default``
+(``secea_fast._memory``).
 
 Secrets.  Protocol parties (``secea.Client``, ``secea.Server``...) refuse to
 be pickled, so their seeds cannot leak into a log, a cache or a file by
@@ -65,7 +67,6 @@ the parties of one trust domain per cluster, with Ray's TLS
 """
 from __future__ import annotations
 
-import ctypes
 import multiprocessing as mp
 import os
 import threading
@@ -75,6 +76,7 @@ from contextlib import contextmanager
 from multiprocessing.connection import wait as mp_wait
 
 from ._checks import check_int
+from ._memory import release_free_heap, tune_malloc
 from ._native import available_cpus
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "party_transfer",
@@ -82,45 +84,6 @@ __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "party_tr
 
 _THREADS_ENV = "SECEA_FAST_NUM_THREADS"
 _TRANSFER = threading.local()
-
-
-def tune_malloc() -> bool:
-    """Set glibc's malloc thresholds for shard-sized buffers (see the module
-    docstring), once per process.  Returns whether they are set."""
-    global _MALLOC_TUNED
-    if _MALLOC_TUNED is None:
-        _MALLOC_TUNED = False
-        mallopt = _libc_function("mallopt")
-        if mallopt is None:                     # pragma: no cover - not glibc
-            return False
-        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-        _MALLOC_TUNED = bool(mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(
-            mallopt(M_TRIM_THRESHOLD, 256 << 20))
-    return _MALLOC_TUNED
-
-
-_MALLOC_TUNED = None
-
-
-def _libc_function(name):
-    """A function of the C library this process runs on, or None."""
-    try:
-        return getattr(ctypes.CDLL(None), name)
-    except (OSError, AttributeError):           # pragma: no cover - not glibc
-        return None
-
-
-def release_free_heap() -> None:
-    """Return this process's free heap pages to the OS (glibc ``malloc_trim``;
-    a no-op elsewhere).  Called before forking workers: a worker writing to
-    heap addresses the parent has touched and freed takes a copy-on-write
-    fault per page, which costs more than a fresh page (the first SecEA block
-    of each worker: 64-72 ms with the parent's freed query buffers, 23-31 ms
-    after the trim, against 10 ms for the next blocks; EXECUTOR_NOTES)."""
-    trim = _libc_function("malloc_trim")
-    if trim is not None:
-        trim.argtypes = [ctypes.c_size_t]
-        trim(0)
 
 
 @contextmanager

@@ -104,6 +104,17 @@ ms over today's runs, against the 8 ms target), half-GCD 10^5 85 ms, eval
 spells of the VM), roots 3000 / 10^4 / 10^5: 24 ms / 79 ms / 0.80 s (flint
 fmpz_mod 1.89 s at 3000: 78x).
 
+Page faults: the poly kernels allocate fresh NumPy arrays per call (transforms,
+products, tree levels); with glibc's adaptive thresholds many of them are
+page-faulted in on every call, at 2-3 us per 4 KB page on this VM.  Measured
+(/tmp, same process state, best / median of 20 or 5, two alternations):
+inv_series 10^5 12.1-12.8 / 13.5-13.9 ms with 1884 faults per call, against
+6.5-7.2 / 7.7-7.8 ms with none once ``_memory.tune_malloc`` has run; mul 10^6
+42-48 -> 38-39 ms (1400 faults -> 0); eval 10^5 89-104 -> 79-85 ms;
+interpolation 127-131 -> 114-124 ms (16051 -> 9377 faults: its tree's live
+set still grows the heap).  ``import secea_fast`` now applies it (README,
+"Memory"; SECEA_FAST_MALLOC=default opts out).
+
 Second full run the same day (after the review fixes; load 0.8-0.9):
 NTT 2^20 5.6 ms, mul 10^6 41 ms (flint 853 ms), inv_series 10^5 7.0 ms,
 half-GCD 89 ms, eval 10^5 92 ms (flint 3.2 s), interpolate 10^5 114 ms

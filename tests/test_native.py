@@ -1,4 +1,5 @@
 import os
+import platform
 import subprocess
 import sys
 
@@ -40,6 +41,18 @@ def test_env_forces_portable_path():
     assert r.returncode == 0, r.stderr
     assert '"aes": "portable"' in r.stdout and '"matmul": "portable"' in r.stdout
     assert '"threads": 3' in r.stdout
+
+
+def test_import_tunes_malloc_unless_told_not_to():
+    """import secea_fast sets glibc's thresholds (mallopt succeeded: True);
+    SECEA_FAST_MALLOC=default leaves glibc's adaptive ones (never called: None)."""
+    code = "import secea_fast, secea_fast._memory as m; print(m._MALLOC_TUNED)"
+    r = _run(code)
+    assert r.returncode == 0, r.stderr
+    if platform.libc_ver()[0] == "glibc":
+        assert r.stdout.strip() == "True"
+    r = _run(code, SECEA_FAST_MALLOC="default")
+    assert r.returncode == 0 and r.stdout.strip() == "None", r.stderr
 
 
 def test_env_bad_values_raise_clearly():

@@ -1,0 +1,55 @@
+"""glibc malloc settings for allocation-heavy NumPy work (see
+``secea_fast.executor``, "Memory", and README "Memory").
+
+NumPy code allocates and frees many short-lived arrays of a few hundred KB
+to tens of MB (a SecEA block's queries, the transforms of a subproduct-tree
+level).  With glibc's adaptive defaults those come from fresh ``mmap``s or a
+heap trimmed back to the OS after use, so every call page-faults its buffers
+in again, and page faults are expensive on virtual machines (2-3 us per 4 KB
+page measured on this project's VM).  :func:`tune_malloc` sets
+``M_MMAP_THRESHOLD`` to 32 MB and ``M_TRIM_THRESHOLD`` to 256 MB once per
+process, so freed buffers are reused, at the price of keeping up to 256 MB of
+freed heap in the process.  ``import secea_fast`` applies it unless
+``SECEA_FAST_MALLOC=default``; the executors apply it in every process that
+runs shards.
+"""
+import ctypes
+
+
+def tune_malloc() -> bool:
+    """Set glibc's malloc thresholds for shard-sized buffers (see the module
+    docstring), once per process.  Returns whether they are set."""
+    global _MALLOC_TUNED
+    if _MALLOC_TUNED is None:
+        _MALLOC_TUNED = False
+        mallopt = _libc_function("mallopt")
+        if mallopt is None:                     # pragma: no cover - not glibc
+            return False
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+        _MALLOC_TUNED = bool(mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(
+            mallopt(M_TRIM_THRESHOLD, 256 << 20))
+    return _MALLOC_TUNED
+
+
+_MALLOC_TUNED = None
+
+
+def _libc_function(name):
+    """A function of the C library this process runs on, or None."""
+    try:
+        return getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):           # pragma: no cover - not glibc
+        return None
+
+
+def release_free_heap() -> None:
+    """Return this process's free heap pages to the OS (glibc ``malloc_trim``;
+    a no-op elsewhere).  Called before forking workers: a worker writing to
+    heap addresses the parent has touched and freed takes a copy-on-write
+    fault per page, which costs more than a fresh page (the first SecEA block
+    of each worker: 64-72 ms with the parent's freed query buffers, 23-31 ms
+    after the trim, against 10 ms for the next blocks; EXECUTOR_NOTES)."""
+    trim = _libc_function("malloc_trim")
+    if trim is not None:
+        trim.argtypes = [ctypes.c_size_t]
+        trim(0)
