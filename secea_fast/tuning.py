@@ -95,14 +95,15 @@ in the same run; last full run 2026-11-21, load average 0.7, figures min):
   roots, degree 10^5                0.86 s       (median 0.91 s) target 1 s: met
 
 Run of record, second session of 2026-11-21 (compile-time NTT pass A
-exponents, fused AES; load 0.8; bench/results/poly.json, min): NTT 2^20 5.31
-ms (the same code measured 4.86-5.06 ms in C an hour earlier: this VM's
-speed drifts by 10%), mul 10^6 38.7 ms (flint 807 ms, 21x), from_roots 10^5
-23.0 ms (flint 262 ms, 11x), inv_series 10^5 8.09 ms (flint 117 ms; 6.4-8.1
-ms over today's runs, against the 8 ms target), half-GCD 10^5 85 ms, eval
-10^5 85 ms (flint 2.69 s), interpolate 10^5 94 ms (115-125 ms in slower
-spells of the VM), roots 3000 / 10^4 / 10^5: 24 ms / 79 ms / 0.80 s (flint
-fmpz_mod 1.89 s at 3000: 78x).
+exponents, fused AES, malloc tuned at import; load 0.9;
+bench/results/poly.json, min): NTT 2^20 5.38 ms (the same code measured
+4.86-5.06 ms in C an hour earlier: this VM's speed drifts by 10%), mul 10^6
+39.2 ms (flint 745 ms, 19x), from_roots 10^5 22.8 ms (flint 258 ms, 11x),
+inv_series 10^5 6.33 ms (flint 114 ms), half-GCD 10^5 72 ms, eval 10^5 60 ms
+(flint 2.64 s), interpolate 10^5 90 ms, roots 3000 / 10^4 / 10^5: 25 ms / 78
+ms / 0.75 s (flint fmpz_mod 1.73 s at 3000: 70x).  The run before malloc was
+tuned at import, minutes earlier: inv_series 8.09 ms, eval 85 ms,
+interpolate 94 ms, half-GCD 85 ms, mul 38.7 ms, NTT 5.31 ms.
 
 Page faults: the poly kernels allocate fresh NumPy arrays per call (transforms,
 products, tree levels); with glibc's adaptive thresholds many of them are
