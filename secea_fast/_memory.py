@@ -9,26 +9,47 @@ in again, and page faults are expensive on virtual machines (2-3 us per 4 KB
 page measured on this project's VM).  :func:`tune_malloc` sets
 ``M_MMAP_THRESHOLD`` to 32 MB and ``M_TRIM_THRESHOLD`` to 256 MB once per
 process, so freed buffers are reused, at the price of keeping up to 256 MB of
-freed heap in the process.  ``import secea_fast`` applies it unless
-``SECEA_FAST_MALLOC=default``; the executors apply it in every process that
-runs shards.
+freed heap in the process.  ``import secea_fast`` applies it, and the
+executors in every process that runs shards, unless
+``SECEA_FAST_MALLOC=default`` (``tuned``, or unset, is the default).
 """
 import ctypes
+import os
+
+_ENV = "SECEA_FAST_MALLOC"
+
+
+def malloc_mode() -> str:
+    """``tuned`` or ``default``, from ``SECEA_FAST_MALLOC`` (unset: tuned)."""
+    mode = os.environ.get(_ENV, "").strip().lower() or "tuned"
+    if mode not in ("tuned", "default"):
+        raise ValueError(f"{_ENV} must be 'tuned' or 'default', got {mode!r}")
+    return mode
+
+
+def _glibc() -> bool:
+    try:
+        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    except (ValueError, OSError, AttributeError):   # pragma: no cover - not glibc
+        return False
 
 
 def tune_malloc() -> bool:
     """Set glibc's malloc thresholds for shard-sized buffers (see the module
-    docstring), once per process.  Returns whether they are set."""
+    docstring), once per process, unless ``SECEA_FAST_MALLOC=default``.
+    Returns whether they are set."""
     global _MALLOC_TUNED
-    if _MALLOC_TUNED is None:
+    if _MALLOC_TUNED is None and malloc_mode() == "tuned":
         _MALLOC_TUNED = False
+        if not _glibc():                        # pragma: no cover - musl, macOS, Windows
+            return False
         mallopt = _libc_function("mallopt")
         if mallopt is None:                     # pragma: no cover - not glibc
             return False
         M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
         _MALLOC_TUNED = bool(mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(
             mallopt(M_TRIM_THRESHOLD, 256 << 20))
-    return _MALLOC_TUNED
+    return bool(_MALLOC_TUNED)
 
 
 _MALLOC_TUNED = None
@@ -38,7 +59,7 @@ def _libc_function(name):
     """A function of the C library this process runs on, or None."""
     try:
         return getattr(ctypes.CDLL(None), name)
-    except (OSError, AttributeError):           # pragma: no cover - not glibc
+    except Exception:                           # pragma: no cover - no C library to load
         return None
 
 

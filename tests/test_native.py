@@ -45,14 +45,21 @@ def test_env_forces_portable_path():
 
 def test_import_tunes_malloc_unless_told_not_to():
     """import secea_fast sets glibc's thresholds (mallopt succeeded: True);
-    SECEA_FAST_MALLOC=default leaves glibc's adaptive ones (never called: None)."""
+    SECEA_FAST_MALLOC=default leaves glibc's adaptive ones (never called:
+    None), also when an executor runs shards; other values are refused."""
     code = "import secea_fast, secea_fast._memory as m; print(m._MALLOC_TUNED)"
-    r = _run(code)
+    r = _run(code, SECEA_FAST_MALLOC="")
     assert r.returncode == 0, r.stderr
     if platform.libc_ver()[0] == "glibc":
         assert r.stdout.strip() == "True"
+    code = ("import secea_fast, secea_fast._memory as m\n"
+            "from secea_fast.executor import LocalExecutor\n"
+            "LocalExecutor(1).map(lambda s, j: j, [1, 2], None, lambda r: None)\n"
+            "print(m._MALLOC_TUNED)")
     r = _run(code, SECEA_FAST_MALLOC="default")
     assert r.returncode == 0 and r.stdout.strip() == "None", r.stderr
+    r = _run("import secea_fast", SECEA_FAST_MALLOC="off")
+    assert r.returncode != 0 and "SECEA_FAST_MALLOC" in r.stderr
 
 
 def test_env_bad_values_raise_clearly():

@@ -252,7 +252,7 @@ def test_prg_xor_matches_openssl_ctr(backend, iv_int, stream):
     low word, start off the fused kernel's 32-block and 256-block alignments,
     lengths around its table threshold (1024 blocks) and chunk (4096 words),
     odd word counts, a byte-8 start, output aliasing the input, output 0, 8,
-    16 and 48 bytes past a 64-byte boundary (the streamed route's ordinary-
+    16, 32 and 48 bytes past a 64-byte boundary (the streamed route's ordinary-
     store head, and the buffer route for 8-byte aligned output), the range
     check and the scaled input."""
     from secea_fast._native import ffi, lib
@@ -265,7 +265,7 @@ def test_prg_xor_matches_openssl_ctr(backend, iv_int, stream):
             x = rng.integers(0, 2**63, n, dtype=np.uint64)
             buf = np.zeros(n + 16, dtype=np.uint64)
             at = (-buf.ctypes.data // 8) % 8                 # buf[at:] is 64-byte aligned
-            for shift in (0, 1, 2, 6):                      # out at 0, 8, 16, 48 mod 64
+            for shift in (0, 1, 2, 4, 6):                   # out at 0, 8, 16, 32, 48 mod 64
                 buf[:] = 0
                 out = buf[at + shift:at + shift + n]
                 bad = lib.secea_prg_xor(ffi.from_buffer("uint64_t[]", out), ffi.from_buffer("uint64_t[]", x), n,
@@ -285,17 +285,18 @@ def test_prg_xor_matches_openssl_ctr(backend, iv_int, stream):
 
 
 @pytest.mark.parametrize("iv_int", [0, 5, 2**64 - 3, 2**64 - 700, 2**128 - 9])
-@pytest.mark.parametrize("p", [101, 2**64 - 2**32 + 1])
+@pytest.mark.parametrize("p", [101, 257, 2**32 + 15, 2**64 - 2**32 + 1])
 def test_prg_field_matches_openssl_ctr(backend, iv_int, p):
     """secea_prg_field without a base (the fused sampler's route) against
     rejection sampling of OpenSSL's CTR keystream: the words kept and the
-    words read, across low-word wraps and from byte 8 of a block."""
+    words read, across low-word wraps and from byte 8 of a block, with
+    acceptance near 1/2 (257, 2^32 + 15: the sampler's later, larger calls)."""
     from secea_fast._native import ffi, lib
     key, iv = os.urandom(16), iv_int.to_bytes(16, "big")
     mask = (1 << (p - 1).bit_length()) - 1
     for n in (1, 2, 7, 2047, 5000):
         for skip in (0, 8):
-            words = np.frombuffer(openssl_ctr(key, iv, 8 * (3 * n + 64) + 16)[skip:], dtype="<u8")
+            words = np.frombuffer(openssl_ctr(key, iv, 8 * (4 * n + 64) + 16)[skip:], dtype="<u8")
             words = words[: len(words) // 8 * 8].astype(np.uint64) & np.uint64(mask)
             keep = np.nonzero(words < np.uint64(p))[0][:n]
             out = np.zeros(n + 1, dtype=np.uint64)

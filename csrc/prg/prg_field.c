@@ -250,30 +250,37 @@ void secea_copy_stream(uint64_t *out, const uint64_t *in, size_t nwords)
 /* out[0, nw) = inp XOR the keystream words from byte off (0 or 8) of block
  * ctr.  From a block boundary the bulk goes through the AES variant's fused
  * kernel when it has one (secea__aes128_ctr_xor: the keystream never touches
- * memory); otherwise, and for an odd last word, the keystream is written to
- * buf (PRGF_CHUNK bytes) and XOR'ed. */
+ * memory; any nw); otherwise, and for an odd last word, the keystream is
+ * written to buf (PRGF_CHUNK bytes) and XOR'ed, a buffer at a time. */
 static uint64_t prg_xor_chunk(uint64_t *out, const uint64_t *inp, size_t nw, const uint8_t *key,
                               const uint8_t *ctr, unsigned off, uint64_t p, int flags, uint8_t *buf)
 {
     const int check = flags & SECEA_PRG_XOR_CHECK, stream = (flags & SECEA_PRG_XOR_STREAM) != 0;
     uint64_t bad = 0;
-    /* a streamed out that is not 16-byte aligned cannot take aligned zmm
-     * stores of whole blocks: the buffer route streams it from a word */
-    if (!off && nw >= 2 && !(stream && ((uintptr_t)out & 15)) &&
-        secea__aes128_ctr_xor((uint8_t *)out, (const uint8_t *)inp, nw / 2, key, ctr, p, flags, &bad) == 0) {
+    uint8_t c[16];
+    memcpy(c, ctr, 16);
+    if (!off && nw >= 2 &&
+        secea__aes128_ctr_xor((uint8_t *)out, (const uint8_t *)inp, nw / 2, key, c, p, flags, &bad) == 0) {
         bad = check ? bad : 0;
-        if (nw & 1) {
-            uint8_t last[16];
-            memcpy(last, ctr, 16);
-            iv_add(last, nw / 2);
-            secea_aes128_ctr(buf, 16, key, last);
-            bad |= xor_words(out + nw - 1, buf, inp + nw - 1, 1, p, check, 0);
-        }
-        return bad;
+        if (!(nw & 1)) return bad;
+        iv_add(c, nw / 2);          /* the odd last word: first half of the next block */
+        out += nw - 1;
+        inp += nw - 1;
+        nw = 1;
     }
-    size_t nbytes = (nw * 8 + off + 15) & ~(size_t)15;
-    secea_aes128_ctr(buf, nbytes, key, ctr);
-    return xor_words(out, buf + off, inp, nw, p, check, stream);
+    while (nw) {
+        /* a piece ends on a block boundary unless it is the last */
+        size_t n = nw < (PRGF_CHUNK - off) / 8 ? nw : (PRGF_CHUNK - off) / 8;
+        size_t nbytes = (n * 8 + off + 15) & ~(size_t)15;
+        secea_aes128_ctr(buf, nbytes, key, c);
+        bad |= xor_words(out, buf + off, inp, n, p, check, stream);
+        iv_add(c, nbytes / 16);
+        out += n;
+        inp += n;
+        nw -= n;
+        off = 0;
+    }
+    return bad;
 }
 
 /* out[i] = c_i XOR keystream word i, for nwords 64-bit words read from
@@ -283,9 +290,9 @@ static uint64_t prg_xor_chunk(uint64_t *out, const uint64_t *inp, size_t nw, con
  * SECEA_PRG_XOR_CHECK, returns 1 if some output word is >= p (a decrypted
  * message that is not a vector of field elements), else 0; with
  * SECEA_PRG_XOR_STREAM, out is written with non-temporal stores (a message
- * larger than the caches: the SecEA queries).  in may alias out.  Chunks of
- * PRGF_CHUNK bytes from block boundaries (after a first lone word when skip
- * is 8). */
+ * larger than the caches: the SecEA queries).  in may alias out.  A lone word
+ * first when skip is 8; then the rest in one piece, or PRGF_CHUNK bytes at a
+ * time when coef != 1 (the scaled input goes through sbuf). */
 int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_t *key,
                   const uint8_t *iv, unsigned skip, uint64_t p, uint64_t coef, int flags)
 {
@@ -298,7 +305,9 @@ int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_
     uint64_t bad = 0;
     size_t k = 0;
     while (k < nwords) {
-        size_t nw = off ? 1 : (nwords - k < PRGF_CHUNK / 8 ? nwords - k : PRGF_CHUNK / 8);
+        size_t nw = nwords - k;
+        if (off) nw = 1;
+        else if (coef != 1 && nw > PRGF_CHUNK / 8) nw = PRGF_CHUNK / 8;
         const uint64_t *inp = in + k;
         if (coef != 1) {              /* fused scaling: (coef * in mod p) XOR ks */
             secea_fp_mul_scalar(sbuf, inp, coef, nw, p);
