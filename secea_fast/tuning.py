@@ -531,6 +531,16 @@ s (0.73), Ray 0.995 / 0.663 s (0.75; +0.9% on 2 processes, +4.0% on 1).
 Aligning the query buffers to 64 bytes as well (the fused kernel then keeps
 its first-round table while streaming): 0.970-1.004 s on one process against
 0.975-1.018 s, four interleaved rounds; not kept.
+Final runs of the session, after one fused call per message and malloc tuned
+at import (20:02, load 0.7-1.4; bench/results/throughput_secea_*.json):
+offline pool 0.880 / 0.604 s (0.73), Ray 0.928 / 0.631 s (0.74; +4.4% on 2
+processes, +5.4% on 1); responses pool 10.38 / 5.43 s (0.96), Ray 10.70 /
+5.50 s (0.97; +1.4%, +3.0%); round pool 10.82 / 5.68 s (0.95), Ray 11.48 /
+6.80 s (0.84; +19.6% on 2 processes, +6.1% on 1).  The round was run again
+at once: pool 11.17 / 6.24 s (0.90), Ray 11.52 / 6.31 s (0.91; +1.2%, +3.1%),
+so the +19.6% (one slow Ray repeat set) is this VM's spread, which earlier
+runs today put at +4.0% and +9.5%; the file keeps the first run.
+Scheduling cost per shard: pool 0.061-0.106 ms, Ray 0.042-0.059 ms.
 * scheduling cost per shard (a no-op shard's round trip): fork pool
   0.12-0.30 ms, Ray actors 0.43-0.69 ms.  A SecEA block is 20-90 ms of work,
   so scheduling is < 3% even on Ray; keep shards >= 100x the per-shard cost.
