@@ -420,7 +420,12 @@ queried entities), ``python -m pytest bench/test_secea.py -k ml1m
   (median 21%, was 35%); two processes 11.20 core-s, overhead 22, 20, 22%
   (median 22%, was 33%); 2 over 1: 1.85x alternating (pairs 11.16/5.88,
   10.99/6.04, 11.00/5.94 s); Census 13.1 s wall (was 19.3), 477 MB peak;
-  union 0.40 s / 4.00 s.
+  union 0.40 s / 4.00 s.  Again at the end of the session (streamed pads
+  on every tile, one fused call per message, malloc tuned at import; 20:09,
+  load 1.25, the VM slower: products 10.7 against 11.6 G MAC/s): one process
+  overhead 18, 39, 31% (median 31%), two processes 16, 30, 18% (median
+  18%), 2 over 1 1.85x alternating (pairs 11.46/6.07, 11.37/6.16, 11.33/6.52
+  s), Census 13.6 s wall, 472 MB; union 0.43 s / 4.35 s.
 """
 
 EXECUTOR_NOTES = """
