@@ -50,8 +50,9 @@ def test_import_tunes_malloc_unless_told_not_to():
     code = "import secea_fast, secea_fast._memory as m; print(m._MALLOC_TUNED)"
     r = _run(code, SECEA_FAST_MALLOC="")
     assert r.returncode == 0, r.stderr
-    if platform.libc_ver()[0] == "glibc":
-        assert r.stdout.strip() == "True"
+    assert r.stdout.strip() in ("True", "False")      # tried (False: mallopt refused)
+    if platform.libc_ver()[0] == "glibc" and not os.environ.get("LD_PRELOAD"):
+        assert r.stdout.strip() == "True"             # (a preloaded allocator, e.g. ASan's, refuses)
     code = ("import secea_fast, secea_fast._memory as m\n"
             "from secea_fast.executor import LocalExecutor\n"
             "LocalExecutor(1).map(lambda s, j: j, [1, 2], None, lambda r: None)\n"
