@@ -187,7 +187,11 @@ class Prg:
         return out.astype(np.uint64, copy=False)
 
     def field(self, count: int, p: int) -> np.ndarray:
-        """``count`` independent uniform elements of F_p (rejection sampling)."""
+        """``count`` independent uniform elements of F_p (rejection sampling):
+        the stream's 64-bit words masked to the bit length of p - 1, kept when
+        < p.  The stream then stands right after the count-th kept word, on
+        every backend (since 2026-11-21: rejected words after it stay unread;
+        before, the last chunk's could be read too)."""
         p = check_prime(p)
         count = check_int(count, "count")
         if count < 0:
