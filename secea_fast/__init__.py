@@ -15,15 +15,14 @@ Importing the package sets glibc's malloc thresholds so that freed NumPy
 buffers are reused instead of page-faulted in again (``secea_fast._memory``;
 ``SECEA_FAST_MALLOC=default`` keeps glibc's own).
 """
-from ._memory import malloc_mode as _malloc_mode, tune_malloc as _tune_malloc
+from ._memory import tune_malloc as _tune_malloc
 from ._native import backend_info, get_backend, set_backend
 from .field import EMBEDDING_PRIME, GOLDILOCKS
 from . import field, fixedpoint, linalg, prg  # noqa: E402
 
 __version__ = "0.1.0"
 
-if _malloc_mode() == "tuned":
-    _tune_malloc()
+_tune_malloc()                  # reads SECEA_FAST_MALLOC (refuses bad values)
 
 __all__ = ["GOLDILOCKS", "EMBEDDING_PRIME", "backend_info", "set_backend", "get_backend",
            "field", "linalg", "prg", "fixedpoint", "__version__"]

@@ -47,6 +47,13 @@ static __attribute__((noinline)) void scrub_stack(void)
     __asm__ __volatile__("" : : "r"(pad) : "memory");
 }
 
+/* the end of every driver: the kernel's frame, then the expanded key */
+static void wipe_key_and_stack(uint8_t *rk)
+{
+    scrub_stack();
+    secea_wipe(rk, SECEA_AES_RK_BYTES);
+}
+
 /* of n blocks from counter (hi, lo), how many come before the low word
  * wraps (2^64 - lo; all n when lo == 0 or n is smaller) */
 static size_t before_wrap(uint64_t lo, size_t n)
@@ -84,8 +91,7 @@ void secea_aes128_ctr(uint8_t *out, size_t nbytes, const uint8_t *key, const uin
         memcpy(out, tmp, tail);
         secea_wipe(tmp, sizeof tmp);
     }
-    scrub_stack();
-    secea_wipe(rk, sizeof rk);
+    wipe_key_and_stack(rk);
 }
 
 int secea__aes128_ctr_field(uint64_t *out, size_t count, const uint8_t *key, const uint8_t *iv,
@@ -113,8 +119,7 @@ int secea__aes128_ctr_field(uint64_t *out, size_t count, const uint8_t *key, con
             want = count + 8;                   /* about one word in two kept, at worst */
         }
     }
-    scrub_stack();
-    secea_wipe(rk, sizeof rk);
+    wipe_key_and_stack(rk);
     return 0;
 }
 
@@ -135,8 +140,7 @@ int secea__aes128_ctr_xor(uint8_t *out, const uint8_t *in, size_t nblocks, const
         nblocks -= n;
         ctr_advance(&hi, &lo, n);
     }
-    scrub_stack();
-    secea_wipe(rk, sizeof rk);
+    wipe_key_and_stack(rk);
     return 0;
 }
 
@@ -147,8 +151,7 @@ void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, c
     _Alignas(64) uint8_t rk[SECEA_AES_RK_BYTES];
     impl->expand(rk, key);
     impl->ecb(rk, out, in, nblocks);
-    scrub_stack();
-    secea_wipe(rk, sizeof rk);
+    wipe_key_and_stack(rk);
 }
 
 #if SECEA_X86

@@ -348,7 +348,6 @@ TGT_VAES static uint64_t ctr_xor_vaes(const uint8_t *rkb, uint8_t *out, const ui
     k.check = (flags & SECEA_PRG_XOR_CHECK) != 0;
     k.vp = _mm512_set1_epi64((long long)p);
     k.bad = 0;
-    int table = 1;
     if (k.stream && !((uintptr_t)out & 15) && ((uintptr_t)out & 63)) {
         /* non-temporal stores need 64-byte aligned zmm stores: the first
          * blocks up to out's next 64-byte boundary go with ordinary stores.
@@ -362,8 +361,7 @@ TGT_VAES static uint64_t ctr_xor_vaes(const uint8_t *rkb, uint8_t *out, const ui
         n -= head;
         lo += head;
     }
-    if (k.stream && (lo & 3)) table = 0;
-    vaes_ctr(rkb, out, n, hi, lo, &k, SINK_XOR, table);
+    vaes_ctr(rkb, out, n, hi, lo, &k, SINK_XOR, !(k.stream && (lo & 3)));
     return k.bad;
 }
 

@@ -261,8 +261,7 @@ static uint64_t prg_xor_chunk(uint64_t *out, const uint64_t *inp, size_t nw, con
     memcpy(c, ctr, 16);
     if (!off && nw >= 2 &&
         secea__aes128_ctr_xor((uint8_t *)out, (const uint8_t *)inp, nw / 2, key, c, p, flags, &bad) == 0) {
-        bad = check ? bad : 0;
-        if (!(nw & 1)) return bad;
+        if (!(nw & 1)) return bad;  /* nonzero only with SECEA_PRG_XOR_CHECK */
         iv_add(c, nw / 2);          /* the odd last word: first half of the next block */
         out += nw - 1;
         inp += nw - 1;
