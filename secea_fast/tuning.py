@@ -165,6 +165,34 @@ radix-128 stages (sqrt 2 = 2^24 - 2^72) to drop one general pass: counted at
 3-5% fewer ops, the sqrt 2 twiddles and lane-varying shifts of a 64-point
 tail giving back most of the 25 saved.
 
+NTT floor, measured (2026-11-21, third session; ``python3 bench/ntt_bound.py``,
+bench/results/ntt_bound.json).  The tool counts the arithmetic parts one
+forward 2^20 transform executes (NTT_PART hooks in ntt_avx512.c) and times
+each part alone on register-resident data, eight independent registers, no
+memory: per 8 entries, 10 adds at 2.85 cycles, 10 subs at 1.83, 2.94 general
+products at 13.8, power-of-two twiddles 1.63 + 3.19 + 1.38 by shift class
+(s <= 32: 3.85, 32 < s < 64: 5.79, s >= 64: 3.73), 0.25 8 x 8 transposes at
+20.9.  Sum: 122.4 cycles per 8 entries = 4.37 ms at the calibrated 3.67 GHz;
+the transform ran at 139.5 cycles (4.98 ms, 1.14x; 1.12-1.21x over five
+runs).  The sum leaves out every load, store and loop instruction, and mixing
+parts does not beat it: 4 butterflies with general twiddles take 80 cycles
+against 74 for their parts alone.  So 4 ms (112 cycles at this clock) is
+below what this arithmetic costs here even with no memory traffic at all.
+At 2^21: floor 9.06 ms, transform 10.96 ms; the degree-10^6 product is three
+such transforms plus a pointwise product (13.8 cycles per 8 entries, about
+1 ms), a floor of 28.2 ms against the 30 ms target, which would leave 6% for
+streaming three 16 MB arrays (the transforms run 14-21% over the floor).
+Zmm compares into mask registers cost most: a compare and its masked add
+sustain one pair per 1.6-1.75 cycles alone (ymm: 0.72 per pair, but ymm
+butterflies took 24.9 cycles per 64 entries against 18.2 in zmm).
+Tried the same day, not kept: recursing into each group of sub-blocks right
+after pass B writes it (so stage 2 reads from L2; 5.16-5.39 ms against
+5.01-5.16), software-pipelined pass B (the next column group's DFT beside
+this group's products: 5.13-5.30 against 5.14-5.31), -funroll-loops
+(4.95-5.02 against 5.00-5.13 ms, within noise), compare-free carries from
+vpternlogq + vpsraq (butterflies 26.6 against 18.2 cycles; products 134
+against 108), ymm throughout (above).
+
 Crossovers (measured by sweeping the constant with the other paths fixed):
 POLY_MUL_CLASSICAL_MAX = 64 / _BATCH = 24 (see above),
 POLY_TREE_NTT_MIN = 64 (tree levels: 8..128 tried, 64 best, differences

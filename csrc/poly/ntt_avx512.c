@@ -47,6 +47,12 @@
 
 typedef __m512i V;
 
+/* Part counters: bench/ntt_bound.c defines NTT_PART to count how many of
+ * each arithmetic part a transform executes; compiled out everywhere else. */
+#ifndef NTT_PART
+#define NTT_PART(kind) ((void)0)
+#endif
+
 #define CP _mm512_set1_epi64((long long)SECEA_GOLDILOCKS)
 #define CE _mm512_set1_epi64(0xFFFFFFFFLL)
 
@@ -55,6 +61,7 @@ INL void v_store(uint64_t *p, V x) { _mm512_storeu_si512((void *)p, x); }
 
 INL V v_add(V a, V b)
 {
+    NTT_PART(NTT_P_ADD);
     V t = _mm512_sub_epi64(CP, b);
     V s = _mm512_sub_epi64(a, t);
     return _mm512_mask_add_epi64(s, _mm512_cmplt_epu64_mask(a, t), s, CP);
@@ -62,6 +69,7 @@ INL V v_add(V a, V b)
 
 INL V v_sub(V a, V b)
 {
+    NTT_PART(NTT_P_SUB);
     V d = _mm512_sub_epi64(a, b);
     return _mm512_mask_add_epi64(d, _mm512_cmplt_epu64_mask(a, b), d, CP);
 }
@@ -80,6 +88,7 @@ INL V v_reduce(V lo, V hi)
 /* a b mod p for any 64-bit a, b */
 INL V v_mul(V a, V b)
 {
+    NTT_PART(NTT_P_MUL);
     V ah = _mm512_srli_epi64(a, 32), bh = _mm512_srli_epi64(b, 32);
     V ll = _mm512_mul_epu32(a, b), lh = _mm512_mul_epu32(a, bh);
     V hl = _mm512_mul_epu32(ah, b), hh = _mm512_mul_epu32(ah, bh);
@@ -93,6 +102,7 @@ INL V v_mul(V a, V b)
 /* x 2^s mod p for a compile-time 0 < s < 96, any 64-bit x */
 INL V v_shl(V x, const unsigned s)
 {
+    NTT_PART(s <= 32 ? NTT_P_SHL_LO : s >= 64 ? NTT_P_SHL_HI : NTT_P_SHL_MID);
     if (s <= 32) {
         V w0 = _mm512_slli_epi64(x, s);
         V t1 = _mm512_mul_epu32(_mm512_srli_epi64(x, 64 - s), CE);
@@ -136,6 +146,7 @@ static inline void shr_init(shr_t *c, unsigned e)
 
 INL V v_shl_rt(V x, const shr_t *c)
 {
+    NTT_PART(NTT_P_SHL_RT);
     switch (c->cls) {
     case 1: {
         x = _mm512_mask_sub_epi64(x, c->neg, CP, x);       /* -x: any 64-bit value is fine */
@@ -171,7 +182,7 @@ INL V v_shl_rt(V x, const shr_t *c)
 }
 
 /* -x mod p, canonical */
-INL V v_neg(V x) { return _mm512_mask_sub_epi64(x, _mm512_test_epi64_mask(x, x), CP, x); }
+INL V v_neg(V x) { NTT_PART(NTT_P_NEG); return _mm512_mask_sub_epi64(x, _mm512_test_epi64_mask(x, x), CP, x); }
 
 /* x 2^e mod p for a compile-time 0 <= e < 192 (2^96 = -1); for e > 96 the
  * negation comes first: p - x lies in [1, p], which v_shl accepts */
@@ -388,6 +399,7 @@ INL void stage_inv_body(const secea__ntt_stage *st, uint64_t *a, const unsigned 
 /* 8 x 8 transpose of 64-bit entries */
 INL void transpose8(V *r)
 {
+    NTT_PART(NTT_P_T8);
     V t0 = _mm512_unpacklo_epi64(r[0], r[1]), t1 = _mm512_unpackhi_epi64(r[0], r[1]);
     V t2 = _mm512_unpacklo_epi64(r[2], r[3]), t3 = _mm512_unpackhi_epi64(r[2], r[3]);
     V t4 = _mm512_unpacklo_epi64(r[4], r[5]), t5 = _mm512_unpackhi_epi64(r[4], r[5]);
