@@ -47,7 +47,10 @@ static void fill(uint64_t *a, size_t n)
     }
 }
 
-#ifdef NTT_COUNT
+/* the build's report on the transform of a[0, n) with plan pl */
+static int report(const secea_ntt_plan *pl, uint64_t *a, size_t n);
+
+/* usage: ntt_bound LOGN ROOT (ROOT of order 2^LOGN mod Goldilocks) */
 int main(int argc, char **argv)
 {
     if (argc != 3) return 2;
@@ -57,6 +60,12 @@ int main(int argc, char **argv)
     uint64_t *a = aligned_alloc(64, n * 8);
     if (!pl || !a) return 1;
     fill(a, n);
+    return report(pl, a, n);
+}
+
+#ifdef NTT_COUNT
+static int report(const secea_ntt_plan *pl, uint64_t *a, size_t n)
+{
     secea__ntt_gl_forward_avx512(pl, a);
     /* per 8 entries (transpose8: calls, each on 64 entries) */
     for (int k = 0; k < NTT_P_KINDS; k++) printf("count %s %.6f\n", PART_NAMES[k], part_count[k] / (n / 8.0));
@@ -126,15 +135,9 @@ PART_BENCH(t_bfmul, _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
     x[i + 4] = v_mul(v_sub(u, v), w);
 })
 
-int main(int argc, char **argv)
+static int report(const secea_ntt_plan *pl, uint64_t *a, size_t n)
 {
-    if (argc != 3) return 2;
-    unsigned logn = (unsigned)atoi(argv[1]);
-    size_t n = (size_t)1 << logn;
-    secea_ntt_plan *pl = secea_ntt_plan_new(SECEA_GOLDILOCKS, strtoull(argv[2], NULL, 10), logn);
-    uint64_t *a = aligned_alloc(64, n * 8);
-    if (!pl || !a) return 1;
-    fill(a, n);
+    const unsigned logn = pl->logn;
     double c = ghz();
     printf("ghz %.4f\n", c);
     printf("cost add %.4f\ncost sub %.4f\ncost mul %.4f\n", t_add(c), t_sub(c), t_mul(c));
