@@ -209,6 +209,14 @@ vaes_emit_tail(uint8_t *out, __m512i x, size_t n, vaes_sink *k, const int mode)
     _mm512_mask_storeu_epi64((void *)out, m, x);
 }
 
+/* out (and SINK_XOR's input) past `bytes` of keystream; SINK_FIELD has no out */
+TGT_VAES static inline __attribute__((always_inline)) void
+vaes_advance(uint8_t **out, vaes_sink *k, const int mode, size_t bytes)
+{
+    if (mode != SINK_FIELD) *out += bytes;
+    if (mode == SINK_XOR) k->in += bytes;
+}
+
 /* a request is over (SINK_FIELD: enough words kept) */
 #define SINK_DONE(k, mode) ((mode) == SINK_FIELD && !(k)->need)
 
@@ -236,22 +244,20 @@ vaes_ctr_plain(const __m512i rk[11], uint8_t *out, size_t n, uint64_t hi, uint64
         for (int r = 1; r < 10; r++)
             for (int j = 0; j < VW; j++) b[j] = _mm512_aesenc_epi128(b[j], rk[r]);
         for (int j = 0; j < VW; j++) vaes_emit(out, _mm512_aesenclast_epi128(b[j], rk[10]), k, mode, 64 * (size_t)j);
-        if (mode != SINK_FIELD) out += 64 * VW;
-        if (mode == SINK_XOR) k->in += 64 * VW;
+        vaes_advance(&out, k, mode, 64 * VW);
         if (SINK_DONE(k, mode)) return;
         n -= 4 * VW;
     }
     while (n >= 4) {
         vaes_emit(out, v_encrypt1(_mm512_shuffle_epi8(ctr, rev), rk), k, mode, 0);
         ctr = _mm512_add_epi64(ctr, four);
-        if (mode != SINK_FIELD) out += 64;
-        if (mode == SINK_XOR) k->in += 64;
+        vaes_advance(&out, k, mode, 64);
         if (SINK_DONE(k, mode)) return;
         n -= 4;
     }
     if (n) {
         vaes_emit_tail(out, v_encrypt1(_mm512_shuffle_epi8(ctr, rev), rk), n, k, mode);
-        if (mode == SINK_XOR) k->in += 16 * n;      /* the table loop may follow */
+        vaes_advance(&out, k, mode, 16 * n);        /* the table loop may follow */
     }
 }
 
@@ -314,8 +320,7 @@ vaes_ctr(const uint8_t *rkb, uint8_t *out, size_t n, uint64_t hi, uint64_t lo, v
         for (int r = 2; r < 10; r++)
             for (int j = 0; j < VW; j++) s[j] = _mm512_aesenc_epi128(s[j], rk[r]);
         for (int j = 0; j < VW; j++) vaes_emit(out, _mm512_aesenclast_epi128(s[j], rk[10]), k, mode, 64 * (size_t)j);
-        if (mode != SINK_FIELD) out += 64 * VW;
-        if (mode == SINK_XOR) k->in += 64 * VW;
+        vaes_advance(&out, k, mode, 64 * VW);
         n -= 4 * VW;
         lo += 4 * VW;
         if (SINK_DONE(k, mode)) break;          /* through the table wipe below */
