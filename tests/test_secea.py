@@ -436,3 +436,68 @@ def test_queries_are_sent_divided_by_c_v_and_answered_exactly(N, T):
         got = (A.astype(object) - pad.astype(object)) % P
         want = paper.reshape(B, M).dot(cs[v]._y.astype(object)) % P
         assert np.array_equal(got, want)
+
+
+# ----------------------------------------------------------------- edge inputs
+def test_complex_and_non_numeric_embeddings_refused():
+    """NumPy would keep only the real part (a ComplexWarning) or fail deep
+    inside; the error names the argument and the entity."""
+    rng = np.random.default_rng(21)
+    local = make_local(rng, 3, 2, universe=10, hi=8)
+    key = next(iter(local[1]))
+    for bad, what in ((np.array([1 + 2j, 0.5]), "complex"), (np.array(["a", "b"]), "non-numeric"),
+                      (np.array([1.0, None], dtype=object), "non-numeric")):
+        loc = [dict(x) for x in local]
+        loc[1][key] = bad
+        with pytest.raises(TypeError, match=rf"local\[1\]\[{key!r}\].*{what}"):
+            secea.aggregate(loc)
+    prm, clients, server = _parties(local)
+    with pytest.raises(TypeError, match="complex"):
+        clients[0].encode_embeddings({k: v.astype(complex) for k, v in local[0].items()})
+    # real inputs of other dtypes still work
+    loc = [{k: v.astype(np.float32) for k, v in x.items()} for x in local]
+    runner.run_round(loc, verify=True)
+
+
+def test_single_string_is_not_a_set_of_entities():
+    prm = SecEAParams(N=3, d=1)
+    for bad in ("abc", b"abc"):
+        with pytest.raises(TypeError, match="entities must be a collection"):
+            Client(0, prm, bad)
+        with pytest.raises(TypeError, match=r"sets\[1\]"):
+            secea.entity_union([["a"], bad, ["c"]])
+    with pytest.raises(TypeError, match="collection"):
+        Client(0, prm, 5)
+    assert Client(0, prm, ["abc"]).ids == ["abc"]
+    assert Client(0, prm, {"x": 1, "y": 2}).ids == ["x", "y"]
+
+
+def test_drop_and_corrupt_pairs_naming_unknown_clients_refused():
+    rng = np.random.default_rng(22)
+    local = make_local(rng, 5, 2, universe=12, hi=8)
+    key = next(iter(local[0]))
+    prm = SecEAParams(N=5, d=2, K=1)
+    for arg, pairs, unknown in (("drop", {(0, 5)}, "5"), ("corrupt", {(-1, 2)}, "-1"),
+                                ("drop", {(0, key)}, repr(key)), ("corrupt", {(1.0, 2)}, "1.0")):
+        with pytest.raises(ValueError, match=rf"{arg}: .*unknown client {unknown}"):
+            runner.run_round(local, params=prm, **{arg: pairs})
+    with pytest.raises(ValueError, match="drop: .* not a .* pair"):
+        runner.run_round(local, params=prm, drop={(0, 1, 2)})
+    with pytest.raises(TypeError, match="corrupt must be a set"):
+        runner.run_round(local, params=prm, corrupt="01")
+    with pytest.raises(ValueError, match="drop: .*unknown client 7"):
+        secea.aggregate(local, K=1, drop=[(7, 0)])
+    # valid pairs as lists or NumPy ints are accepted
+    res = runner.run_round(local, params=prm, verify=True, drop=[[0, 1], (np.int64(2), 3)])
+    assert res.faulty == []
+
+
+@pytest.mark.parametrize("sets", [[["a", "b", 1], ["b", "c"]], [["x"], ["x"]], [[b"z"], ["q", "r", "s"]]])
+def test_entity_union_of_two_clients(sets):
+    """Sec. 4.1 has no collusion threshold: N = 2 works (SecEAParams(T=1)
+    is invalid for N = 2, and the union used to build it)."""
+    got = secea.entity_union(sets)
+    want = np.unique(np.concatenate([secea.hash_ids(s) for s in sets]))
+    assert got.tolist() == want.tolist()
+    with pytest.raises(ValueError, match="N >= 2"):
+        secea.entity_union([["a"]])

@@ -25,6 +25,7 @@ Each worker's kernels run one thread.
 """
 from __future__ import annotations
 
+import numbers
 import sys
 import time
 from dataclasses import dataclass, field as dc_field
@@ -34,7 +35,7 @@ import numpy as np
 from .. import tuning
 from .._checks import check_int
 from ..executor import Executor, LocalExecutor
-from .secea import Client, Message, SecEAParams, Server
+from .secea import Client, Message, SecEAParams, Server, real_vector
 
 __all__ = ["RoundResult", "run_round", "default_block_size", "plaintext_sums"]
 
@@ -220,6 +221,33 @@ def _key(x):
     return _id_bytes(x)
 
 
+def check_pairs(pairs, N: int, name: str) -> set:
+    """``drop`` / ``corrupt``: an iterable of (querier, responder) pairs of
+    client indices in [0, N), as a set.  A pair naming an unknown client
+    (out of range, or an entity id instead of an index) would otherwise
+    never match and be ignored silently."""
+    if pairs is None:
+        return set()
+    if isinstance(pairs, (str, bytes, bytearray, memoryview, dict)):
+        raise TypeError(f"{name} must be a set of (querier, responder) pairs, "
+                        f"got {type(pairs).__name__}")
+    try:
+        items = list(pairs)
+    except TypeError:
+        raise TypeError(f"{name} must be a set of (querier, responder) pairs, "
+                        f"got {type(pairs).__name__}") from None
+    out = set()
+    for pair in items:
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise ValueError(f"{name}: {pair!r} is not a (querier, responder) pair of client indices")
+        for role, x in zip(("querier", "responder"), pair):
+            if isinstance(x, bool) or not isinstance(x, numbers.Integral) or not 0 <= int(x) < N:
+                raise ValueError(f"{name}: pair {tuple(pair)!r} names unknown client {x!r} as "
+                                 f"{role}; clients are the indices 0..{N - 1}")
+        out.add((int(pair[0]), int(pair[1])))
+    return out
+
+
 def resolve_executor(executor, processes):
     """The executor of a round: ``executor`` if given (``processes``, if
     also given, must match it), else a :class:`LocalExecutor` of
@@ -255,6 +283,9 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
     for n, emb in enumerate(local):
         if not isinstance(emb, dict) or not emb:
             raise ValueError(f"client {n}: expected a non-empty dict entity id -> embedding")
+        for key, vec in emb.items():
+            if not (isinstance(vec, np.ndarray) and vec.dtype.kind in "biuf"):
+                real_vector(vec, f"local[{n}][{key!r}]")
     if upto not in PHASES:
         raise ValueError(f"upto must be one of {PHASES}, got {upto!r}")
     if verify and upto != "all":
@@ -266,7 +297,7 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
     elif params.N != N or params.d != d:
         raise ValueError("params do not match the clients' data (N or d)")
     executor = resolve_executor(executor, processes)
-    drop, corrupt = set(drop or ()), set(corrupt or ())
+    drop, corrupt = check_pairs(drop, N, "drop"), check_pairs(corrupt, N, "corrupt")
     secs, wall, nbytes = {}, {}, {}
 
     # --- parties and the one-time entity union

@@ -136,6 +136,31 @@ def hash_ids(ids, p: int = PSU_PRIME) -> np.ndarray:
     return out
 
 
+def _entity_list(entities, name: str) -> list:
+    """``entities`` (any iterable of ids, or a mapping: its keys) as a list.
+    A single str / bytes is refused: iterating it would silently turn
+    "abc" into the three entities 'a', 'b', 'c'."""
+    if isinstance(entities, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"{name} must be a collection of entity ids (list, set, dict keys...), "
+                        f"not a single {type(entities).__name__}: wrap it as [{entities!r}]")
+    try:
+        return list(entities)
+    except TypeError:
+        raise TypeError(f"{name} must be a collection of entity ids, got "
+                        f"{type(entities).__name__}") from None
+
+
+def real_vector(vec, name: str) -> np.ndarray:
+    """An embedding as a float64 array.  Refuses complex values (NumPy would
+    drop the imaginary part with only a ComplexWarning) and non-numeric
+    ones (object, str, bytes...) with a TypeError naming ``name``."""
+    a = np.asarray(vec)
+    if a.dtype.kind not in "biuf":
+        what = "complex" if a.dtype.kind == "c" else "non-numeric"
+        raise TypeError(f"{name} must hold real numbers, got {what} dtype {a.dtype}")
+    return a.astype(np.float64, copy=False)
+
+
 # ----------------------------------------------------------------- parameters
 def _lagrange_at(nodes, xs, p):
     """(len(xs), len(nodes)) matrix W with W[j, i] = l_i(xs[j]), the Lagrange
@@ -404,7 +429,7 @@ class Client:
         self.index = check_int(index, "index")
         if not 0 <= self.index < params.N:
             raise ValueError(f"client index must be in [0, {params.N}), got {index}")
-        self.ids = list(entities)
+        self.ids = _entity_list(entities, "entities")
         if not self.ids:
             raise ValueError(f"client {index} has no entities")
         self.hashes = hash_ids(self.ids)
@@ -533,7 +558,7 @@ class Client:
             i = idx.get(_id_bytes(key))
             if i is None:
                 raise ValueError(f"client {self.index}: embedding for unknown entity {key!r}")
-            a = np.asarray(vec, dtype=np.float64)
+            a = real_vector(vec, f"embeddings[{key!r}]")
             if a.shape != (prm.d,):
                 raise ValueError(f"embedding of {key!r} must have shape ({prm.d},), got {a.shape}")
             rows[i] = a
@@ -853,12 +878,36 @@ def _run_union(clients, server, rnd=0):
     return total
 
 
+@dataclass(frozen=True)
+class _UnionParams(SecEAParams):
+    """Parameters of the private entity union alone (Tang, Zhu, Li, Zhang and
+    Sun, "Fully Privacy-Preserving Federated Representation Learning via
+    Secure Embedding Aggregation", arXiv 2022, Sec. 4.1, eqs. 3-4): it uses only N (the 2Nk masked Laurent terms and the pairwise masks), no
+    T, K, evaluation points or embeddings, so any N >= 2 is valid, while
+    ``SecEAParams`` needs K = floor((N+1)/2) - T >= 1 (eq. 7), which N = 2
+    cannot meet.  Only for ``entity_union``: parties built on it cannot share
+    or query."""
+
+    def __post_init__(self):
+        N = check_int(self.N, "N")
+        if N < 2:
+            raise ValueError(f"the entity union needs N >= 2 clients, got N = {N}")
+        object.__setattr__(self, "N", N)
+
+
 def entity_union(sets, params: SecEAParams | None = None) -> np.ndarray:
     """Run the private entity union (Sec. 4.1) for all parties locally; returns
-    the union as sorted Goldilocks hashes (``hash_ids`` of the ids)."""
-    sets = [list(s) for s in sets]
+    the union as sorted Goldilocks hashes (``hash_ids`` of the ids).  Any
+    N = len(sets) >= 2 works: the union has no collusion threshold T."""
+    if isinstance(sets, (str, bytes, bytearray, memoryview)):
+        raise TypeError("sets must be a list of entity collections, one per client")
+    sets = [_entity_list(s, f"sets[{i}]") for i, s in enumerate(sets)]
+    if len(sets) < 2:
+        raise ValueError(f"the entity union needs N >= 2 clients, got {len(sets)}")
     if params is None:
-        params = SecEAParams(N=len(sets), d=1, T=1 if len(sets) >= 3 else 1)
+        params = _UnionParams(N=len(sets), d=1)
+    elif params.N != len(sets):
+        raise ValueError(f"params.N = {params.N} but {len(sets)} sets were given")
     clients, server = _make_parties(sets, params)
     _run_union(clients, server)
     return clients[0].union

@@ -730,7 +730,7 @@ def run_round(local, T: int = 1, precision: int = 8, key_bits: int = DEFAULT_KEY
         raise ValueError("params do not match the clients' data (N or d)")
     executor = runner.resolve_executor(executor, processes)
     B = DEFAULT_BLOCK if block_size is None else check_int(block_size, "block_size")
-    drop = set(drop or ())
+    drop = runner.check_pairs(drop, N, "drop")
     if keys is not None:
         keys = list(keys)
         if len(keys) != N:
