@@ -37,14 +37,17 @@ def check_prime(p, name: str = "p") -> int:
 
 
 def check_array(a, name: str, *, ndim=None) -> np.ndarray:
-    """A NumPy uint64 array, returned C-contiguous (copied only if needed)."""
+    """A NumPy uint64 array, returned C-contiguous (copied only if needed),
+    with its shape unchanged: a 0-d array stays 0-d (``np.ascontiguousarray``
+    would return it with shape (1,), so a 0-d operand passed any 1-D check
+    downstream).  ``ndim``: the allowed number(s) of dimensions."""
     if not isinstance(a, np.ndarray):
         raise TypeError(f"{name} must be a numpy.ndarray of dtype uint64, got {type(a).__name__}")
     if a.dtype != np.uint64:
         raise TypeError(f"{name} must have dtype uint64, got {a.dtype}")
     if ndim is not None and a.ndim not in (ndim if isinstance(ndim, tuple) else (ndim,)):
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {a.shape}")
-    return np.ascontiguousarray(a)
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
 def check_elements(a, p: int, name: str, *, ndim=None) -> np.ndarray:

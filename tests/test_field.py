@@ -120,6 +120,27 @@ def test_bad_arrays():
         field.pow(a, 1.5, p)
 
 
+def test_zero_dimensional_operands():
+    """A 0-d array is not a vector: ``dot`` refuses it (it used to be
+    reshaped to (1,) by the input check and answered), and elementwise
+    operations keep its shape, as NumPy does."""
+    p = 101
+    z = np.array(7, dtype=np.uint64)
+    v = np.array([7], dtype=np.uint64)
+    with pytest.raises(ValueError, match="dot: a must have at least 1 dimension"):
+        field.dot(z, z, p)
+    with pytest.raises(ValueError, match="dot: b must have at least 1 dimension"):
+        field.dot(v, z, p)
+    assert field.dot(v, v, p) == 49
+    for op in (field.add, field.sub, field.mul):
+        r = op(z, z, p)
+        assert r.shape == () and int(r) == op(v, v, p)[0]
+    assert field.mul(z, 3, p).shape == () and int(field.mul(z, 3, p)) == 21
+    assert field.pow(z, 2, p).shape == () and field.neg(z, p).shape == ()
+    assert field.batch_inv(z, p).shape == () and field.reduce(z, p).shape == ()
+    assert field.pow(z, np.array(2, dtype=np.uint64), p).shape == ()
+
+
 def test_non_contiguous_inputs():
     p = 65537
     a = np.arange(20, dtype=np.uint64)[::2]

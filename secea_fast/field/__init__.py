@@ -150,9 +150,10 @@ def dot(a, b, p):
     p = check_prime(p)
     a = check_elements(a, p, "a")
     b = check_elements(b, p, "b")
+    for name, x in (("a", a), ("b", b)):
+        if x.ndim == 0:
+            raise ValueError(f"dot: {name} must have at least 1 dimension (a vector), got a 0-d array")
     check_same_shape(a, b)
-    if a.ndim == 0:
-        raise ValueError("dot needs at least 1-D operands")
     length = a.shape[-1]
     out = np.empty(a.shape[:-1], dtype=np.uint64)
     rows = out.size
