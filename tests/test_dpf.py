@@ -113,7 +113,10 @@ def _variant_outputs(rand, alphas):
     states = dpf.path_eval_full(k1)
     acc = np.zeros((1024, 4), dtype=np.uint64)
     dpf.convert_accumulate(acc, states, 1, np.arange(len(alphas) * 4, dtype=np.uint64).reshape(-1, 4))
-    return [k0._bodies.tobytes(), k1._bodies.tobytes(), e0._bodies.tobytes(), v0._bodies.tobytes(),
+    acc_d = np.zeros((1024, 5), dtype=np.uint64)     # a second conversion domain, odd d
+    dpf.convert_accumulate(acc_d, states, 0, np.arange(len(alphas) * 5, dtype=np.uint64).reshape(-1, 5),
+                           domain=2**63 + 5)
+    return [acc_d.tobytes(), k0._bodies.tobytes(), k1._bodies.tobytes(), e0._bodies.tobytes(), v0._bodies.tobytes(),
             f0._bodies.tobytes(), dpf.eval_full_batch(k0).tobytes(), dpf.eval_full_batch(e0).tobytes(),
             dpf.eval_full_batch(v0).tobytes(), dpf.eval_full_batch(f0).tobytes(), states.tobytes(),
             dpf.eval_points(k0, xs).tobytes(), dpf.eval_points(e0, xs).tobytes(),
@@ -327,16 +330,19 @@ def test_path_and_convert_split():
     for i in range(1, 4):
         if xs[i] != alpha:
             assert t0[i] == t1[i] and np.array_equal(s0[i], s1[i])
-    for group in ("u64", "u32", P61):
+    # the same path serves many payloads, each in its own conversion domain
+    for domain, group in enumerate(("u64", "u32", P61)):
         beta = rand_beta(group, d)
-        cw = dpf.convert_gen(secret, beta, group)
+        cw = dpf.convert_gen(secret, beta, group, domain=domain)
         assert cw.shape == (d,) and cw.dtype == np.uint64
-        v0 = dpf.convert_eval(0, t0, s0, cw, group)
-        v1 = dpf.convert_eval(1, t1, s1, cw, group)
+        v0 = dpf.convert_eval(0, t0, s0, cw, group, domain=domain)
+        v1 = dpf.convert_eval(1, t1, s1, cw, group, domain=domain)
         s = np.array(combine(v0, v1, group), dtype=object).reshape(4, d)
         for i, x in enumerate(xs.tolist()):
             assert s[i].tolist() == ([int(b) for b in beta] if x == alpha else [0] * d)
-        # the same path serves many payloads: a full key from path + CW
+        if domain:
+            continue
+        # a full key from path + CW (keys convert in domain 0)
         k0, k1 = dpf.Key.from_path(p0, cw, group), dpf.Key.from_path(p1, cw, group)
         assert k0.path_key() == p0 and k1.path_key() == p1
         f = np.array(combine(dpf.eval_full(k0), dpf.eval_full(k1), group), dtype=object).reshape(2**n, d)
@@ -656,13 +662,16 @@ def test_path_gen_batch_and_convert_gen_batch_compose():
     cws = dpf.convert_gen_batch(secs, betas)
     assert cws.shape == (4, 3)
     for i, a in enumerate(alphas):
-        assert cws[i].tolist() == dpf.convert_gen(secs[i], betas[i]).tolist()
+        twin = dpf.PathSecret(n, secs[i]._finals)          # the same path, not yet converted
+        assert cws[i].tolist() == dpf.convert_gen(twin, betas[i]).tolist()
         k0 = dpf.Key.from_path(p0[i], cws[i])
         k1 = dpf.Key.from_path(p1[i], cws[i])
         f = dpf.eval_full(k0) + dpf.eval_full(k1)
         assert f[int(a)].tolist() == betas[i].tolist()
         f[int(a)] = 0
         assert not f.any()
+    with pytest.raises(ValueError, match="domain 0"):
+        dpf.convert_gen_batch(secs, betas)                # a second payload in domain 0
     with pytest.raises(ValueError):
         dpf.convert_gen_batch(secs, betas[:2])
     with pytest.raises(TypeError):
@@ -680,3 +689,59 @@ def test_four_word_payload_path(n, backend):
     assert not np.delete(s, alpha, axis=0).any()
     pts = np.array([0, alpha], dtype=np.uint64)
     assert (dpf.eval_points(k0, pts) + dpf.eval_points(k1, pts))[1].tolist() == beta.tolist()
+
+
+# ------------------------------------------------------ conversion domains
+
+@pytest.mark.parametrize("group", ["u64", "u32", P61])
+@pytest.mark.parametrize("domain", [0, 1, 2**64 - 1])
+def test_convert_domains_match_the_twin(group, domain, backend):
+    """Convert_D(s) block j = H_V(s xor (j + D 2^64)): C and twin agree, and
+    the payload is recovered in its own domain only."""
+    n, d = 7, 5
+    alpha = secrets.randbelow(2**n)
+    p0, p1, secret = dpf.path_gen(alpha, n)
+    finals = secret._finals
+    x0, x1 = int.from_bytes(finals[:16], "little"), int.from_bytes(finals[16:], "little")
+    g = dpf._group(group)
+    beta = [int(b) for b in rand_beta(group, d)]
+    cw = dpf.convert_gen(secret, np.array(beta, dtype=np.uint64), group, domain=domain)
+    assert cw.tolist() == ref.convert_gen(x0, x1, beta, g.gid, g.p, domain)
+    xs = np.array([alpha, alpha ^ 1], dtype=np.uint64)
+    vals = []
+    for b, pk in ((0, p0), (1, p1)):
+        t, s = dpf.path_eval(pk, xs)
+        v = dpf.convert_eval(b, t, s, cw, group, domain=domain)
+        st = int.from_bytes(bytes(s[0]), "little") | int(t[0])
+        assert v[0].tolist() == ref.convert_eval(b, st, [int(c) for c in cw], g.gid, g.p, domain)
+        vals.append(v)
+        wrong = dpf.convert_eval(b, t, s, cw, group, domain=domain ^ 1)
+        vals.append(wrong)
+    got = combine(vals[0][0], vals[2][0], group)
+    assert [int(x) for x in got] == beta
+    assert [int(x) for x in combine(vals[1][0], vals[3][0], group)] != beta
+    assert not any(int(x) for x in combine(vals[0][1], vals[2][1], group))
+
+
+def test_one_payload_per_domain_on_a_path():
+    """Two correction words in one domain on one path would reveal the
+    difference of their payloads to either server; refused."""
+    _, _, secret = dpf.path_gen(5, 6)
+    cw_a = dpf.convert_gen(secret, 1)
+    with pytest.raises(ValueError, match="conversion domain 0"):
+        dpf.convert_gen(secret, 2)
+    with pytest.raises(ValueError, match="conversion domain 0"):
+        dpf.convert_gen_batch([secret], np.array([[3]], dtype=np.uint64))
+    cw_b = dpf.convert_gen(secret, 2, domain=1)
+    assert cw_a.shape == cw_b.shape == (1,)
+    _, _, s2 = dpf.path_gen(5, 6)
+    with pytest.raises(ValueError, match="same path twice"):
+        dpf.convert_gen_batch([s2, s2], np.ones((2, 1), dtype=np.uint64))
+    for bad in (-1, 2**64):
+        with pytest.raises(ValueError, match="domain"):
+            dpf.convert_gen(s2, 1, domain=bad)
+    with pytest.raises(TypeError, match="domain"):
+        dpf.convert_gen(s2, 1, domain=1.5)
+    with pytest.raises(ValueError, match="domain"):
+        dpf.convert_accumulate(np.zeros((4, 1), dtype=np.uint64), np.zeros((4, 16), dtype=np.uint8), 0,
+                               np.ones(1, dtype=np.uint64), domain=-3)

@@ -11,7 +11,8 @@
  *    child's t is bit 0 of the hash output and its seed the other 127 bits;
  *  - tree level i (1-based) consumes bit L - i of the path index (most
  *    significant first), so leaves appear in natural order;
- *  - Convert(s) = stream of blocks H_V(s xor j), j = 0, 1, ...: Z_2^64 takes
+ *  - Convert_D(s) = stream of blocks H_V(s xor (j + D 2^64)), j = 0, 1, ...,
+ *    for the public conversion domain D (0 for keys; secea.h): Z_2^64 takes
  *    its 64-bit words, Z_2^32 its 32-bit words, F_p reduces each whole block
  *    (a 128-bit integer) mod p (statistical distance <= p / 2^128 from
  *    uniform);
@@ -483,11 +484,13 @@ typedef struct {
     unsigned levels;
 } gen_ctx;
 
-/* cw = (-1)^{t_1} (beta - Convert(s_0) + Convert(s_1)) for one key;
+/* cw = (-1)^{t_1} (beta - Convert_D(s_0) + Convert_D(s_1)) for one key;
  * conv: 2 * nb blocks of scratch. */
 static void cw_from_finals(const secea__dpf_impl *im, const grp_t *g, blk x0, blk x1,
-                           const uint64_t *beta, uint64_t *cw, blk *conv)
+                           const uint64_t *beta, uint64_t *cw, blk *conv, uint64_t domain)
 {
+    x0.hi ^= domain;
+    x1.hi ^= domain;
     blk x[2] = {x0, x1};
     size_t nb = g->nb;
     conv_inputs(conv, x, 2, nb);
@@ -554,7 +557,7 @@ static int gen_unit(void *vctx, size_t unit, void *scratch)
             st_blk(c->finals + 32 * (k0 + k) + 16, X[2 * k + 1]);
         }
         if (c->g.ncw) {
-            cw_from_finals(im, &c->g, X[2 * k], X[2 * k + 1], c->betas + (k0 + k) * c->g.ncw, cw, conv);
+            cw_from_finals(im, &c->g, X[2 * k], X[2 * k + 1], c->betas + (k0 + k) * c->g.ncw, cw, conv, 0);
             store_fcw(&c->g, c->keys0 + (k0 + k) * c->key_bytes + path_bytes(L), cw);
             store_fcw(&c->g, c->keys1 + (k0 + k) * c->key_bytes + path_bytes(L), cw);
         }
@@ -587,7 +590,7 @@ int secea_dpf_gen(uint8_t *keys0, uint8_t *keys1, uint8_t *finals, const uint64_
 }
 
 int secea_dpf_convert_gen(uint64_t *cw, const uint8_t *finals, const uint64_t *betas, size_t count,
-                          unsigned group, uint64_t modulus, size_t ncw)
+                          unsigned group, uint64_t modulus, size_t ncw, uint64_t domain)
 {
     const secea__dpf_impl *im = impl_cur();
     grp_t g;
@@ -596,7 +599,7 @@ int secea_dpf_convert_gen(uint64_t *cw, const uint8_t *finals, const uint64_t *b
     if (!conv) return -1;
     for (size_t i = 0; i < count; i++)
         cw_from_finals(im, &g, ld_blk(finals + 32 * i), ld_blk(finals + 32 * i + 16), betas + i * ncw,
-                       cw + i * ncw, conv);
+                       cw + i * ncw, conv, domain);
     memset(conv, 0, 32 * g.nb);
     free(conv);
     return 0;
@@ -710,7 +713,7 @@ int secea_dpf_path_eval(uint8_t *states, const uint8_t *paths, size_t path_strid
 }
 
 int secea_dpf_convert_eval(uint64_t *out, const uint8_t *states, size_t n, int party, const uint64_t *cw,
-                           unsigned group, uint64_t modulus, size_t ncw)
+                           unsigned group, uint64_t modulus, size_t ncw, uint64_t domain)
 {
     const secea__dpf_impl *im = impl_cur();
     grp_t g;
@@ -721,6 +724,7 @@ int secea_dpf_convert_eval(uint64_t *out, const uint8_t *states, size_t n, int p
     for (size_t i0 = 0; i0 < n; i0 += CONV_CH) {
         size_t c = n - i0 < CONV_CH ? n - i0 : CONV_CH;
         memcpy(leaves, states + 16 * i0, 16 * c);
+        for (size_t i = 0; i < c; i++) leaves[i].hi ^= domain;
         leaf_values(im, &g, leaves, c, cw, party & 1, conv, out + i0 * ncw, c * ncw);
     }
     free(conv);
@@ -874,7 +878,7 @@ typedef struct {
     const uint8_t *states, *party;
     const uint64_t *cws;
     size_t count, d;
-    uint64_t m;
+    uint64_t m, domain;
 } acc_ctx;
 
 static int acc_unit(void *vctx, size_t unit, void *scratch)
@@ -890,6 +894,7 @@ static int acc_unit(void *vctx, size_t unit, void *scratch)
     uint64_t *acc = c->acc + j0 * d;
     for (size_t key = 0; key < c->count; key++) {
         memcpy(st, c->states + 16 * (key * c->m + j0), 16 * n);
+        for (size_t i = 0; i < n; i++) st[i].hi ^= c->domain;
         const uint64_t *cw = c->cws + key * d;
         uint64_t neg = 0 - (uint64_t)(c->party[key] & 1);
         if (im->conv_u64_vec) {
@@ -916,7 +921,8 @@ static int acc_unit(void *vctx, size_t unit, void *scratch)
 }
 
 int secea_dpf_convert_accumulate(uint64_t *acc, const uint8_t *states, const uint8_t *party,
-                                 const uint64_t *cws, size_t count, uint64_t m, size_t d, int threads)
+                                 const uint64_t *cws, size_t count, uint64_t m, size_t d, uint64_t domain,
+                                 int threads)
 {
     if (count == 0 || m == 0 || d == 0) return 0;
     acc_ctx c;
@@ -929,6 +935,7 @@ int secea_dpf_convert_accumulate(uint64_t *acc, const uint8_t *states, const uin
     c.count = count;
     c.d = d;
     c.m = m;
+    c.domain = domain;
     size_t units = (size_t)((m + ACC_CH - 1) / ACC_CH);
     return pool_run(acc_unit, &c, units, 16 * (size_t)ACC_CH * c.g.nb + 64, threads);
 }

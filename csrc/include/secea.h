@@ -182,25 +182,34 @@ void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, c
  * bodies only.  finals (NULL or 32 B per key) receives the two final states
  * (party 0 then party 1), i.e. PathGen's (s_0^(n), s_1^(n), t_1^(n)). */
 int secea_dpf_gen(uint8_t *keys0, uint8_t *keys1, uint8_t *finals, const uint64_t *alphas, const uint64_t *betas, const uint8_t *rand, size_t count, unsigned levels, unsigned group, uint64_t modulus, size_t ncw, int threads);
-/* ConvertGen: cw (count x ncw) from finals (32 B per key) and betas.
+/* Conversion domains.  Convert_D(s) is the stream of blocks
+ * H_V(s xor (j + D 2^64)), j = 0, 1, ...: the public domain D sits in the
+ * high word, the block counter j in the low word, so two domains never hash
+ * the same input.  D = 0 is the conversion of secea_dpf_gen and every key
+ * evaluation; a path that carries a second payload (SecEmb's aggregation on
+ * its retrieval path) converts in another domain, so that the two final
+ * correction words are masked by independent values and their difference
+ * reveals nothing about the payloads. */
+/* ConvertGen: cw (count x ncw) from finals (32 B per key) and betas, in
+ * conversion domain `domain`.
  * Returns 0, or -1 if memory could not be allocated (also convert_eval). */
-int secea_dpf_convert_gen(uint64_t *cw, const uint8_t *finals, const uint64_t *betas, size_t count, unsigned group, uint64_t modulus, size_t ncw);
+int secea_dpf_convert_gen(uint64_t *cw, const uint8_t *finals, const uint64_t *betas, size_t count, unsigned group, uint64_t modulus, size_t ncw, uint64_t domain);
 /* Point evaluation: point i uses key i / per_key (bodies key_bytes apart)
  * and party[i / per_key]; out has npoints x ncw values (npoints if e > 0). */
 int secea_dpf_eval_points(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, const uint64_t *xs, size_t npoints, size_t per_key, unsigned levels, unsigned e, unsigned group, uint64_t modulus, size_t ncw, int threads);
 /* PathEval: states (npoints x 16 B) of the leaves xs[i] (< 2^L); paths may
  * be path or key bodies path_stride bytes apart, point i uses i / per_key. */
 int secea_dpf_path_eval(uint8_t *states, const uint8_t *paths, size_t path_stride, const uint64_t *xs, size_t npoints, size_t per_key, unsigned levels, int threads);
-/* ConvertEval: out (n x ncw) = (-1)^party (Convert(s_i) + t_i * cw). */
-int secea_dpf_convert_eval(uint64_t *out, const uint8_t *states, size_t n, int party, const uint64_t *cw, unsigned group, uint64_t modulus, size_t ncw);
+/* ConvertEval: out (n x ncw) = (-1)^party (Convert_domain(s_i) + t_i * cw). */
+int secea_dpf_convert_eval(uint64_t *out, const uint8_t *states, size_t n, int party, const uint64_t *cw, unsigned group, uint64_t modulus, size_t ncw, uint64_t domain);
 /* Full-domain evaluation of count keys at x < m (m <= 2^(L+e)): out is
  * count x m x ncw (count x m if e > 0). */
 int secea_dpf_eval_full(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, size_t count, uint64_t m, unsigned levels, unsigned e, unsigned group, uint64_t modulus, size_t ncw, int threads);
 /* States of all leaves j < m (count x m x 16 B). */
 int secea_dpf_path_eval_full(uint8_t *states, const uint8_t *paths, size_t path_stride, size_t count, uint64_t m, unsigned levels, int threads);
-/* Over Z_2^64: acc[j*d + k] += sum_c (-1)^party[c] (Convert(s_cj)_k + t_cj * cws[c*d + k])
+/* Over Z_2^64: acc[j*d + k] += sum_c (-1)^party[c] (Convert_domain(s_cj)_k + t_cj * cws[c*d + k])
  * for j < m, k < d; states count x m x 16 B (from secea_dpf_path_eval_full). */
-int secea_dpf_convert_accumulate(uint64_t *acc, const uint8_t *states, const uint8_t *party, const uint64_t *cws, size_t count, uint64_t m, size_t d, int threads);
+int secea_dpf_convert_accumulate(uint64_t *acc, const uint8_t *states, const uint8_t *party, const uint64_t *cws, size_t count, uint64_t m, size_t d, uint64_t domain, int threads);
 /* Over Z_2^64, scalar keys: out[c*d + k] = sum_{x<m} Eval(key_c, x) * table[x*d + k]. */
 int secea_dpf_eval_full_dot(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, size_t count, unsigned levels, unsigned e, const uint64_t *table, uint64_t m, size_t d, int threads);
 /* The fixed-key hash H_which (0 = left, 1 = right, 2 = convert) on

@@ -22,6 +22,18 @@ Construction (csrc/dpf/, bit-identical to the pure-Python twin
 * t_0^(0) is random and t_1^(0) = 1 - t_0^(0); seeds come from ``secrets``.
 * Convert(s): block j of the stream H_V(s xor j); Z_2^64 takes 64-bit words,
   Z_2^32 32-bit words, F_p reduces each 128-bit block mod p.
+* Conversion domains: ``convert_gen`` / ``convert_eval`` /
+  ``convert_accumulate`` take a public ``domain`` D < 2^64 and use
+  Convert_D(s), block j = H_V(s xor (j + D 2^64)).  Keys (``gen``, ``eval_*``)
+  use D = 0.  A path that carries two payloads (SecEmb reuses the retrieval
+  path for the aggregation) must convert them in different domains: the
+  correction words are CW_D = (-1)^t1 (beta_D - Convert_D(s_0) +
+  Convert_D(s_1)), and with one domain for both a server would subtract them
+  and learn beta - beta'.  With different domains the masks are outputs of
+  the correlation-robust hash on distinct inputs under the other server's
+  secret seed s_{1-b}, hence independent, and each CW is uniform on its own.
+  A ``PathSecret`` remembers the domains it has converted in and refuses a
+  second payload in the same one.
 * ``early=True`` (scalar Z_2^64 / Z_2^32 payloads) stops the tree e levels
   early (e = 3 for Z_2^64, 4 for Z_2^32): four Convert blocks then hold the
   2^e outputs of a leaf and CW^{n+1} is 512 bits.  A 2^n domain costs
@@ -373,10 +385,11 @@ class PathSecret:
     """The client's PathGen output (t_1^(n), s_0^(n), s_1^(n)), input of
     ``convert_gen``.  Secret: not printable, not picklable."""
 
-    __slots__ = ("log_domain", "_finals")
+    __slots__ = ("log_domain", "_finals", "_domains")
 
     def __init__(self, log_domain, finals):
         self.log_domain, self._finals = log_domain, bytes(finals)
+        self._domains = set()       # conversion domains already used on this path
 
     def __repr__(self):
         return f"PathSecret(log_domain={self.log_domain})"
@@ -698,12 +711,35 @@ def path_gen_batch(alphas, log_domain, *, threads=None):
             [PathKey(1, n, p1[i].tobytes()) for i in range(count)], secrets_)
 
 
-def convert_gen_batch(path_secrets, betas, group="u64"):
+def _check_domain(domain) -> int:
+    domain = check_int(domain, "domain")
+    if not 0 <= domain < 1 << 64:
+        raise ValueError(f"domain must be in [0, 2^64), got {domain}")
+    return domain
+
+
+def _claim_domain(path_secrets, domain):
+    """Refuse a second payload in one conversion domain on one path (module
+    docstring, "Conversion domains"), then record the domain."""
+    for x in path_secrets:
+        if domain in x._domains:
+            raise ValueError(f"this path already carries a payload in conversion domain {domain}: a second "
+                             "correction word on the same conversion reveals the difference of the payloads; "
+                             "convert it in another domain")
+    for x in path_secrets:
+        x._domains.add(domain)
+
+
+def convert_gen_batch(path_secrets, betas, group="u64", *, domain=0):
     """Algorithm 5 for many paths at once: betas (count, d) (or (count,) for
-    scalars) -> CW^{n+1} as a (count, d) uint64 array."""
+    scalars) -> CW^{n+1} as a (count, d) uint64 array, in conversion domain
+    ``domain`` (module docstring; each path takes one payload per domain)."""
     path_secrets = list(path_secrets)
     if not all(isinstance(x, PathSecret) for x in path_secrets):
         raise TypeError("path_secrets must be PathSecret objects")
+    if len(set(map(id, path_secrets))) != len(path_secrets):
+        raise ValueError("path_secrets has the same path twice")
+    domain = _check_domain(domain)
     g = _group(group)
     count = len(path_secrets)
     b = np.asarray(betas)
@@ -722,20 +758,27 @@ def convert_gen_batch(path_secrets, betas, group="u64"):
     d = b.shape[1]
     cw = np.empty((count, d), dtype=np.uint64)
     if count:
+        _claim_domain(path_secrets, domain)
         finals = b"".join(x._finals for x in path_secrets)
-        lib.secea_dpf_convert_gen(_wptr(cw), finals, _ptr(bb, "uint64_t[]"), count, g.gid, g.p, d)
+        st = lib.secea_dpf_convert_gen(_wptr(cw), finals, _ptr(bb, "uint64_t[]"), count, g.gid, g.p, d, domain)
+        _check_status(st, "convert_gen_batch")
     return cw
 
 
-def convert_gen(path_secret, beta, group="u64"):
-    """Algorithm 5: CW^{n+1} = (-1)^{t_1} [beta - Convert(s_0) + Convert(s_1)],
-    as a 1-D uint64 array of d group elements (d = 1 for a scalar beta)."""
+def convert_gen(path_secret, beta, group="u64", *, domain=0):
+    """Algorithm 5: CW^{n+1} = (-1)^{t_1} [beta - Convert_D(s_0) + Convert_D(s_1)],
+    as a 1-D uint64 array of d group elements (d = 1 for a scalar beta), in
+    conversion domain D = ``domain``.  Raises ValueError if this path already
+    carries a payload in that domain (module docstring)."""
     if not isinstance(path_secret, PathSecret):
         raise TypeError(f"path_secret must be a PathSecret, got {type(path_secret).__name__}")
+    domain = _check_domain(domain)
     g = _group(group)
     b, _ = _check_beta(beta, g)
     cw = np.empty(b.size, dtype=np.uint64)
-    st = lib.secea_dpf_convert_gen(_wptr(cw), path_secret._finals, _ptr(b, "uint64_t[]"), 1, g.gid, g.p, b.size)
+    _claim_domain([path_secret], domain)
+    st = lib.secea_dpf_convert_gen(_wptr(cw), path_secret._finals, _ptr(b, "uint64_t[]"), 1, g.gid, g.p, b.size,
+                                   domain)
     _check_status(st, "convert_gen")
     return cw
 
@@ -806,10 +849,12 @@ def path_eval(path_key, xs, *, threads=None):
     return split_states(states)
 
 
-def convert_eval(party, t, s, cw, group="u64"):
-    """Algorithm 4: (-1)^party [Convert(s) + t * CW] for each state; returns
-    uint64 of shape t.shape + (d,)."""
+def convert_eval(party, t, s, cw, group="u64", *, domain=0):
+    """Algorithm 4: (-1)^party [Convert_D(s) + t * CW] for each state, D =
+    ``domain`` (the one the CW was generated in); returns uint64 of shape
+    t.shape + (d,)."""
     party = check_int(party, "party")
+    domain = _check_domain(domain)
     if party not in (0, 1):
         raise ValueError(f"party must be 0 or 1, got {party}")
     g = _group(group)
@@ -819,7 +864,7 @@ def convert_eval(party, t, s, cw, group="u64"):
     out = np.empty((n, cw.size), dtype=np.uint64)
     if n:
         status = lib.secea_dpf_convert_eval(_wptr(out), _ptr(st), n, party, _ptr(cw, "uint64_t[]"), g.gid, g.p,
-                                            cw.size)
+                                            cw.size, domain)
         _check_status(status, "convert_eval")
     return out.reshape(st.shape[:-1] + (cw.size,))
 
@@ -841,10 +886,12 @@ def path_eval_full(keys, m=None, *, threads=None):
     return states[0] if single else states
 
 
-def convert_accumulate(acc, states, party, cw, *, threads=None):
-    """Over Z_2^64, in place: acc[j, :] += sum_c (-1)^party_c [Convert(s_cj) + t_cj * CW_c]
-    for j < m.  acc: (m, d) uint64; states: (m, 16) or (count, m, 16) uint8
-    from ``path_eval_full``; party: 0/1 or one per key; cw: (d,) or (count, d)."""
+def convert_accumulate(acc, states, party, cw, *, domain=0, threads=None):
+    """Over Z_2^64, in place: acc[j, :] += sum_c (-1)^party_c [Convert_D(s_cj) + t_cj * CW_c]
+    for j < m, D = ``domain`` (the one the CWs were generated in).  acc: (m, d)
+    uint64; states: (m, 16) or (count, m, 16) uint8 from ``path_eval_full``;
+    party: 0/1 or one per key; cw: (d,) or (count, d)."""
+    domain = _check_domain(domain)
     if not isinstance(acc, np.ndarray) or acc.dtype != np.uint64:
         raise TypeError("acc must be a numpy.ndarray of dtype uint64")
     if acc.ndim != 2 or not acc.flags.c_contiguous or not acc.flags.writeable:
@@ -877,7 +924,7 @@ def convert_accumulate(acc, states, party, cw, *, threads=None):
     states = np.ascontiguousarray(states)
     cws = np.ascontiguousarray(cws)
     st = lib.secea_dpf_convert_accumulate(_wptr(acc), _ptr(states), _ptr(parties), _ptr(cws, "uint64_t[]"),
-                                          count, m, d, threads)
+                                          count, m, d, domain, threads)
     _check_status(st, "convert_accumulate")
     return acc
 

@@ -53,9 +53,10 @@ def _per_block(gid: int) -> int:
     return 2 if gid == 0 else 4 if gid == 1 else 1
 
 
-def convert(state: int, gid: int, p: int, ncw: int) -> list:
-    """Convert(s): ncw group elements from the blocks H_V(s ^ j)."""
-    s = state & ~1
+def convert(state: int, gid: int, p: int, ncw: int, domain: int = 0) -> list:
+    """Convert_D(s): ncw group elements from the blocks H_V(s ^ (j + D 2^64)),
+    D = ``domain`` (0 for keys; a second payload on one path uses another)."""
+    s = (state & ~1) ^ (domain << 64)
     per = _per_block(gid)
     nb = (ncw + per - 1) // per
     stream = [H(2, s ^ j) for j in range(nb)]
@@ -70,22 +71,22 @@ def _elem_bytes(gid: int) -> int:
     return 4 if gid == 1 else 8
 
 
-def convert_gen(x0: int, x1: int, beta: list, gid: int, p: int) -> list:
-    """Algorithm 5: CW = (-1)^{t_1} (beta - Convert(s_0) + Convert(s_1))."""
+def convert_gen(x0: int, x1: int, beta: list, gid: int, p: int, domain: int = 0) -> list:
+    """Algorithm 5: CW = (-1)^{t_1} (beta - Convert_D(s_0) + Convert_D(s_1))."""
     M = _modulus(gid, p)
-    c0 = convert(x0, gid, p, len(beta))
-    c1 = convert(x1, gid, p, len(beta))
+    c0 = convert(x0, gid, p, len(beta), domain)
+    c1 = convert(x1, gid, p, len(beta), domain)
     cw = [(b - u + v) % M for b, u, v in zip(beta, c0, c1)]
     if x1 & 1:
         cw = [(-c) % M for c in cw]
     return cw
 
 
-def convert_eval(party: int, state: int, cw: list, gid: int, p: int) -> list:
-    """Algorithm 4: (-1)^b (Convert(s) + t * CW)."""
+def convert_eval(party: int, state: int, cw: list, gid: int, p: int, domain: int = 0) -> list:
+    """Algorithm 4: (-1)^b (Convert_D(s) + t * CW)."""
     M = _modulus(gid, p)
     t = state & 1
-    vals = [(c + t * w) % M for c, w in zip(convert(state, gid, p, len(cw)), cw)]
+    vals = [(c + t * w) % M for c, w in zip(convert(state, gid, p, len(cw), domain), cw)]
     return [(-v) % M for v in vals] if party else vals
 
 
