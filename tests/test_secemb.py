@@ -163,3 +163,103 @@ def test_unified_m_prime_from_shared_counts():
     assert secemb.unified_m_prime(s0, s1, 4, 100.0, 30) == 30
     with pytest.raises(ValueError):
         secemb.count_shares(-1)
+
+
+# ------------------------------------------------------------ bad input
+def _small_round_args():
+    rng = np.random.default_rng(11)
+    Q = rng.normal(size=(16, 2))
+    items = [np.array([1, 2]), np.array([3])]
+    grads = [rng.normal(size=(2, 2)), rng.normal(size=(1, 2))]
+    return Q, items, grads
+
+
+@pytest.mark.parametrize("clip, exc", [(-10.0, ValueError), (0.0, ValueError), (float("nan"), ValueError),
+                                       (float("inf"), ValueError), ("1", TypeError), (True, TypeError)])
+def test_clip_must_be_a_positive_finite_number(clip, exc):
+    Q, items, grads = _small_round_args()
+    with pytest.raises(exc, match="clip"):
+        secemb.simulate_round(Q, items, grads, 2, clip=clip)
+    P = SecEmbParams(m=16, d=2, m_prime=2)
+    u = User(P, [1, 2])
+    u.retrieval_request()
+    with pytest.raises(exc, match="clip"):
+        u.aggregation_upload(grads[0], clip=clip)
+
+
+def test_clip_scales_rows_down_only():
+    Q, items, grads = _small_round_args()
+    g = [np.array([[3.0, 4.0], [0.3, 0.4]]), np.array([[0.0, 0.5]])]
+    _, agg = secemb.simulate_round(Q, items, g, 2, clip=1.0)
+    P = SecEmbParams(m=16, d=2, m_prime=2)
+    assert np.array_equal(agg[1], quant([0.6, 0.8], P))          # norm 5 -> 1
+    assert np.array_equal(agg[2], quant([0.3, 0.4], P))          # norm 0.5 stays
+    assert np.array_equal(agg[3], quant([0.0, 0.5], P))
+
+
+@pytest.mark.parametrize("sigma, exc", [(float("nan"), ValueError), (-1.0, ValueError),
+                                        (float("inf"), ValueError), ("0.5", TypeError), (None, TypeError)])
+def test_noise_sigma_must_be_finite_and_non_negative(sigma, exc):
+    Q, items, grads = _small_round_args()
+    with pytest.raises(exc, match="noise_sigma"):
+        secemb.simulate_round(Q, items, grads, 2, noise_sigma=sigma)
+    P = SecEmbParams(m=16, d=2, m_prime=2)
+    s = Server(0, P, secemb.encode_table(Q, P))
+    with pytest.raises(exc, match="noise_sigma"):
+        s.aggregate({}, noise_sigma=sigma)
+
+
+@pytest.mark.parametrize("items", [[1.9], [1.0, 2.0], np.array([0.5]), ["a"], "ab", [[1, 2]], [True, 2.5]])
+def test_item_ids_must_be_integers(items):
+    P = SecEmbParams(m=16, d=2, m_prime=2)
+    with pytest.raises((TypeError, ValueError), match="item"):
+        User(P, items)
+    with pytest.raises((TypeError, ValueError), match="item"):
+        secemb.pad_or_trunc_idx(items, 16, 2)
+
+
+def test_item_ids_out_of_range_or_duplicated_are_refused_at_once():
+    P = SecEmbParams(m=16, d=2, m_prime=2)
+    for items in ([16], [-1], [3, 3], np.array([2**64 - 1], dtype=np.uint64)):
+        with pytest.raises(ValueError):
+            User(P, items)
+    assert User(P, []).items.dtype == np.int64
+
+
+@pytest.mark.parametrize("drop, exc", [([2], ValueError), ([-1], ValueError), (["0"], TypeError),
+                                       ([0.0], TypeError), (5, TypeError)])
+def test_unknown_dropout_ids_are_refused(drop, exc):
+    Q, items, grads = _small_round_args()
+    with pytest.raises(exc, match="dropouts"):
+        secemb.simulate_round(Q, items, grads, 2, dropouts=drop)
+
+
+@pytest.mark.parametrize("cls, magic", [(RetrievalResponse, b"SERS"), (AggregationUpload, b"SEUP"),
+                                        (secemb.AggregateShare, b"SEAG"), (RetrievalRequest, b"SERQ")])
+def test_parsers_refuse_parties_other_than_the_two_servers(cls, magic):
+    from secea_fast.protocols._wire import Writer
+    version = secemb.UPLOAD_VERSION if cls is AggregationUpload else 1
+    for party in (2, 7, 2**64 - 1):
+        w = Writer(magic, version).u64(party)
+        if cls is RetrievalRequest:
+            w.u64(0)
+        elif cls is RetrievalResponse:
+            w.array(np.zeros((1, 1), dtype=np.uint64))
+        else:
+            w.array(np.zeros((1, 1), dtype=np.uint64)).array(np.zeros(0, dtype=np.uint64))
+        with pytest.raises(ValueError, match="party"):
+            cls.from_bytes(w.bytes())
+
+
+def test_version_1_uploads_are_refused():
+    """Version-1 uploads converted in the retrieval's domain: a server of this
+    version would sum them into garbage, so it refuses them."""
+    P = SecEmbParams(m=16, d=2, m_prime=2)
+    u = User(P, [1])
+    u.retrieval_request()
+    up0, _ = u.aggregation_upload(np.ones((1, 2)))
+    raw = bytearray(up0.to_bytes())
+    assert raw[4] == 2
+    raw[4] = 1
+    with pytest.raises(ValueError, match="version"):
+        AggregationUpload.from_bytes(bytes(raw))

@@ -1,6 +1,8 @@
 """Versioned, validated byte layouts for protocol messages (no pickle).
 
-A message is ``magic (4 bytes) | version u8 | reserved 3 bytes | fields``;
+A message is ``magic (4 bytes) | version u8 | reserved 3 bytes | fields``
+(the version is per message type, ``VERSION`` unless its layout or meaning
+changed);
 arrays are written as ``ndim u8 | dims u64... | little-endian uint64 data``.
 Parsing checks the magic, the version, every length, and that nothing is left
 over; anything else raises ValueError saying what was wrong.
@@ -15,8 +17,8 @@ VERSION = 1
 
 
 class Writer:
-    def __init__(self, magic: bytes):
-        self.parts = [magic, struct.pack("<B3x", VERSION)]
+    def __init__(self, magic: bytes, version: int = VERSION):
+        self.parts = [magic, struct.pack("<B3x", version)]
 
     def u64(self, v: int):
         self.parts.append(struct.pack("<Q", v))
@@ -39,7 +41,7 @@ class Writer:
 
 
 class Reader:
-    def __init__(self, data, magic: bytes, what: str):
+    def __init__(self, data, magic: bytes, what: str, version: int = VERSION):
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"{what}: expected bytes, got {type(data).__name__}")
         self.b = bytes(data)
@@ -48,8 +50,8 @@ class Reader:
         head = self._take(8)
         if head[:4] != magic:
             raise ValueError(f"{what}: bad magic {head[:4]!r} (expected {magic!r})")
-        if head[4] != VERSION:
-            raise ValueError(f"{what}: unsupported version {head[4]} (this library reads {VERSION})")
+        if head[4] != version:
+            raise ValueError(f"{what}: unsupported version {head[4]} (this library reads {version})")
 
     def _take(self, n):
         if n < 0 or self.i + n > len(self.b):

@@ -20,7 +20,33 @@ complement 64-bit word.  ``SecEmbParams`` derives the per-user range
 R_u = (R - 1)/n_p of Appendix L.2 (R = 2^63 / 2^f) and users refuse values
 outside it, so the sum over n_p users never wraps.
 
+Why reusing the retrieval path for the aggregation is private
+-------------------------------------------------------------
+The retrieval key and the aggregation upload of a slot share the PathGen
+output (s_0^(n), s_1^(n), t_1^(n)) at the slot's item alpha, as Sec. 4.3.2
+intends: only CW^{n+1} is uploaded the second time.  Each final correction
+word is the payload masked by a conversion of the final seeds,
+CW = (-1)^{t_1} (beta - Convert(s_0) + Convert(s_1)), and server b never sees
+s_{1-b}^(n) (the path part of its key is one share of a DPF key of Boyle,
+Gilboa and Ishai, CCS 2016, which hides alpha and the other share's seeds).
+If both correction words used the same conversion output, as Algorithm 5 read
+literally does for coordinate 0, server b could subtract them and learn
+beta_agg[0] - beta_ret: +-1 on padding slots (so the number of real items,
+which PadOrTrunc exists to hide) and the first coordinate of every real
+gradient row.  Here the retrieval keys convert in domain 0 (ordinary DPF
+keys) and the aggregation in ``AGGREGATION_DOMAIN``: its masks are blocks
+H_V(s_{1-b} xor (j + D 2^64)), outputs of the correlation-robust hash on
+inputs distinct from the retrieval's H_V(s_{1-b}), so the d + 1 masks of a
+slot are independent and uniform to server b, and so is each correction word
+whatever the payloads.  ``dpf.convert_gen`` refuses a second payload in one
+domain on one path, so the reuse cannot creep back.  tests/test_views_secemb.py
+draws each server's whole view for 3 against 8 real items and for two
+gradient sets and checks that the views are identically distributed.
+
 Deviations from the paper, each documented where it is implemented:
+
+* Algorithm 5 (ConvertGen) on a reused path: the aggregation converts in its
+  own domain (above); one Convert for both payloads would leak them.
 
 * Algorithm 2 (PadOrTruncEmb) samples the kept rows independently of
   Algorithm 1; both must keep the *same* items (the gradient of item i must go
@@ -47,6 +73,41 @@ from ._wire import Reader, Writer
 __all__ = ["SecEmbParams", "User", "Server", "RetrievalRequest", "RetrievalResponse",
            "AggregationUpload", "AggregateShare", "pad_or_trunc_idx", "simulate_round",
            "reconstruct_aggregate", "gaussian_sigma", "count_shares", "unified_m_prime"]
+
+
+# Conversion domain of the aggregation payloads on the retrieval paths (the
+# retrieval keys use domain 0): module docstring, "Why reusing ... is private".
+AGGREGATION_DOMAIN = 1
+# AggregationUpload layout version: 2 since the aggregation converts in its own
+# domain (a version-1 peer would make the sum wrong, so its uploads are refused).
+UPLOAD_VERSION = 2
+
+
+def _check_real(x, name, *, positive=False):
+    """A finite real number, >= 0 (> 0 if positive); TypeError/ValueError naming it."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
+    x = float(x)
+    if not math.isfinite(x) or x < 0 or (positive and x == 0):
+        raise ValueError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {x}")
+    return x
+
+
+def _item_ids(items, name="items") -> np.ndarray:
+    """A 1-D sequence of integer item ids as int64 (floats are refused, even
+    integral ones, so that 1.9 never becomes item 1)."""
+    if isinstance(items, (str, bytes)) or not hasattr(items, "__len__"):
+        raise TypeError(f"{name} must be a sequence of integer item ids, got {type(items).__name__}")
+    a = np.asarray(items)
+    if a.size == 0 and a.dtype.kind == "f":
+        a = a.astype(np.int64)                       # [] has dtype float64
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integer item ids, got dtype {a.dtype}")
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D sequence of item ids, got shape {a.shape}")
+    if a.dtype.kind == "u" and a.size and int(a.max()) >= 1 << 63:
+        raise ValueError(f"{name}: item id {int(a.max())} is out of range")
+    return a.astype(np.int64)
 
 
 # ----------------------------------------------------------------- parameters
@@ -165,9 +226,7 @@ def unified_m_prime(shares0, shares1, n_users: int, alpha: float, m: int) -> int
 def pad_or_trunc_idx(items, m, m_prime):
     """Algorithm 1: returns (indices of length m', positions of the kept real
     items in ``items`` (-1 for padding)).  Sampling uses ``secrets``."""
-    items = np.asarray(items, dtype=np.int64)
-    if items.ndim != 1:
-        raise ValueError("items must be a 1-D sequence of item ids")
+    items = _item_ids(items)
     if items.size and (items.min() < 0 or items.max() >= m):
         raise ValueError(f"item ids must be in [0, {m})")
     if len(np.unique(items)) != len(items):
@@ -194,6 +253,12 @@ def pad_or_trunc_idx(items, m, m_prime):
 
 
 # ----------------------------------------------------------------- messages
+def _server_id(party: int, what: str) -> int:
+    if party not in (0, 1):
+        raise ValueError(f"{what}: party must be server 0 or 1, got {party}")
+    return party
+
+
 class _Msg:
     @property
     def nbytes(self) -> int:
@@ -215,9 +280,7 @@ class RetrievalRequest(_Msg):
     @classmethod
     def from_bytes(cls, data) -> "RetrievalRequest":
         r = Reader(data, b"SERQ", "RetrievalRequest")
-        party, count = r.u64(), r.u64()
-        if party not in (0, 1):
-            raise ValueError(f"RetrievalRequest: party must be 0 or 1, got {party}")
+        party, count = _server_id(r.u64(), "RetrievalRequest"), r.u64()
         if count > 1 << 24:
             raise ValueError(f"RetrievalRequest: {count} keys is implausible")
         keys = [dpf.Key.from_bytes(r.blob(1 << 20)) for _ in range(count)]
@@ -239,7 +302,7 @@ class RetrievalResponse(_Msg):
     @classmethod
     def from_bytes(cls, data) -> "RetrievalResponse":
         r = Reader(data, b"SERS", "RetrievalResponse")
-        party = r.u64()
+        party = _server_id(r.u64(), "RetrievalResponse")
         shares = r.array(2)
         r.done()
         return cls(party, shares)
@@ -253,12 +316,12 @@ class AggregationUpload(_Msg):
     dense: np.ndarray
 
     def to_bytes(self) -> bytes:
-        return Writer(b"SEUP").u64(self.party).array(self.cws).array(self.dense).bytes()
+        return Writer(b"SEUP", UPLOAD_VERSION).u64(self.party).array(self.cws).array(self.dense).bytes()
 
     @classmethod
     def from_bytes(cls, data) -> "AggregationUpload":
-        r = Reader(data, b"SEUP", "AggregationUpload")
-        party = r.u64()
+        r = Reader(data, b"SEUP", "AggregationUpload", UPLOAD_VERSION)
+        party = _server_id(r.u64(), "AggregationUpload")
         cws, dense = r.array(2), r.array(1)
         r.done()
         return cls(party, cws, dense)
@@ -277,7 +340,7 @@ class AggregateShare(_Msg):
     @classmethod
     def from_bytes(cls, data) -> "AggregateShare":
         r = Reader(data, b"SEAG", "AggregateShare")
-        party = r.u64()
+        party = _server_id(r.u64(), "AggregateShare")
         sparse, dense = r.array(2), r.array(1)
         r.done()
         return cls(party, sparse, dense)
@@ -288,8 +351,11 @@ class User:
     """One user's side of a SecEmb round (Algorithm 3, "User")."""
 
     def __init__(self, params: SecEmbParams, items):
+        if not isinstance(params, SecEmbParams):
+            raise TypeError(f"params must be SecEmbParams, got {type(params).__name__}")
         self.params = params
-        self.items = np.asarray(items, dtype=np.int64)
+        self.items = _item_ids(items)
+        pad_or_trunc_idx(self.items, params.m, params.m_prime)     # range and duplicate checks now
         self._round = None
 
     def retrieval_request(self):
@@ -328,13 +394,14 @@ class User:
         if g.shape != (len(self.items), P.d):
             raise ValueError(f"grads must have shape ({len(self.items)}, {P.d}), got {g.shape}")
         if clip is not None:
+            clip = _check_real(clip, "clip", positive=True)
             norms = np.linalg.norm(g, axis=1, keepdims=True)
             g = g * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
         rows = np.zeros((P.m_prime, P.d))
         real = st["pos"] >= 0
         rows[real] = g[st["pos"][real]]
         enc = encode_fixed(rows, P)
-        cws = dpf.convert_gen_batch(st["paths"], enc)
+        cws = dpf.convert_gen_batch(st["paths"], enc, domain=AGGREGATION_DOMAIN)
         dense0, dense1 = self._dense_shares(dense)
         self._round = None                    # one upload per round: the paths are spent
         return AggregationUpload(0, cws, dense0), AggregationUpload(1, cws, dense1)
@@ -389,6 +456,7 @@ class Server:
         an upload without a retrieval is refused.  ``noise_sigma``: standard
         deviation of the Gaussian noise this server adds (Appendix G)."""
         P = self.params
+        noise_sigma = _check_real(noise_sigma, "noise_sigma")
         acc = np.zeros((P.m, P.d), dtype=np.uint64)
         dense = np.zeros(P.dense_size, dtype=np.uint64)
         for uid, up in uploads.items():
@@ -401,7 +469,8 @@ class Server:
                 raise ValueError(f"user {uid!r}: upload shapes {up.cws.shape}, {up.dense.shape} do not match "
                                  f"({P.m_prime}, {P.d}) and ({P.dense_size},)")
             states = dpf.path_eval_full(paths, P.m, threads=self.threads)
-            dpf.convert_accumulate(acc, states, self.party, up.cws, threads=self.threads)
+            dpf.convert_accumulate(acc, states, self.party, up.cws, domain=AGGREGATION_DOMAIN,
+                                   threads=self.threads)
             dense += up.dense
         self._requests = {}
         if noise_sigma:
@@ -456,6 +525,19 @@ def simulate_round(Q, items, grads, m_prime, *, dense=None, frac_bits=16, n_user
     nu = len(items)
     if len(grads) != nu:
         raise ValueError(f"{nu} item lists but {len(grads)} gradient arrays")
+    # every argument is checked before any party computes anything
+    noise_sigma = _check_real(noise_sigma, "noise_sigma")
+    if clip is not None:
+        clip = _check_real(clip, "clip", positive=True)
+    if isinstance(dropouts, (str, bytes)) or not hasattr(dropouts, "__iter__"):
+        raise TypeError(f"dropouts must be a collection of user indices, got {type(dropouts).__name__}")
+    drop = set()
+    for uid in dropouts:
+        if isinstance(uid, bool) or not isinstance(uid, (int, np.integer)):
+            raise TypeError(f"dropouts must hold integer user indices, got {uid!r}")
+        if not 0 <= int(uid) < nu:
+            raise ValueError(f"dropouts names user {uid}, but the users are 0..{nu - 1}")
+        drop.add(int(uid))
     dense_size = 0 if dense is None else int(np.asarray(dense[0]).size)
     params = SecEmbParams(m=m, d=d, m_prime=m_prime, frac_bits=frac_bits,
                           n_users=n_users or max(1, nu), dense_size=dense_size)
@@ -479,7 +561,6 @@ def simulate_round(Q, items, grads, m_prime, *, dense=None, frac_bits=16, n_user
     rep.retrieved = [u.reconstruct(RetrievalResponse.from_bytes(a0.to_bytes()),
                                    RetrievalResponse.from_bytes(a1.to_bytes()))
                      for u, (a0, a1) in zip(users, answers)]
-    drop = set(dropouts)
     ups = [{}, {}]
     t0 = t()
     for uid, u in enumerate(users):
