@@ -3,8 +3,10 @@
 ``secea-fast run`` runs a full SecEA round (seed 002) for all parties on the
 built-in default workload (the MovieLens-1M shape: M = 9,746 entities,
 N = 5, T = 1, d = 128), verifies it bit for bit against plaintext EmbAvg
-on the quantized embeddings, and prints a per-phase table; ``--protocol
-osfl`` / ``secea-phe`` run the other protocols' jobs.  ``secea-fast`` (or
+on the quantized embeddings, and prints a per-phase table and a one-line
+verdict (the only output with ``--quiet``; exit code 1 on FAIL);
+``--protocol secea-phe`` / ``secemb`` / ``osfl`` run the other protocols'
+jobs, and options a protocol does not read are refused.  ``secea-fast`` (or
 ``secea-fast selfcheck``) runs the kernel self-check on
 every available backend and a benchmark summary on the built-in default
 workload (SecEA's coded-query response shape: 1024 query rows, M = 10^4,
@@ -146,25 +148,84 @@ PAPER_TABLE6 = {
 }
 
 
+# Which ``run`` options each protocol reads; anything else given on the
+# command line is refused (exit code 2) instead of being silently ignored.
+_RUN_OPTIONS = {
+    "secea": {"workload", "movielens", "N", "T", "K", "d", "precision", "processes", "block_size",
+              "executor", "address", "seed", "json", "quiet"},
+    "secea-phe": {"workload", "N", "T", "d", "precision", "processes", "block_size", "seed", "json",
+                  "quiet"},
+    "secemb": {"users", "items", "m_prime", "d", "frac_bits", "seed", "json", "quiet"},
+    "osfl": {"N", "seed", "json", "quiet"},
+}
+_FLAG_NAMES = {"N": "-N", "T": "-T", "K": "-K", "d": "-d"}
+
+# SecEmb's job: the MovieLens-1M shape of seed 003 (3,883 movies, d = 64,
+# m' = 300); 100 users take about 7 s on 2 cores.
+SECEMB_DEFAULTS = {"users": 100, "items": 3883, "m_prime": 300, "d": 64, "frac_bits": 16}
+
+
+def check_run_options(args, given) -> str | None:
+    """The first option in ``given`` (dests given on the command line) that
+    ``args.protocol`` does not read, as a sentence; None if all apply."""
+    allowed = _RUN_OPTIONS[args.protocol]
+    for dest in sorted(given):
+        if dest in allowed:
+            continue
+        flag = _FLAG_NAMES.get(dest, "--" + dest.replace("_", "-"))
+        users = sorted(p for p, opts in _RUN_OPTIONS.items() if dest in opts)
+        why = {("osfl", "T"): " (OSFL's T counts objectives, not colluding clients; the job's "
+                              "collusion thresholds are z_s = z_q = 2)"}.get((args.protocol, dest), "")
+        return (f"{flag} does not apply to --protocol {args.protocol}{why}; it is read by "
+                f"{', '.join('--protocol ' + p for p in users)}")
+    if args.protocol == "secea" and args.movielens and args.workload:
+        return "--movielens replaces --workload; give one of them"
+    return None
+
+
+def phase_table(rows, head=("phase", "core-s", "wall-s", "protocol MB")) -> str:
+    """Left-aligned first column, right-aligned others."""
+    rows = [tuple(head)] + [tuple(r) for r in rows]
+    w = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    return "\n".join("  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r))
+                     for r in rows)
+
+
+_SECEA_PHASES = ("union", "encode", "offline", "responses", "product", "noise", "decode")
+
+
+def _secea_rows(seconds, wall, nbytes, phases):
+    return [(ph, f"{seconds.get(ph, 0.0):.3f}", f"{wall.get(ph, 0.0):.3f}",
+             f"{nbytes.get(ph, 0) / 1e6:.2f}") for ph in phases]
+
+
+def verdict(protocol: str, ok: bool, what: str, seconds: float, timed: str) -> str:
+    """The line printed even with --quiet."""
+    return f"{protocol}: {'PASS' if ok else 'FAIL'} ({what}); round {seconds:.2f} s {timed}"
+
+
+def _write_json(path, obj):
+    if path:
+        with open(path, "w") as f:
+            json.dump(obj, f, indent=2, default=str)
+
+
 def run_job(args) -> int:
-    if args.executor != "local" and args.protocol != "secea":
-        raise ValueError("--executor ray applies to --protocol secea")
-    if args.protocol in ("osfl", "secea-phe"):
-        if args.protocol == "osfl":
-            from .protocols import osfl
-            res = osfl.main_job()
-        else:
-            from .protocols import secea_phe
-            wl = args.workload if args.workload != "movielens-1m" else None   # its own small default
-            res = secea_phe.main_job(N=args.N, T=args.T, d=args.d,
-                                     processes=args.processes, seed=args.seed, workload=wl)
-        print(json.dumps(res, indent=2, default=str))
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(res, f, indent=2, default=str)
-        return 0
+    if args.protocol == "osfl":
+        return _osfl_job(args)
+    if args.protocol == "secea-phe":
+        return _secea_phe_job(args)
+    if args.protocol == "secemb":
+        return _secemb_job(args)
     say = (lambda *a: None) if args.quiet else print
     args.N = 5 if args.N is None else args.N
+    args.T = 1 if args.T is None else args.T
+    args.precision = 8 if args.precision is None else args.precision
+    args.seed = 0 if args.seed is None else args.seed
+    args.processes = available_cpus() if args.processes is None else args.processes
+    args.executor = args.executor or "local"
+    if not args.movielens:
+        args.workload = args.workload or "movielens-1m"
     from .executor import get_executor
     executor = get_executor(args.executor, args.processes, args.address)
     try:
@@ -184,9 +245,11 @@ def _secea_job(args, executor, say) -> int:
         wname = args.workload
     say(f"workload: {wname}, N = {args.N}, entities per client "
         f"{[len(x) for x in local]} ({time.perf_counter() - t0:.1f} s to generate)")
+    t_round = time.perf_counter()
     res = runner.run_round(local, T=args.T, precision=args.precision, K=args.K,
                            executor=executor, block_size=args.block_size,
                            progress=not args.quiet, verify=False)
+    t_round = time.perf_counter() - t_round
     prm = res.params
     t0 = time.perf_counter()
     ok = all(np.array_equal(s_ref, s) and np.array_equal(c_ref, c) for (s_ref, c_ref), s, c in
@@ -200,7 +263,9 @@ def _secea_job(args, executor, say) -> int:
     say(f"\nSecEA round: M = {res.union_size} entities, N = {prm.N}, T = {prm.T}, K = {prm.K}, "
         f"d = {prm.d}, precision = {prm.precision} digits, p = {prm.p}, "
         f"{res.processes} process(es), {executor.name} executor")
-    say(res.table())
+    say(phase_table(_secea_rows(res.seconds, res.wall, res.bytes, _SECEA_PHASES)))
+    say("(protocol MB: the size of the messages the protocol sends in the phase, counted from "
+        "their byte encodings; every party runs in this process, nothing crosses a network)")
     say(f"round (excluding the one-time union): {round_core:.2f} core-s; response products "
         f"(with the fused query decryption) {res.seconds['product']:.2f} core-s; overhead beyond them "
         f"{100 * (round_core - res.seconds['product']) / max(res.seconds['product'], 1e-9):.0f}%")
@@ -221,8 +286,134 @@ def _secea_job(args, executor, say) -> int:
                "baselines": {"embavg_seconds": emb["seconds"], "psi_sa_seconds": psi["seconds"],
                              "psi_intersection": psi["intersection"]},
                "paper": paper}
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+        _write_json(args.json, out)
+    print(verdict("secea", ok, "bit for bit against plaintext EmbAvg" if ok else
+                  "differs from plaintext EmbAvg", t_round, "wall (with the one-time union)"))
+    return 0 if ok else 1
+
+
+def _osfl_job(args) -> int:
+    from .protocols import osfl
+    t0 = time.perf_counter()
+    res = osfl.main_job(n=args.N, seed=args.seed)
+    wall = time.perf_counter() - t0
+    ok = bool(res["exact_sum"]) and bool(res.get("approach1", {}).get("exact_sum", True))
+    protocol_s = sum(v for k, v in res["seconds"].items()
+                     if k not in ("local_training", "student_training", "total"))
+    if not args.quiet:
+        print(json.dumps(res, indent=2, default=str))
+    _write_json(args.json, res)
+    print(verdict("osfl", ok, "retrieved label sums exact" if ok else "a retrieved label sum is wrong",
+                  protocol_s, f"in the protocol's phases, {wall:.2f} s job wall"))
+    return 0 if ok else 1
+
+
+def _secea_phe_job(args) -> int:
+    from .protocols import secea_phe
+    res = secea_phe.main_job(N=args.N, T=args.T, d=args.d, precision=args.precision,
+                             processes=args.processes, block_size=args.block_size, seed=args.seed,
+                             workload=args.workload)
+    res["table"] = phase_table(_secea_rows(res["core_seconds"], res["wall_seconds"],
+                                           res["bytes_via_server"], secea_phe._PHASES))
+    ok = bool(res["verified"]) and bool(res.get("secea", {}).get("same_means", True))
+    if not args.quiet:
+        print(json.dumps({k: v for k, v in res.items() if k != "table"}, indent=2, default=str))
+        print(res["table"])
+    _write_json(args.json, res)
+    print(verdict("secea-phe", ok, "bit for bit against plaintext EmbAvg" if ok else "differs from plaintext",
+                  sum(res["wall_seconds"].values()), "wall"))
+    return 0 if ok else 1
+
+
+def secemb_workload(users, m, d, seed):
+    """Synthetic MovieLens-1M-like SecEmb inputs (simulation data only):
+    per-user rating counts log-normal with median 96 and mean ~166 (ML-1M:
+    median 96, mean 165.6), at least min(20, m) and at most m; items drawn
+    without replacement from a Zipf-like popularity (exponent 0.9); Q ~
+    N(0, 0.1^2), gradient rows ~ N(0, 0.01^2).  Returns (Q, items, grads)."""
+    rng = np.random.default_rng(seed)
+    pop = 1.0 / np.arange(1, m + 1) ** 0.9
+    rng.shuffle(pop)
+    pop /= pop.sum()
+    counts = np.clip(np.rint(rng.lognormal(np.log(96), 1.04, users)), min(20, m), m).astype(int)
+    items = [np.sort(rng.choice(m, size=k, replace=False, p=pop)) for k in counts]
+    Q = rng.normal(0.0, 0.1, (m, d))
+    grads = [rng.normal(0.0, 0.01, (len(it), d)) for it in items]
+    return Q, items, grads
+
+
+def secemb_check(Q, items, grads, m_prime, frac_bits, rep):
+    """Verify a SecEmb ``RoundReport`` against plaintext: every user got
+    min(|items|, m') rows (the others NaN, truncated away), each equal to its
+    row of Q rounded to fixed point; the aggregate equals the sum of the kept
+    gradient rows rounded to fixed point (round(x 2^f) as int64, summed in
+    two's complement, divided by 2^f: bit for bit).  Returns (ok, message)."""
+    scale = float(1 << frac_bits)
+    m, d = Q.shape
+    q_fixed = np.rint(Q * scale).astype(np.int64) / scale
+    want = np.zeros((m, d), dtype=np.uint64)
+    for u, (it, g, got) in enumerate(zip(items, grads, rep.retrieved)):
+        got = np.asarray(got)
+        if got.shape != (len(it), d):
+            return False, f"user {u}: retrieved shape {got.shape}, expected {(len(it), d)}"
+        kept = ~np.isnan(got).any(axis=1)
+        if np.isnan(got[kept]).any() or int(kept.sum()) != min(len(it), m_prime):
+            return False, f"user {u}: {int(kept.sum())} items retrieved, expected {min(len(it), m_prime)}"
+        if not np.array_equal(got[kept], q_fixed[it[kept]]):
+            return False, f"user {u}: a retrieved row differs from Q in fixed point"
+        want[it[kept]] += np.rint(g[kept] * scale).astype(np.int64).view(np.uint64)
+    if not np.array_equal(np.asarray(rep.aggregate), want.view(np.int64) / scale):
+        return False, "the aggregate differs from the plaintext sum of the quantized gradient rows"
+    return True, "retrieval and aggregate bit for bit against plaintext fixed point"
+
+
+def _secemb_job(args) -> int:
+    from .protocols import secemb
+    o = {k: getattr(args, k) if getattr(args, k) is not None else v for k, v in SECEMB_DEFAULTS.items()}
+    if args.m_prime is None:
+        o["m_prime"] = min(o["m_prime"], o["items"])
+    for k in ("users", "items", "m_prime", "d"):
+        if o[k] < 1:
+            raise ValueError(f"--{k.replace('_', '-')} must be >= 1, got {o[k]}")
+    if o["m_prime"] > o["items"]:
+        raise ValueError(f"--m-prime ({o['m_prime']}) must be at most --items ({o['items']})")
+    say = (lambda *a: None) if args.quiet else print
+    seed = 0 if args.seed is None else args.seed
+    t0 = time.perf_counter()
+    Q, items, grads = secemb_workload(o["users"], o["items"], o["d"], seed)
+    counts = np.array([len(it) for it in items])
+    say(f"workload: MovieLens-1M-like, {o['users']} users, m = {o['items']} items, d = {o['d']}, "
+        f"items per user median {int(np.median(counts))} (min {counts.min()}, max {counts.max()}; "
+        f"{int((counts > o['m_prime']).sum())} users truncated to m' = {o['m_prime']}) "
+        f"({time.perf_counter() - t0:.1f} s to generate)")
+    t0 = time.perf_counter()
+    rep = secemb.simulate_round(Q, items, grads, o["m_prime"], frac_bits=o["frac_bits"], report=True)
+    wall = time.perf_counter() - t0
+    ok, what = secemb_check(Q, items, grads, o["m_prime"], o["frac_bits"], rep)
+    nu = o["users"]
+    # RoundReport: per-phase seconds over all users; bytes per user and server
+    stages = (("user_keygen", "retrieval", rep.bytes_up), ("server_retrieval", "retrieval", rep.bytes_down),
+              ("user_upload", "aggregation", rep.bytes_up), ("server_aggregation", None, None))
+    rows = []
+    for ph, stage, side in stages:
+        per = None if side is None else side.get(stage)
+        rows.append((ph, f"{rep.seconds.get(ph, 0.0):.3f}",
+                     "-" if per is None else ("up" if side is rep.bytes_up else "down"),
+                     "-" if per is None else f"{per / 1e3:.1f}",
+                     "-" if per is None else f"{per * 2 * nu / 1e6:.2f}"))
+    say(f"\nSecEmb round: m = {o['items']}, d = {o['d']}, m' = {o['m_prime']}, {nu} users, "
+        f"frac_bits = {o['frac_bits']}, two servers")
+    say(phase_table(rows, head=("phase", "s (all users)", "direction", "KB per user & server",
+                                "protocol MB")))
+    say("(protocol MB: the users' messages to and from both servers, counted from their byte "
+        "encodings; server 1's aggregate share to server 0 is not counted)")
+    if args.json:
+        _write_json(args.json, {"protocol": "secemb", **o, "seed": seed, "verified": ok, "check": what,
+                                "seconds": dict(rep.seconds), "wall_seconds": wall,
+                                "bytes_up_per_user_server": dict(rep.bytes_up),
+                                "bytes_down_per_user_server": dict(rep.bytes_down),
+                                "items_per_user": counts.tolist()})
+    print(verdict("secemb", ok, what, wall, "wall"))
     return 0 if ok else 1
 
 
@@ -233,29 +424,59 @@ def main(argv=None) -> int:
     sc.add_argument("--quick", action="store_true", help="smaller benchmark workload")
     sub.add_parser("info", help="print backend_info() as JSON")
     from .protocols.workloads import SHAPES
-    rp = sub.add_parser("run", help="run a full protocol round on a workload and verify it")
-    rp.add_argument("--protocol", choices=("secea", "secea-phe", "osfl"), default="secea")
-    rp.add_argument("--workload", choices=sorted(SHAPES), default="movielens-1m",
-                    help="dataset shape (seed 002, Table 2); default movielens-1m")
+    rp = sub.add_parser(
+        "run", help="run a full protocol round on a workload and verify it",
+        description="Run one round of a protocol with every party in this process, verify it "
+                    "against the plaintext computation and print its per-phase times and "
+                    "communication, then a one-line verdict (PASS/FAIL, round time).  Exit code "
+                    "0 on PASS, 1 on FAIL, 2 for an option the protocol does not read.",
+        epilog="options per protocol -- secea: --workload/--movielens -N -T -K -d --precision "
+               "--processes --block-size --executor --address --seed; secea-phe: --workload -N -T "
+               "-d --precision --processes --block-size --seed; secemb: --users --items --m-prime "
+               "-d --frac-bits --seed; osfl: -N --seed.  --json and --quiet apply to all.")
+    rp.add_argument("--protocol", choices=("secea", "secea-phe", "secemb", "osfl"), default="secea",
+                    help="secea (default): SecEA on the MovieLens-1M shape, about 15 s on 2 cores; "
+                         "secea-phe: its Paillier variant on the tiny shape; secemb: one SecEmb "
+                         "round on the MovieLens-1M shape (100 users, under 10 s on 2 cores); "
+                         "osfl: the one-shot FL distillation example (about 1 s)")
+    rp.add_argument("--workload", choices=sorted(SHAPES), default=None,
+                    help="dataset shape (seed 002, Table 2) for secea / secea-phe; default "
+                         "movielens-1m for secea, tiny for secea-phe")
     rp.add_argument("--movielens", metavar="RATINGS_FILE",
-                    help="use a MovieLens ratings file instead (ratings.dat, u.data or ratings.csv)")
+                    help="secea: use a MovieLens ratings file instead of --workload "
+                         "(ratings.dat, u.data or ratings.csv)")
     rp.add_argument("-N", type=int, default=None,
-                    help="clients (default 5; 3 for --protocol secea-phe)")
-    rp.add_argument("-T", type=int, default=1, help="colluding clients tolerated (default 1)")
-    rp.add_argument("-K", type=int, default=None, help="partitions (default eq. 7)")
-    rp.add_argument("-d", type=int, default=None, help="embedding size (default: the shape's)")
-    rp.add_argument("--precision", type=int, default=8, help="decimal digits (default 8)")
-    rp.add_argument("--processes", type=int, default=available_cpus(),
-                    help="worker processes (default: the CPUs this process may use)")
-    rp.add_argument("--block-size", type=int, default=None, help="query rows per block")
-    rp.add_argument("--executor", choices=("local", "ray"), default="local",
-                    help="entity-block workers: a local process pool (default) or Ray actors")
+                    help="clients: default 5 (secea), 3 (secea-phe), 20 (osfl)")
+    rp.add_argument("-T", type=int, default=None,
+                    help="colluding clients tolerated, secea / secea-phe (default 1)")
+    rp.add_argument("-K", type=int, default=None, help="secea: partitions (default eq. 7)")
+    rp.add_argument("-d", type=int, default=None,
+                    help="embedding size: default the shape's (secea, secea-phe), 64 (secemb)")
+    rp.add_argument("--precision", type=int, default=None,
+                    help="decimal digits, secea / secea-phe (default 8)")
+    rp.add_argument("--processes", type=int, default=None,
+                    help="worker processes: default the CPUs this process may use (secea), "
+                         "that number up to 4 (secea-phe)")
+    rp.add_argument("--block-size", type=int, default=None,
+                    help="query rows per block, secea / secea-phe (default: sized to the cache)")
+    rp.add_argument("--executor", choices=("local", "ray"), default=None,
+                    help="secea: entity-block workers on a local process pool (default) or Ray actors")
     rp.add_argument("--address", default=None,
-                    help="Ray cluster to join (e.g. auto or ray://host:10001); default: "
-                         "start a local Ray instance")
-    rp.add_argument("--seed", type=int, default=0, help="workload seed (simulation data only)")
+                    help="secea with --executor ray: Ray cluster to join (e.g. auto or "
+                         "ray://host:10001); default: start a local Ray instance")
+    rp.add_argument("--users", type=int, default=None,
+                    help=f"secemb: users (default {SECEMB_DEFAULTS['users']})")
+    rp.add_argument("--items", type=int, default=None,
+                    help=f"secemb: catalogue size m (default {SECEMB_DEFAULTS['items']}, MovieLens-1M's movies)")
+    rp.add_argument("--m-prime", type=int, default=None,
+                    help=f"secemb: unified items per user m' (default {SECEMB_DEFAULTS['m_prime']}, "
+                         f"at most --items); users with more items are truncated")
+    rp.add_argument("--frac-bits", type=int, default=None,
+                    help=f"secemb: fixed-point fraction bits (default {SECEMB_DEFAULTS['frac_bits']})")
+    rp.add_argument("--seed", type=int, default=None, help="workload seed, simulation data only (default 0)")
     rp.add_argument("--json", metavar="FILE", help="also write the results as JSON")
-    rp.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    rp.add_argument("--quiet", action="store_true", default=None,
+                    help="print only the verdict line (no progress bar, table or JSON)")
     bp = sub.add_parser("bench", help="throughput measurement and benchmark reports",
                         description="secea-fast bench throughput [options] | "
                                     "secea-fast bench report RESULTS.json... -o DIR")
@@ -269,6 +490,11 @@ def main(argv=None) -> int:
         from . import report
         return report.main(args.rest)
     if args.command == "run":
+        # every run option but --protocol defaults to None: not None = given
+        bad = check_run_options(args, {k for k, v in vars(args).items()
+                                       if v is not None and k not in ("command", "protocol")})
+        if bad:
+            rp.error(bad)
         try:
             return run_job(args)
         except (ValueError, TypeError, ImportError) as exc:

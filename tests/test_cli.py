@@ -1,6 +1,9 @@
 import json
 
+import pytest
+
 from secea_fast import cli
+from secea_fast.protocols import runner, secea_phe, secemb
 
 
 def test_info(capsys):
@@ -14,3 +17,148 @@ def test_selfcheck_quick(capsys):
     out = capsys.readouterr().out
     assert "FAIL" not in out and "all checks passed" in out
     assert "[portable]" in out and "G multiply-adds/s" in out and "GB/s" in out
+
+
+# ------------------------------------------------------------------ secea-fast run
+
+
+def _run(capsys, *argv):
+    rc = cli.main(["run", *argv])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--protocol", "osfl", "--workload", "tiny"], "--workload"),
+    (["--protocol", "osfl", "-T", "2"], "-T"),
+    (["--protocol", "osfl", "--precision", "6"], "--precision"),
+    (["--protocol", "osfl", "--executor", "ray"], "--executor"),
+    (["--protocol", "secea-phe", "-K", "2"], "-K"),
+    (["--protocol", "secea-phe", "--movielens", "ratings.dat"], "--movielens"),
+    (["--protocol", "secemb", "-N", "4"], "-N"),
+    (["--protocol", "secemb", "--workload", "tiny"], "--workload"),
+    (["--protocol", "secea", "--users", "4"], "--users"),
+    (["--protocol", "secea", "--m-prime", "4"], "--m-prime"),
+])
+def test_run_refuses_options_the_protocol_does_not_read(capsys, argv, flag):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", *argv])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{flag} does not apply to --protocol {argv[1]}" in err
+
+
+def test_run_help_states_defaults(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "2000")          # no line breaks inside hyphenated words
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", "--help"])
+    assert exc.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for text in ("default 5 (secea), 3 (secea-phe), 20 (osfl)", "default movielens-1m for secea, tiny for secea-phe",
+                 "(default 100)", "(default 3883", "(default 300", "64 (secemb)", "(default 16)",
+                 "secemb: --users --items --m-prime -d --frac-bits --seed", "osfl: -N --seed"):
+        assert text in out, text
+
+
+def test_run_secea_quiet_prints_the_verdict(capsys):
+    rc, out, err = _run(capsys, "--workload", "tiny", "-N", "3", "--processes", "1", "--quiet")
+    assert rc == 0
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("secea: PASS") and " s wall" in lines[0]
+    assert err == ""                       # no progress bar either
+
+
+def test_run_secea_quiet_fails_loudly(capsys, monkeypatch):
+    real = runner.plaintext_sums
+    monkeypatch.setattr(runner, "plaintext_sums",
+                        lambda local, prm: [(s + 1, c) for s, c in real(local, prm)])
+    rc, out, _ = _run(capsys, "--workload", "tiny", "-N", "3", "--processes", "1", "--quiet")
+    assert rc == 1 and out.strip().startswith("secea: FAIL")
+
+
+def test_run_secea_table_labels_protocol_bytes(capsys, tmp_path):
+    rc, out, _ = _run(capsys, "--workload", "tiny", "-N", "3", "--processes", "1",
+                      "--json", str(tmp_path / "r.json"))
+    assert rc == 0
+    assert "protocol MB" in out and "via server" not in out
+    assert out.strip().splitlines()[-1].startswith("secea: PASS")
+    assert json.loads((tmp_path / "r.json").read_text())["verified"] is True
+
+
+def test_run_osfl_reads_N_and_quiet(capsys, monkeypatch):
+    from secea_fast.protocols import osfl
+    seen = {}
+
+    def fake(**kw):
+        seen.update(kw)
+        return {"exact_sum": True, "approach1": {"exact_sum": False},
+                "seconds": {"local_training": 5.0, "share": 0.25, "answer": 0.5, "total": 9.0}}
+    monkeypatch.setattr(osfl, "main_job", fake)
+    rc, out, _ = _run(capsys, "--protocol", "osfl", "-N", "13", "--seed", "4", "--quiet")
+    assert seen == {"n": 13, "seed": 4}
+    assert rc == 1 and out.strip().splitlines() == [out.strip()]
+    assert out.startswith("osfl: FAIL") and "round 0.75 s" in out
+
+
+def test_run_osfl_quiet_real_job(capsys):
+    rc, out, _ = _run(capsys, "--protocol", "osfl", "--quiet")
+    assert rc == 0 and out.startswith("osfl: PASS") and len(out.strip().splitlines()) == 1
+
+
+def test_run_secea_phe_keeps_the_workload_asked_for(capsys, monkeypatch):
+    calls = []
+
+    def fake(**kw):
+        calls.append(kw)
+        return {"verified": True, "core_seconds": {"encode": 1.0}, "wall_seconds": {"encode": 0.5, "noise": 0.25},
+                "bytes_via_server": {"encode": 2_000_000}, "table": "MB via server"}
+    monkeypatch.setattr(secea_phe, "main_job", fake)
+    rc, out, _ = _run(capsys, "--protocol", "secea-phe", "--workload", "movielens-1m", "-N", "4",
+                      "--precision", "6", "--block-size", "32")
+    assert rc == 0
+    assert calls[0]["workload"] == "movielens-1m" and calls[0]["N"] == 4
+    assert calls[0]["precision"] == 6 and calls[0]["block_size"] == 32
+    assert "protocol MB" in out and "via server" not in out and "2.00" in out
+    assert out.strip().splitlines()[-1] == "secea-phe: PASS (bit for bit against plaintext EmbAvg); round 0.75 s wall"
+    rc, out, _ = _run(capsys, "--protocol", "secea-phe", "--quiet")
+    assert calls[1]["workload"] is None            # the job's own default, stated in --help: tiny
+    assert rc == 0 and len(out.strip().splitlines()) == 1
+
+
+def test_run_secemb_small(capsys, tmp_path):
+    rc, out, _ = _run(capsys, "--protocol", "secemb", "--users", "6", "--items", "300", "--m-prime", "40",
+                      "-d", "8", "--json", str(tmp_path / "e.json"))
+    assert rc == 0, out
+    assert "protocol MB" in out and "user_keygen" in out and "server_aggregation" in out
+    assert out.strip().splitlines()[-1].startswith("secemb: PASS")
+    res = json.loads((tmp_path / "e.json").read_text())
+    assert res["verified"] and res["users"] == 6 and res["m_prime"] == 40
+    assert any(c > 40 for c in res["items_per_user"])       # truncation is accounted for
+    assert res["bytes_up_per_user_server"]["retrieval"] > 0 and res["bytes_down_per_user_server"]["retrieval"] > 0
+
+
+def test_run_secemb_quiet_fails_on_a_wrong_aggregate(capsys, monkeypatch):
+    real = secemb.simulate_round
+
+    def corrupt(*a, **kw):
+        rep = real(*a, **kw)
+        rep.aggregate[3, 1] += 2.0 ** -16
+        return rep
+    monkeypatch.setattr(secemb, "simulate_round", corrupt)
+    rc, out, _ = _run(capsys, "--protocol", "secemb", "--users", "3", "--items", "200", "--m-prime", "30",
+                      "-d", "4", "--quiet")
+    assert rc == 1
+    assert out.strip().splitlines() == [out.strip()] and out.startswith("secemb: FAIL")
+    assert "aggregate differs" in out
+
+
+def test_secemb_check_matches_fixed_point_bit_for_bit():
+    Q, items, grads = cli.secemb_workload(4, 150, 5, seed=1)
+    rep = secemb.simulate_round(Q, items, grads, 30, frac_bits=12, report=True)
+    assert cli.secemb_check(Q, items, grads, 30, 12, rep)[0]
+    assert not cli.secemb_check(Q, items, grads, 30, 16, rep)[0]    # another quantization is not it
+
+
+def test_run_secemb_refuses_bad_sizes(capsys):
+    rc, _, err = _run(capsys, "--protocol", "secemb", "--items", "20", "--m-prime", "30")
+    assert rc == 2 and "--m-prime (30) must be at most --items (20)" in err
