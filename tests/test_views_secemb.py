@@ -214,3 +214,41 @@ def test_server0_view_with_server1_share_depends_only_on_the_sum():
     va = np.stack([multi_user_view_server0(a) for _ in range(500)])
     vb = np.stack([multi_user_view_server0(b) for _ in range(500)])
     assert_same_distribution(va, vb)
+
+
+def coalition_view(b, items0, grads0):
+    """The joint view of server b and user 1 (SecEmb allows one server to
+    collude with any users): server b's messages from both users, everything
+    user 1 sent and its path secrets, and, for b = 0, server 1's share."""
+    P = SecEmbParams(m=16, d=2, m_prime=4, n_users=2)
+    table = secemb.encode_table(np.zeros((16, 2)), P)
+    servers = [Server(0, P, table), Server(1, P, table)]
+    users = [User(P, items0), User(P, [2, 5, 9])]
+    grads = [grads0, np.array([[0.5, 1.0], [2.0, -1.0], [0.25, 0.75]])]
+    words, ups = [], [{}, {}]
+    for uid, u in enumerate(users):
+        reqs = u.retrieval_request()
+        for s in (0, 1):
+            servers[s].answer(uid, reqs[s])
+        finals = [np.frombuffer(x._finals, dtype="<u8") for x in u._round["paths"]]
+        up = u.aggregation_upload(grads[uid])
+        ups[0][uid], ups[1][uid] = up
+        words += request_words(reqs[b]) + [up[b].cws.ravel()]
+        if uid == 1:
+            words += request_words(reqs[1 - b]) + [up[1 - b].cws.ravel()] + finals
+    shares = [servers[s].aggregate(ups[s]) for s in (0, 1)]
+    if b == 0:
+        words.append(shares[1].sparse.ravel())
+    return np.concatenate(words).astype(np.uint64)
+
+
+@pytest.mark.parametrize("b", [0, 1])
+def test_server_and_user_coalition_learns_only_the_honest_users_sum(b):
+    """User 0 rates 3 items, or 4 with a zero gradient on the fourth: the same
+    contribution to the sum, one padding slot against none.  The coalition of
+    server b with user 1 must not tell them apart."""
+    g3 = np.array([[1.0, -0.5], [0.125, 2.0], [3.0, 0.0]])
+    g4 = np.vstack([g3, np.zeros((1, 2))])
+    va = np.stack([coalition_view(b, [1, 5, 12], g3) for _ in range(500)])
+    vb = np.stack([coalition_view(b, [1, 5, 12, 7], g4) for _ in range(500)])
+    assert_same_distribution(va, vb)
