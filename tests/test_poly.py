@@ -600,3 +600,32 @@ def test_native_hgcd_support_and_errors():
         _euclid.hgcd_native(a, np.array([1], dtype=np.uint64), 101)          # unsupported prime
     M = _euclid.hgcd_native(a, np.zeros(0, dtype=np.uint64), GL)
     assert _as_lists(M) == [[[1], []], [[], [1]]]
+
+
+@pytest.mark.parametrize("N,k", [(5, 3), (4, 3), (8, 4), (9, 2)])
+def test_rs_decode_odd_redundancy_one_error_too_many_is_a_decoding_error(N, k):
+    """When the values left exceed k by an odd number r and there are
+    (r + 1)/2 errors, the interpolant has degree in [k, (n + k)/2): a
+    detected, uncorrectable word.  It used to crash with a NumPy broadcast
+    ValueError (the interpolant copied into k coefficients); it is now a
+    DecodingError, for 1-D and 2-D words."""
+    p = 10007
+    rng = np.random.default_rng(N * 10 + k)
+    xs = np.arange(1, N + 1, dtype=np.uint64)
+    for s in range(0, N - k):
+        r = N - k - s
+        if r % 2 == 0:
+            continue
+        for trial in range(10):
+            msg = rnd(rng, p, k)
+            y = poly.eval(msg, xs, p)
+            perm = rng.permutation(N)
+            era, err = np.sort(perm[:s]), perm[s:s + (r + 1) // 2]
+            y[err] = (y[err] + np.uint64(1 + trial)) % np.uint64(p)
+            for word in (y, np.stack([y, y])):
+                try:
+                    dec, bad = poly.rs_decode(xs, word, k, p, erasures=era)
+                except poly.DecodingError:
+                    continue
+                # otherwise it found another codeword within the radius
+                assert 2 * len(bad) + s <= N - k

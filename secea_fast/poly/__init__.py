@@ -267,9 +267,13 @@ def rs_decode(xs, ys, k, p, erasures=None, threads=None):
     ``erasures``: boolean mask (True = missing) or indices of missing values.
 
     Returns (coefficients of m: length k, or (rows, k); sorted positions of
-    wrong values, over all rows).  Raises ``DecodingError`` when it detects a
-    word beyond the bound; beyond it a word within the radius of another
-    codeword decodes to that codeword (no decoder can tell).
+    wrong values, over all rows).  Raises ``DecodingError`` when fewer than
+    k values are left, or when it detects a word beyond the bound; beyond it
+    a word within the radius of another codeword decodes to that codeword
+    (no decoder can tell).  With no redundancy (N - s = k values) every word
+    is a codeword: the interpolant is returned and nothing is detected or
+    corrected; callers that need a checked result must require N - s > k
+    (``secea.Client.decode(..., verify=True)`` does).
 
     Batches: a random combination of the rows (coefficients from ``secrets``)
     is decoded to locate the faulty positions (their union over rows, except

@@ -201,8 +201,10 @@ class DecodingError(ValueError):
 def rs_decode(xs, ys, k, p, present=None):
     """Gao's decoder.  Returns (coefficients of length k, sorted error positions).
 
-    ``present`` masks erasures (False = missing).  Raises DecodingError when
-    the received word is detectably beyond the decoding radius."""
+    ``present`` masks erasures (False = missing).  Corrects e errors when
+    2e + s <= N - k.  Raises DecodingError when the received word is
+    detectably beyond the decoding radius; with exactly k values present
+    (no redundancy) the interpolant is returned unchecked."""
     n_total = len(xs)
     idx = np.arange(n_total) if present is None else np.flatnonzero(present)
     s = n_total - len(idx)
@@ -214,8 +216,14 @@ def rs_decode(xs, ys, k, p, present=None):
     g0 = tree.root
     g1 = interpolate_tree(y, tree)
     dstop = (n + k + 1) // 2
-    if deg(g1) < dstop:                 # no error: the interpolant is the message
+    if deg(g1) < k:                     # no error: the interpolant is the message
         f = g1
+    elif deg(g1) < dstop:
+        # not a codeword, and Gao's partial Euclid would stop at g1 itself
+        # (v = 1, f = g1 of degree >= k): errors detected, none correctable
+        raise DecodingError(
+            f"cannot decode: the {n} values are no codeword of dimension k = {k} and "
+            f"(N - k - s)/2 = {(n - k) // 2} errors can be corrected (N = {n_total}, s = {s})")
     else:
         M, _, g = reduce_below(g0, g1, dstop, p)
         v = M[1][1]
