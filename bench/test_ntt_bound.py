@@ -1,5 +1,12 @@
-"""bench/ntt_bound.py (what bounds the Goldilocks NTT, issue 3) builds and its
-part counts match the transform's structure, so the tool cannot rot."""
+"""bench/ntt_bound.py (what bounds the Goldilocks NTT) builds and its part
+counts match the transform's structure, so the tool cannot rot.
+
+A benchmark-side check, not a unit test: it compiles the tool twice and
+times it (17-48 s), so it lives in bench/ (outside testpaths = tests) and
+runs only when asked for:
+
+    python -m pytest bench/test_ntt_bound.py
+"""
 import importlib.util
 import json
 import subprocess
