@@ -25,8 +25,8 @@
 #include "secea.h"
 #include "matmul_internal.h"
 
-#define MR 16
-#define KC 512
+#define MR 16    /* rows per micro tile: two zmm of 8 lanes */
+#define KC 512   /* k-block: A's micro panel and B's k-panel stay in L2, register sums stay < 2^63 */
 #define M52 ((1ULL << 52) - 1)
 
 #if SECEA_X86

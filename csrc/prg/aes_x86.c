@@ -269,7 +269,7 @@ vaes_ctr_plain(const __m512i rk[11], uint8_t *out, size_t n, uint64_t hi, uint64
  * once per 256 counters.  Each block then needs 9 AES instructions instead
  * of 10.  The table is read sequentially, at addresses given by the (public)
  * counter only, never by key-dependent data. */
-#define VAES_TABLE_MIN 1024  /* blocks; below this the plain loop is used */
+#define VAES_TABLE_MIN 1024  /* blocks; below this the plain loop is used: the table costs 256 rounds to build */
 
 TGT_VAES static inline __attribute__((always_inline)) void
 vaes_ctr(const uint8_t *rkb, uint8_t *out, size_t n, uint64_t hi, uint64_t lo, vaes_sink *k,
