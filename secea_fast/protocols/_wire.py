@@ -4,8 +4,10 @@ A message is ``magic (4 bytes) | version u8 | reserved 3 bytes | fields``
 (the version is per message type, ``VERSION`` unless its layout or meaning
 changed);
 arrays are written as ``ndim u8 | dims u64... | little-endian uint64 data``.
-Parsing checks the magic, the version, every length, and that nothing is left
-over; anything else raises ValueError saying what was wrong.
+Parsing checks the magic, the version, that the reserved bytes are zero,
+every length, and that nothing is left over; anything else raises ValueError
+saying what was wrong.  So a message is accepted only in the form its
+writer produces: parse then write gives back the same bytes.
 """
 from __future__ import annotations
 
@@ -52,6 +54,8 @@ class Reader:
             raise ValueError(f"{what}: bad magic {head[:4]!r} (expected {magic!r})")
         if head[4] != version:
             raise ValueError(f"{what}: unsupported version {head[4]} (this library reads {version})")
+        if head[5:8] != bytes(3):
+            raise ValueError(f"{what}: reserved header bytes {head[5:8].hex()} are not zero")
 
     def _take(self, n):
         if n < 0 or self.i + n > len(self.b):
@@ -78,8 +82,9 @@ class Reader:
         count = 1
         for s in shape:
             count *= s
-        if count > max_elems:
-            raise ValueError(f"{self.what}: array of {count} elements is implausible")
+        # each dimension too: an empty array must not carry a dimension NumPy cannot hold
+        if count > max_elems or max(shape, default=0) > max_elems:
+            raise ValueError(f"{self.what}: array of shape {shape} is implausible")
         return np.frombuffer(self._take(8 * count), dtype="<u8").astype(np.uint64).reshape(shape)
 
     def done(self):
