@@ -599,6 +599,8 @@ class PrivateKey:
     @classmethod
     def from_bytes(cls, data, *, insecure: bool = False) -> "PrivateKey":
         p, q = _serial.decode_key(data, _serial.PRIVATE_MAGIC, 2, "private key")
+        if not p < q:
+            raise ValueError("private key: the factors must be stored as p < q (canonical form)")
         return cls(PublicKey(p * q, insecure=insecure), p, q)
 
     def to_json(self) -> str:
@@ -608,6 +610,8 @@ class PrivateKey:
     @classmethod
     def from_json(cls, text, *, insecure: bool = False) -> "PrivateKey":
         obj = _serial.decode_json(text, _serial.PRIVATE_KIND, ("n", "p", "q"), "private key")
+        if not obj["p"] < obj["q"]:
+            raise ValueError("private key: the factors must be stored as p < q (canonical form)")
         return cls(PublicKey(obj["n"], insecure=insecure), obj["p"], obj["q"])
 
 

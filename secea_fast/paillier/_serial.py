@@ -7,10 +7,12 @@ Keys, binary (version 1)::
     field(x) = uint32_be(len) || x as len big-endian bytes, minimal (no leading
                zero byte), 1 <= len <= MAX_FIELD_BYTES
 
-Keys, JSON (version 1): ``{"kind": "secea_fast.paillier.PublicKey",
-"version": 1, "n": "<hex>"}`` and ``{"kind": "secea_fast.paillier.PrivateKey",
-"version": 1, "n": ..., "p": ..., "q": ...}``, integers as lowercase hex
-without prefix or leading zeros; no other members.
+Keys, JSON (version 1): ``{"kind":"secea_fast.paillier.PublicKey",
+"version":1,"n":"<hex>"}`` and ``{"kind":"secea_fast.paillier.PrivateKey",
+"version":1,"n":...,"p":...,"q":...}``, integers as lowercase hex without
+prefix or leading zeros; no other members, none twice, in this order, no
+whitespace: exactly the text ``to_json`` writes (one key, one text).  The
+private forms hold the factors with p < q.
 
 Ciphertexts: each as 2 * ceil(bits / 8) big-endian bytes (bits =
 n.bit_length()), concatenated, no header.
@@ -95,7 +97,7 @@ def decode_json(text, kind: str, names: tuple, what: str) -> dict:
     if len(text) > 16 * MAX_FIELD_BYTES:
         raise ValueError(f"serialized {what} is too long ({len(text)} characters)")
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, object_pairs_hook=_no_duplicates)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"malformed {what} JSON: {exc}") from None
     if not isinstance(obj, dict):
@@ -115,7 +117,25 @@ def decode_json(text, kind: str, names: tuple, what: str) -> dict:
             raise ValueError(f"{what} JSON member {name!r} must be a lowercase hex string "
                              "without prefix or leading zeros")
         out[name] = int(v, 16)
+    if text != encode_json(kind, **out):
+        raise ValueError(f"{what} JSON is not in canonical form (members kind, version, "
+                         f"{', '.join(names)} in this order, no whitespace)")
     return out
+
+
+class _DuplicateMember(json.JSONDecodeError):
+    pass
+
+
+def _no_duplicates(pairs):
+    """``object_pairs_hook`` refusing an object with a member twice (plain
+    ``json.loads`` keeps the last one silently)."""
+    obj = {}
+    for k, v in pairs:
+        if k in obj:
+            raise _DuplicateMember(f"member {k!r} appears twice", "", 0)
+        obj[k] = v
+    return obj
 
 
 def ciphertext_width(bits: int) -> int:
