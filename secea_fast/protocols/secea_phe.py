@@ -220,6 +220,9 @@ def _check_key(pk, prm: PHEParams, who: str):
 
 # ----------------------------------------------------------------- messages
 _KINDS = {"enc_response": 1, "noised_response": 2}
+# client indices on the wire: the querier decodes by trying every denominator
+# b <= N (``_rational``) and each client holds N - 1 keys, so N stays far below
+MAX_CLIENTS = 1 << 32
 _KIND_NAMES = {v: k for k, v in _KINDS.items()}
 _HEADER = 8 + 7 * 8 + 8      # magic/version, kind sender receiver round block rows cols, blob length
 
@@ -263,16 +266,26 @@ class CipherMessage:
                 .u64(self.round).u64(self.block).u64(self.rows).u64(self.cols).blob(blob).bytes())
 
     @classmethod
-    def from_bytes(cls, data, pk: paillier.PublicKey) -> "CipherMessage":
+    def from_bytes(cls, data, pk: paillier.PublicKey, N: int | None = None) -> "CipherMessage":
+        """Parse and validate.  Both kinds go between clients (the server only
+        relays), so sender and receiver must be client indices: below ``N``
+        when it is given (the receiving party passes its ``params.N``),
+        otherwise below ``MAX_CLIENTS``."""
         if not isinstance(pk, paillier.PublicKey):
             raise TypeError("pk must be a paillier.PublicKey (the querier's key)")
+        if N is not None:
+            N = check_int(N, "N")
+            if not 2 <= N <= MAX_CLIENTS:
+                raise ValueError(f"SecEA-PHE message: N = {N} is not a valid number of clients")
+        limit = MAX_CLIENTS if N is None else N
         r = Reader(data, _MAGIC, "SecEA-PHE message")
         kind = r.u64()
         if kind not in _KIND_NAMES:
             raise ValueError(f"SecEA-PHE message: unknown kind {kind}")
         sender, receiver, rnd, block, rows, cols = (r.u64() for _ in range(6))
-        if sender >= 1 << 32 or receiver >= 1 << 32:
-            raise ValueError("SecEA-PHE message: implausible client index")
+        for role, who in (("sender", sender), ("receiver", receiver)):
+            if who >= limit:
+                raise ValueError(f"SecEA-PHE message: {role} {who} is not a client index (< {limit})")
         if not (1 <= rows <= 1 << 24 and 1 <= cols <= 1 << 16):
             raise ValueError(f"SecEA-PHE message: implausible shape {rows} x {cols}")
         width = 2 * ((pk.bits + 7) // 8)
@@ -435,6 +448,10 @@ class Client(secea.Client):
         """``decode_values`` of the decrypted ``responses`` (CipherMessages from
         the server, ``None`` for a missing one)."""
         B = len(members)
+        responses = list(responses)
+        for v, m in enumerate(responses):
+            if isinstance(m, CipherMessage) and m.sender != v:
+                raise ValueError(f"slot {v}: the response of client {m.sender}, not of client {v}")
         return self.decode_values([None if m is None else self.decrypt(m, B) for m in responses],
                                   members)
 
