@@ -1,0 +1,277 @@
+"""Every wire parser of the package on hostile input.
+
+Each parser, given (a) random bytes or (b) a valid message with random
+mutations (bit flips, truncation, padding, insertions, overwritten length
+and id fields), must either return an object that serialises back to the
+same bytes or raise ValueError: never another exception type, never a hang.
+Then the party checks: ids outside the protocol are refused by the parsers
+(and, against their own N, by the receiving parties), and Paillier key JSON
+is accepted in canonical form only.
+"""
+import json
+import os
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from secea_fast import dpf, paillier
+from secea_fast.protocols import osfl, secea, secea_phe, secemb
+from secea_fast.protocols.secea import Message, SecEAParams
+
+BITS = 512                      # insecure test keys: parsing cost does not depend on the key's strength
+FUZZ = settings(max_examples=int(os.environ.get("SECEA_FUZZ_EXAMPLES", 150)), deadline=None, database=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SLOW_CALL = 5.0                 # seconds: a parse of a few hundred bytes taking this long is a hang
+
+
+# ------------------------------------------------------------------ the parsers and a valid input each
+def _samples():
+    """name -> (parse(bytes) -> obj, serialise(obj) -> bytes, [valid byte strings])."""
+    rng = np.random.default_rng(5)      # test data only
+    out = {}
+    u64 = lambda *shape: rng.integers(0, 2**63, shape, dtype=np.uint64)   # noqa: E731
+
+    S = Message.SERVER
+    msgs = [Message("psu", 1, S, 0, 0, u64(1, 6)), Message("psu_sum", S, S, 0, 0, u64(1, 6)),
+            Message("psu_sum", S, 2, 3, 0, u64(1, 4)), Message("share", 0, 2, 1, 0, u64(3, 2)),
+            Message("query", 2, 1, 1, 7, u64(2, 5)), Message("response", 1, 1, 9, 2, u64(0, 3))]
+    out["secea.Message"] = (Message.from_bytes, Message.to_bytes, [m.to_bytes() for m in msgs])
+
+    pk, sk = paillier.keygen(BITS, insecure=True)
+    cts = pk.encrypt([1, 2, 3, 4, 5, 6])
+    cms = [secea_phe.CipherMessage("enc_response", 1, 0, 2, 3, 2, 3, cts, pk),
+           secea_phe.CipherMessage("noised_response", 0, 2, 0, 0, 1, 1, cts[:1], pk)]
+    out["secea_phe.CipherMessage"] = (lambda b: secea_phe.CipherMessage.from_bytes(b, pk),
+                                      secea_phe.CipherMessage.to_bytes, [m.to_bytes() for m in cms])
+    out["secea_phe.CipherMessage(N)"] = (lambda b: secea_phe.CipherMessage.from_bytes(b, pk, N=3),
+                                         secea_phe.CipherMessage.to_bytes, [cms[0].to_bytes()])
+    out["paillier.PublicKey.from_bytes"] = (lambda b: paillier.PublicKey.from_bytes(b, insecure=True),
+                                            paillier.PublicKey.to_bytes, [pk.to_bytes()])
+    out["paillier.PrivateKey.from_bytes"] = (lambda b: paillier.PrivateKey.from_bytes(b, insecure=True),
+                                             paillier.PrivateKey.to_bytes, [sk.to_bytes()])
+    out["paillier.PublicKey.from_json"] = (lambda b: paillier.PublicKey.from_json(b, insecure=True),
+                                           lambda k: k.to_json().encode(), [pk.to_json().encode()])
+    out["paillier.PrivateKey.from_json"] = (lambda b: paillier.PrivateKey.from_json(b, insecure=True),
+                                            lambda k: k.to_json().encode(), [sk.to_json().encode()])
+    out["paillier.ciphertexts_from_bytes"] = (lambda b: paillier.ciphertexts_from_bytes(b, pk),
+                                              lambda c: paillier.ciphertexts_to_bytes(c, pk),
+                                              [paillier.ciphertexts_to_bytes(cts[:2], pk)])
+
+    prm = secemb.SecEmbParams(m=20, d=2, m_prime=3, n_users=4)
+    user = secemb.User(prm, [1, 7, 19, 4])              # truncated to m' = 3
+    req0, req1 = user.retrieval_request()
+    up0, up1 = user.aggregation_upload(rng.normal(0, 0.1, (4, 2)))
+    out["secemb.RetrievalRequest"] = (secemb.RetrievalRequest.from_bytes, secemb.RetrievalRequest.to_bytes,
+                                      [req0.to_bytes(), req1.to_bytes()])
+    out["secemb.RetrievalResponse"] = (secemb.RetrievalResponse.from_bytes, secemb.RetrievalResponse.to_bytes,
+                                       [secemb.RetrievalResponse(1, u64(3, 2)).to_bytes()])
+    out["secemb.AggregationUpload"] = (secemb.AggregationUpload.from_bytes, secemb.AggregationUpload.to_bytes,
+                                       [up0.to_bytes(), up1.to_bytes()])
+    out["secemb.AggregateShare"] = (secemb.AggregateShare.from_bytes, secemb.AggregateShare.to_bytes,
+                                    [secemb.AggregateShare(1, u64(20, 2), u64(3)).to_bytes()])
+
+    keys = [dpf.gen(5, 9, 6)[0], dpf.gen(3, [1, 2, 3], 5)[1], dpf.gen(33, 2, 8, early=True)[0],
+            dpf.gen(2, 7, 4, group="u32")[1], dpf.gen(9, 11, 5, group=secea.EMBEDDING_PRIME)[0]]
+    out["dpf.Key"] = (dpf.Key.from_bytes, dpf.Key.to_bytes, [k.to_bytes() for k in keys])
+    out["dpf.PathKey"] = (dpf.PathKey.from_bytes, dpf.PathKey.to_bytes,
+                          [keys[0].path_key().to_bytes(), keys[1].path_key().to_bytes()])
+
+    oprm = osfl.OSFLParams(osfl.Assignment.cyclic(4, 2, 3), 1, 1, s=3, c=2)
+    share = osfl.ShareMessage(0, 2, 1, u64(2, 2) % np.uint64(oprm.p))
+    query = osfl.Query(3, np.array([0, 1], dtype=np.uint64), u64(2) % np.uint64(oprm.p))
+    answer = osfl.Answer(1, u64(2, 2) % np.uint64(oprm.p))
+    for cls, msg in ((osfl.ShareMessage, share), (osfl.Query, query), (osfl.Answer, answer)):
+        out[f"osfl.{cls.__name__}"] = (cls.from_bytes, cls.to_bytes, [msg.to_bytes()])
+    return out
+
+
+SAMPLES = _samples()
+NAMES = sorted(SAMPLES)
+
+
+def test_every_parser_is_fuzzed():
+    """The parsers found in the package are the ones this file runs."""
+    import pathlib
+    import re
+    root = pathlib.Path(secea.__file__).parents[1]
+    found = set()
+    for path in root.rglob("*.py"):
+        text = path.read_text()
+        cls = None
+        for m in re.finditer(r"^class (\w+)|^    def (from_bytes|from_json)\b|^def (ciphertexts_from_bytes)\b",
+                             text, re.M):
+            if m.group(1):
+                cls = m.group(1)
+            elif m.group(2):
+                found.add(f"{cls}.{m.group(2)}")
+            else:
+                found.add(m.group(3))
+    covered = {"Message.from_bytes", "CipherMessage.from_bytes", "PublicKey.from_bytes",
+               "PublicKey.from_json", "PrivateKey.from_bytes", "PrivateKey.from_json",
+               "ciphertexts_from_bytes", "RetrievalRequest.from_bytes", "RetrievalResponse.from_bytes",
+               "AggregationUpload.from_bytes", "AggregateShare.from_bytes", "Key.from_bytes",
+               "PathKey.from_bytes", "ShareMessage.from_bytes", "Query.from_bytes", "Answer.from_bytes"}
+    assert found <= covered, f"parsers without a fuzz test: {sorted(found - covered)}"
+    for name in NAMES:                               # and every valid sample parses and round-trips
+        parse, ser, valid = SAMPLES[name]
+        for b in valid:
+            assert ser(parse(b)) == b, name
+
+
+def _check(name, data):
+    parse, ser, _ = SAMPLES[name]
+    t0 = time.perf_counter()
+    try:
+        obj = parse(data)
+    except ValueError:
+        pass
+    else:
+        assert ser(obj) == bytes(data), f"{name} accepted {bytes(data)[:80]!r}... that does not re-serialise to itself"
+    assert time.perf_counter() - t0 < SLOW_CALL, f"{name} took {time.perf_counter() - t0:.1f} s"
+
+
+# ------------------------------------------------------------------ (a) random bytes
+@pytest.mark.parametrize("name", NAMES)
+@FUZZ
+@given(data=st.data())
+def test_random_bytes(name, data):
+    _, _, valid = SAMPLES[name]
+    if data.draw(st.booleans()):
+        raw = data.draw(st.binary(max_size=300))
+    else:                                      # past the magic: a valid header, random rest
+        head = valid[0][:data.draw(st.integers(0, min(24, len(valid[0]))))]
+        raw = head + data.draw(st.binary(max_size=300))
+    _check(name, raw)
+
+
+# ------------------------------------------------------------------ (b) mutated valid messages
+INTERESTING = [0, 1, 2, 3, 7, 8, 255, 2**16, 2**31, 2**32 - 1, 2**32, 2**62, 2**63 - 1, 2**63,
+               2**64 - 2, 2**64 - 1]
+
+
+@st.composite
+def mutation(draw, size):
+    kind = draw(st.sampled_from(["flip", "truncate", "pad", "insert", "delete", "field", "byte"]))
+    pos = draw(st.integers(0, max(size - 1, 0)))
+    if kind == "flip":
+        return kind, pos, draw(st.integers(0, 7))
+    if kind in ("truncate", "delete"):
+        return kind, pos, draw(st.integers(1, 16))
+    if kind in ("pad", "insert"):
+        return kind, pos, draw(st.binary(min_size=1, max_size=16))
+    if kind == "byte":
+        return kind, pos, draw(st.integers(0, 255))
+    width = draw(st.sampled_from([1, 2, 4, 8]))
+    value = draw(st.one_of(st.sampled_from(INTERESTING), st.integers(0, 2**64 - 1),
+                           st.integers(0, 2 * size)))
+    return kind, pos, (width, draw(st.sampled_from(["little", "big"])), value)
+
+
+def apply(buf: bytes, mut) -> bytes:
+    kind, pos, arg = mut
+    b = bytearray(buf)
+    if kind == "flip" and b:
+        b[pos % len(b)] ^= 1 << arg
+    elif kind == "truncate":              # the last few bytes, or everything from pos on
+        cut = max(0, len(b) - arg) if pos % 2 else pos
+        del b[cut:]
+    elif kind == "delete":
+        del b[pos:pos + arg]
+    elif kind == "pad":
+        b += arg
+    elif kind == "insert":
+        b[pos:pos] = arg
+    elif kind == "byte" and b:
+        b[pos % len(b)] = arg
+    elif kind == "field":               # a length / id / shape field overwritten
+        width, order, value = arg
+        b[pos:pos + width] = (value % (1 << (8 * width))).to_bytes(width, order)
+    return bytes(b)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@FUZZ
+@given(data=st.data())
+def test_mutated_valid_messages(name, data):
+    _, _, valid = SAMPLES[name]
+    buf = data.draw(st.sampled_from(valid))
+    for _ in range(data.draw(st.integers(1, 3))):
+        buf = apply(buf, data.draw(mutation(len(buf))))
+    _check(name, buf)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_length_field(name):
+    """Each 8-byte little-endian and 4-byte big-endian word of each valid
+    message set to a few hostile values (exhaustive over offsets)."""
+    _, _, valid = SAMPLES[name]
+    buf = valid[0]
+    for off in range(0, min(len(buf), 96)):
+        for width, order in ((8, "little"), (4, "big")):
+            for value in (0, 1, len(buf), 2**32 - 1, 2**63, 2**64 - 1):
+                _check(name, apply(buf, ("field", off, (width, order, value))))
+
+
+# ------------------------------------------------------------------ party ids: SecEA-PHE
+def test_secea_phe_message_refuses_parties_outside_the_protocol():
+    pk, sk = paillier.keygen(BITS, insecure=True)
+    cts = pk.encrypt([5])
+
+    def raw(snd, rcv):
+        return secea_phe.CipherMessage("enc_response", snd, rcv, 0, 0, 1, 1, cts, pk).to_bytes()
+    for snd, rcv in ((2**64 - 1, 0), (0, 2**64 - 1), (secea_phe.MAX_CLIENTS, 1)):
+        with pytest.raises(ValueError, match="not a client index"):
+            secea_phe.CipherMessage.from_bytes(raw(snd, rcv), pk)
+    with pytest.raises(ValueError, match="receiver 3 is not a client index"):
+        secea_phe.CipherMessage.from_bytes(raw(0, 3), pk, N=3)
+    m = secea_phe.CipherMessage.from_bytes(raw(2, 1), pk, N=3)
+    assert (m.sender, m.receiver) == (2, 1)
+    prm = secea_phe.PHEParams(SecEAParams(N=3, d=2), key_bits=BITS, insecure_keys=True)
+    client = secea_phe.Client(0, prm, ["a"], (pk, sk))
+    wrong = secea_phe.CipherMessage("noised_response", 2, 0, 0, 0, 1, 1, cts, pk)
+    with pytest.raises(ValueError, match="slot 1: the response of client 2"):
+        client.decode([None, wrong, None], [0])
+
+
+# ------------------------------------------------------------------ Paillier keys: canonical input only
+def test_paillier_json_refuses_duplicates_and_non_canonical_text():
+    pk, sk = paillier.keygen(BITS, insecure=True)
+    n = format(pk.n, "x")
+    good = pk.to_json()
+    assert good == '{"kind":"secea_fast.paillier.PublicKey","version":1,"n":"%s"}' % n
+    dup = good[:-1] + ',"n":"%s"}' % n
+    with pytest.raises(ValueError, match="twice"):
+        paillier.PublicKey.from_json(dup, insecure=True)
+    other = paillier.keygen(BITS, insecure=True)[0]
+    dup_other = good[:-1] + ',"n":"%s"}' % format(other.n, "x")        # the last one would win
+    with pytest.raises(ValueError, match="twice"):
+        paillier.PublicKey.from_json(dup_other, insecure=True)
+    with pytest.raises(ValueError, match="twice"):
+        paillier.PublicKey.from_json('{"kind":"a","kind":"secea_fast.paillier.PublicKey","version":1,"n":"%s"}'
+                                     % n, insecure=True)
+    obj = json.loads(good)
+    for text in (json.dumps(obj), json.dumps(obj, indent=1), good + "\n", " " + good,
+                 json.dumps({"n": n, "kind": obj["kind"], "version": 1}, separators=(",", ":")),
+                 good.replace('"n"', '"\\u006e"')):
+        with pytest.raises(ValueError, match="canonical"):
+            paillier.PublicKey.from_json(text, insecure=True)
+    assert paillier.PublicKey.from_json(good, insecure=True) == pk
+    sj = sk.to_json()
+    assert paillier.PrivateKey.from_json(sj, insecure=True) == sk
+    with pytest.raises(ValueError, match="twice"):
+        paillier.PrivateKey.from_json(sj[:-1] + ',"q":"%s"}' % format(sk.q, "x"), insecure=True)
+
+
+def test_paillier_private_key_factors_in_canonical_order():
+    from secea_fast.paillier import _serial
+    pk, sk = paillier.keygen(BITS, insecure=True)
+    assert sk.p < sk.q
+    swapped = _serial.encode_key(_serial.PRIVATE_MAGIC, sk.q, sk.p)
+    with pytest.raises(ValueError, match="p < q"):
+        paillier.PrivateKey.from_bytes(swapped, insecure=True)
+    text = _serial.encode_json(_serial.PRIVATE_KIND, n=sk.n, p=sk.q, q=sk.p)
+    with pytest.raises(ValueError, match="p < q"):
+        paillier.PrivateKey.from_json(text, insecure=True)
