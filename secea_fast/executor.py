@@ -13,17 +13,20 @@ where ``fn`` is a module-level function (workers import it by name) and
 a progress bar or an aggregate can advance as they arrive.
 
 * :class:`LocalExecutor` (``processes`` workers): with one process the
-  shards run inline; with more, ``fork`` workers inherit ``state`` and the
-  shard list copy-on-write and take the next shard index from a shared
-  counter, sending each result back over their own pipe (nothing is
-  serialised but the results).  There is no task queue and no thread in
-  the calling process, which only waits for results: on a machine with as
-  many cores as workers, the pool threads of ``multiprocessing.Pool`` took
-  CPU from the workers and left them waiting between shards (45-85 ms per
-  worker over a 1 s phase; EXECUTOR_NOTES).  A shard's exception is raised
-  in the caller (as a RuntimeError with the traceback if it does not
-  pickle); a worker that dies is reported; the other workers are then
-  stopped.  Linux/macOS ``fork`` only.
+  shards run inline; with more, they run on the package's one process-pool
+  mechanism, ``secea_fast._workers.run_shards``: workers forked for the
+  call inherit ``state`` and the shard list copy-on-write and take the next
+  shard index from a shared counter, sending each result back over their
+  own pipe (nothing is serialised but the results, nothing is imported, not
+  even ``__main__``).  There is no task queue and no thread in the calling
+  process, which only waits for results: on a machine with as many cores as
+  workers, the pool threads of ``multiprocessing.Pool`` took CPU from the
+  workers and left them waiting between shards (45-85 ms per worker over a
+  1 s phase).  A shard's exception is raised in the caller (as a
+  RuntimeError with the traceback if it does not pickle) and the other
+  workers are stopped; a worker that dies costs only its shard, which runs
+  again in a new worker (RuntimeError if it kills that one too); without
+  ``fork`` (Windows) the shards run inline.
 * :class:`RayExecutor` (the optional ``ray`` extra): ``state`` goes to the
   object store once per :meth:`Executor.map` call (``ray.put``; NumPy arrays
   in it are read zero-copy by workers on the same node), each of
@@ -67,17 +70,15 @@ the parties of one trust domain per cluster, with Ray's TLS
 """
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import threading
 import time
-import traceback
 from contextlib import contextmanager
-from multiprocessing.connection import wait as mp_wait
 
 from ._checks import check_int
 from ._memory import release_free_heap, tune_malloc
 from ._native import available_cpus
+from ._workers import run_shards
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "party_transfer",
            "ray_available", "tune_malloc"]
@@ -186,41 +187,11 @@ class _Indexed:
 
 
 # ------------------------------------------------------------------ local pool
-_FORK = {}
-_OK, _DONE, _ERR = 0, 1, 2
-
-
-def _pull_worker(counter, conn):
-    """Body of a fork worker: takes the next shard index from the shared
-    counter until none is left, sends each result (or the exception that
-    stopped it) to the parent over its own pipe, then exits."""
-    code = 0
-    try:
-        fn, state, jobs = _FORK["fn"], _FORK["state"], _FORK["jobs"]
-        while True:
-            with counter.get_lock():
-                i = counter.value
-                if i >= len(jobs):
-                    break
-                counter.value = i + 1
-            conn.send((_OK, fn(state, jobs[i])))
-        conn.send((_DONE, None))
-    except BaseException as e:                  # noqa: BLE001 - re-raised in the parent
-        code = 1
-        try:
-            conn.send((_ERR, e))
-        except Exception:                       # the exception does not pickle
-            conn.send((_ERR, RuntimeError(f"a worker failed: {type(e).__name__}: {e}\n"
-                                          f"{traceback.format_exc()}")))
-    finally:
-        conn.close()
-        os._exit(code)
-
-
 class LocalExecutor(Executor):
-    """Inline (``processes=1``) or ``processes`` ``fork`` workers that
+    """Inline (``processes=1``) or ``processes`` forked workers that
     inherit ``state`` copy-on-write and pull shards from a shared counter;
-    created per :meth:`map` call (see the module docstring)."""
+    created per :meth:`map` call (``secea_fast._workers``; see the module
+    docstring)."""
 
     name = "local"
 
@@ -236,56 +207,8 @@ class LocalExecutor(Executor):
             for job in jobs:
                 collect(fn(state, job))
             return
-        if "fork" not in mp.get_all_start_methods():   # pragma: no cover - Windows
-            raise RuntimeError("LocalExecutor with processes > 1 needs the 'fork' start method")
-        if _FORK:
-            raise RuntimeError("LocalExecutor.map is not re-entrant")
         release_free_heap()
-        old = os.environ.get(_THREADS_ENV)
-        os.environ[_THREADS_ENV] = "1"
-        _FORK.update(fn=fn, state=state, jobs=jobs)
-        ctx = mp.get_context("fork")
-        procs, conns, finished = [], [], False
-        try:
-            counter = ctx.Value("q", 0)
-            for _ in range(min(self.processes, len(jobs))):
-                recv_end, send_end = ctx.Pipe(duplex=False)
-                p = ctx.Process(target=_pull_worker, args=(counter, send_end), daemon=True)
-                p.start()
-                send_end.close()                # EOF reaches the parent if the worker dies
-                procs.append(p)
-                conns.append(recv_end)
-            pending = {c: p for c, p in zip(conns, procs)}
-            while pending:
-                for c in mp_wait(list(pending)):
-                    try:
-                        kind, payload = c.recv()
-                    except EOFError:
-                        p = pending.pop(c)
-                        p.join(1.0)
-                        raise RuntimeError(f"a LocalExecutor worker died (exit code {p.exitcode})") from None
-                    except Exception as e:      # a message that does not unpickle here
-                        raise RuntimeError(f"could not read a LocalExecutor worker's result: {e!r}") from e
-                    if kind == _OK:
-                        collect(payload)
-                    elif kind == _DONE:
-                        del pending[c]
-                    else:
-                        raise payload
-            finished = True
-        finally:
-            if not finished:                    # an error here or in a worker: stop the rest
-                for p in procs:
-                    p.terminate()
-            for p in procs:
-                p.join()
-            for c in conns:
-                c.close()
-            _FORK.clear()
-            if old is None:
-                os.environ.pop(_THREADS_ENV, None)
-            else:
-                os.environ[_THREADS_ENV] = old
+        run_shards(fn, list(jobs), state, collect, self.processes)
 
 
 # ------------------------------------------------------------------------- Ray

@@ -66,16 +66,75 @@ def _failing(state, job):
 @pytest.mark.parametrize("how,err,match", [("raise", ValueError, "shard 7 is bad"),
                                            ("unpicklable", RuntimeError, "_Unpicklable: odd"),
                                            ("unreadable", RuntimeError, "could not read"),
-                                           ("exit", RuntimeError, "worker died")])
+                                           ("exit", RuntimeError, "job 7 .* killed its worker "
+                                                                  "process 2 times: a worker died")])
 def test_local_worker_failures_reach_the_caller(how, err, match):
     """A shard's exception is raised in the caller with its type (or as a
-    RuntimeError with the traceback when it does not pickle), a dead worker
-    is reported, the other workers are stopped, and the executor works
-    afterwards."""
+    RuntimeError with the traceback when it does not pickle); a shard that
+    kills its worker is retried once in a new worker, then reported (not
+    run in the caller, which it would kill); the other workers are stopped,
+    and the executor works afterwards."""
     ex = LocalExecutor(2)
-    with pytest.raises(err, match=match):
-        ex.map(_failing, range(40), {"bad": 7, "how": how})
+    with pytest.warns(RuntimeWarning) if how == "exit" else _no_warning():
+        with pytest.raises(err, match=match):
+            ex.map(_failing, range(40), {"bad": 7, "how": how})
     assert ex.map(_square, range(5), {"offset": 0}) == [0, 1, 4, 9, 16]
+
+
+def _no_warning():
+    import contextlib
+    return contextlib.nullcontext()
+
+
+def _dies_once(state, job):
+    """Kills its worker the first time job ``bad`` runs (a marker file makes
+    the death transient, like an OOM kill)."""
+    import os
+    if job == state["bad"] and not os.path.exists(state["marker"]):
+        open(state["marker"], "w").close()
+        os._exit(9)
+    return job * 10
+
+
+def test_local_worker_death_loses_nothing(tmp_path):
+    """A worker that dies costs only its shard: the shards without a result
+    run again in new workers and every result arrives exactly once."""
+    got = []
+    with pytest.warns(RuntimeWarning, match="worker process died .*exit code 9"):
+        LocalExecutor(2).map(_dies_once, range(30), {"bad": 11, "marker": str(tmp_path / "m")}, got.append)
+    assert sorted(got) == [10 * j for j in range(30)]
+
+
+def _nested(state, job):
+    from secea_fast._workers import run_shards
+    out = []
+    run_shards(_square, [job, job + 1], {"offset": 0}, out.append, 2)
+    return sorted(out)
+
+
+def test_workers_may_run_their_own_pool():
+    """Workers are plain forks, not daemonic multiprocessing children, so a
+    shard can use a pool itself (a SecEA-PHE block running a Paillier batch
+    with processes > 1)."""
+    assert LocalExecutor(2).map(_nested, range(4)) == [[j * j, (j + 1) ** 2] for j in range(4)]
+
+
+def test_local_pool_from_a_script_on_stdin():
+    """The pool imports nothing in its workers, not even ``__main__``, so a
+    program read from stdin (no importable file) can use it."""
+    import subprocess
+    import sys
+    script = (
+        "import os\n"
+        "from secea_fast.executor import LocalExecutor\n"
+        "def f(state, job):\n"
+        "    return job + state, os.getpid()\n"
+        "res = LocalExecutor(2).map(f, range(12), 100)\n"
+        "assert [r for r, _ in res] == list(range(100, 112))\n"
+        "assert os.getpid() not in {p for _, p in res}\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
 
 def test_local_workers_are_processes_with_one_thread():

@@ -280,6 +280,55 @@ def test_multiprocess_paths_equal_single_process(no_insecure_rng):
     assert sk.decrypt_packed(pc, 32, 50, processes=2) == list(range(50))
 
 
+def test_worker_batches_from_a_script_on_stdin():
+    """``python - < script.py`` has no importable main file: the
+    forkserver/spawn pool re-imported ``__main__`` in its workers and every
+    batch with processes > 1 died with BrokenProcessPool.  Forked workers
+    import nothing."""
+    import subprocess
+    import sys
+    script = (
+        "import os\n"
+        "from secea_fast import paillier as P\n"
+        "pk, sk = P.keygen(1024, insecure=True)\n"
+        "assert pk.precompute(40, processes=2) == 40\n"
+        "lam = (sk.p - 1) * (sk.q - 1)\n"
+        "assert all(pow(int(x), lam, pk.nsquare) == 1 for x in pk._pool)\n"
+        "ms = list(range(50))\n"
+        "c = pk.encrypt(ms, processes=2)\n"
+        "assert sk.decrypt(c, processes=3) == ms\n"
+        "assert sk.decrypt(pk.mul_scalar(c, 7, processes=2), processes=2) == [7 * m for m in ms]\n"
+        "assert sk.precompute(16, processes=2) == 16\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=300)
+    assert "BrokenProcessPool" not in out.stderr
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def _die_in_worker_once(marker):
+    """A task wrapper: the first chunk run outside the test process kills
+    its worker (transient, like an OOM kill)."""
+    import os
+
+    def task(n, count):
+        if os.getpid() != _die_in_worker_once.parent and not os.path.exists(marker):
+            open(marker, "w").close()
+            os._exit(9)
+        from secea_fast.paillier import _pool
+        return _pool.task_obfuscators_public(n, count)
+    return task
+
+
+def test_worker_death_in_a_batch_loses_nothing(pk, tmp_path):
+    import os
+    from secea_fast.paillier import _pool
+    _die_in_worker_once.parent = os.getpid()
+    task = _die_in_worker_once(str(tmp_path / "m"))
+    with pytest.warns(RuntimeWarning, match="worker process died"):
+        xs = _pool.run_count(task, (pk.n,), 40, 3)
+    assert len(xs) == 40 and len(set(xs)) == 40 and os.path.exists(tmp_path / "m")
+
+
 def test_workers_restart_after_shutdown(pk, sk):
     c = pk.encrypt([1, 2, 3, 4], processes=2)
     P.shutdown_workers()

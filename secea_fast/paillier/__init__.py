@@ -31,10 +31,12 @@ Scheme (Paillier 1999, with g = n + 1 as in python-paillier ``phe``):
   slot_bits >= value_bits + ceil(log2(additions)) + scalar_bits.
 * Parallelism: ``processes=k`` on ``encrypt``, ``decrypt``, ``mul_scalar``,
   ``precompute``, ``rerandomize`` splits a batch over the calling process and
-  k - 1 worker processes (forkserver / spawn start method; see
-  ``secea_fast.paillier._pool``).  Keys are picklable *only* to reach those
-  workers (the private key's pickle holds p and q): never unpickle data from
-  another party.  ``shutdown_workers()`` stops them.
+  k - 1 worker processes forked for the call (the package's one pool,
+  ``secea_fast._workers``; see ``secea_fast.paillier._pool``): they import
+  nothing, so this works from scripts read from stdin and notebooks, and a
+  dead worker's chunk is recomputed rather than lost.  Keys are picklable
+  (the private key's pickle holds p and q): never unpickle data from another
+  party.  ``shutdown_workers()`` drops cached key contexts.
 * Wire formats without pickle: ``to_bytes`` / ``from_bytes`` and ``to_json`` /
   ``from_json`` on keys (versioned; the private forms contain p and q),
   ``ciphertexts_to_bytes`` / ``ciphertexts_from_bytes`` (fixed width

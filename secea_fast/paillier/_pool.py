@@ -1,83 +1,42 @@
 """Worker processes for batch Paillier work (``processes=k`` arguments).
 
-One ``ProcessPoolExecutor`` per interpreter, created on first use with the
-'forkserver' start method (or 'spawn' where forkserver does not exist), so a
-worker never inherits the parent's memory: no pool of precomputed
-obfuscators, no CSPRNG state, no lock is copied.  ``processes=k`` means k
-processes work on the batch: the calling process and k - 1 workers.  The
-batch is cut into about 8k contiguous chunks; the caller computes the first
-and then takes back, from the end, every chunk no worker has started yet
-(work stealing); results come back in order and a worker on a busy core
-holds back at most the two chunks queued to it.
+Batches run on the package's one process-pool mechanism,
+``secea_fast._workers.run_shards``: for each call, k - 1 workers are forked;
+they and the calling process take contiguous chunks (about 8k of them) from
+a shared counter, so a process on a busy core holds back at most the chunk
+it is working on, and results come back in order.  Forked workers import
+nothing, so batches work when the main program has no importable file (a
+script read from stdin, ``python - < script.py``, notebooks and embedded
+interpreters), where the 'spawn'/'forkserver' pool this module used to keep
+died with ``BrokenProcessPool``; they need no ``if __name__ ==
+"__main__":`` guard either.  A worker that dies costs only its chunk, which
+is computed again (see ``secea_fast._workers``); without ``fork`` the whole
+batch runs in the calling process.
 
-Worker tasks receive plain ints: the modulus, or the factors p and q for
-private-key work (decryption, CRT obfuscators).  Factors are therefore sent
-over the executor's local pipe to our own child processes, and a worker keeps
-the precomputed context of the last few keys in memory until
-``shutdown_workers()`` (or interpreter exit).  Obfuscators made in workers
-travel back over the same pipe.  Nothing here unpickles data from anyone but
-our own workers.
-
-With the 'spawn'/'forkserver' methods a script that uses ``processes=k`` must
-guard its entry point with ``if __name__ == "__main__":``.
+Workers live for one call: the key material they inherit (the modulus, or
+the factors p and q for private-key work) is never sent anywhere and leaves
+with them.  They never touch the pool of precomputed obfuscators (tasks make
+fresh ones from the OS CSPRNG, which forking does not duplicate); only
+results (plain ints) travel back over each worker's own pipe, and nothing
+here unpickles data from anyone but our own workers.
 """
 from __future__ import annotations
 
-import atexit
-import multiprocessing
-import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
 
-import gmpy2
 from gmpy2 import mpz
 
+from .._workers import run_shards
 from . import _core, _mb
 
-CHUNKS_PER_PROCESS = 8      # small chunks: a worker on a busy core holds back little work
-_lock = threading.Lock()
-_executor = None
-_workers = 0
-
-
-def _mp_context():
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def _get_executor(workers: int) -> ProcessPoolExecutor:
-    global _executor, _workers
-    with _lock:
-        if _executor is None or _workers < workers:
-            old = _executor
-            _executor = ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context())
-            _workers = workers
-            if old is not None:
-                old.shutdown(wait=False)       # lets calls still using it finish
-        return _executor
-
-
-def _discard(ex) -> None:
-    global _executor, _workers
-    with _lock:
-        if _executor is ex:
-            _executor, _workers = None, 0
-    ex.shutdown(wait=False, cancel_futures=True)
+CHUNKS_PER_PROCESS = 8      # small chunks: a process on a busy core holds back little work
 
 
 def shutdown_workers() -> None:
-    """Stop the worker processes (they are restarted on the next ``processes=k``
-    call) and drop the key material they and this process cache."""
-    global _executor, _workers
-    with _lock:
-        ex, _executor, _workers = _executor, None, 0
-    if ex is not None:
-        ex.shutdown(wait=True, cancel_futures=True)
+    """Drop the key contexts this process caches for batch work.  (Workers
+    are forked per call and gone when it returns; kept for compatibility:
+    it used to stop a persistent pool.)"""
     clear_caches()
-
-
-atexit.register(shutdown_workers)
 
 
 def _split_count(count: int, parts: int) -> list:
@@ -101,38 +60,23 @@ def _split(seq, parts: int) -> list:
     return out
 
 
+def _chunk(state, job):
+    fn, prefix = state
+    i, chunk = job
+    return i, fn(*prefix, chunk)
+
+
 def run(fn, prefix: tuple, chunks: list, processes: int) -> list:
-    """``fn(*prefix, chunk)`` for every chunk, the first in this process and the
-    rest in workers (or here, if no worker has started them); results
-    concatenated in order."""
+    """``fn(*prefix, chunk)`` for every chunk, on the calling process and
+    ``processes - 1`` forked workers; results concatenated in order."""
     if len(chunks) <= 1:
         return fn(*prefix, chunks[0]) if chunks else []
-    ex = _get_executor(max(1, processes - 1))
-    try:
-        futures = [ex.submit(fn, *prefix, chunk) for chunk in chunks[1:]]
-    except BrokenProcessPool:
-        _discard(ex)
-        raise
     results = [None] * len(chunks)
-    try:
-        # let gmpy2 drop the GIL during our share, so the executor's feeder and
-        # result threads are not held back by it
-        with gmpy2.context(gmpy2.get_context(), allow_release_gil=True):
-            results[0] = fn(*prefix, chunks[0])
-            # steal from the back: the workers take chunks from the front
-            for i in range(len(chunks) - 1, 0, -1):
-                if not futures[i - 1].cancel():
-                    break
-                results[i] = fn(*prefix, chunks[i])
-        for i in range(1, len(chunks)):
-            if results[i] is None:
-                results[i] = futures[i - 1].result()
-    except BrokenProcessPool:
-        _discard(ex)
-        raise
-    finally:
-        for fut in futures:
-            fut.cancel()
+
+    def put(res):
+        results[res[0]] = res[1]
+    run_shards(_chunk, list(enumerate(chunks)), (fn, prefix), put, max(0, processes - 1),
+               caller_works=True)
     out = []
     for r in results:
         out.extend(r)
