@@ -741,3 +741,39 @@ def test_mb8_mixed_exponent_lengths_keep_their_order():
     exps = [gmpy2.mpz(secrets.randbits(b)) for b in (1, 2000, 5, 64, 3, 1024, 0, 17, 900, 2, 33)]
     bases = [gmpy2.mpz(secrets.randbelow(int(m))) for _ in exps]
     assert _mb.powmod_sec_batch(bases, exps, [m] * len(exps)) == [gmpy2.powmod(b, e, m) for b, e in zip(bases, exps)]
+
+
+def test_forked_child_never_reuses_the_parents_obfuscators(pk):
+    """A child forked after precompute starts with an empty pool: the same
+    r^n in two processes would give m1 - m2 from c1 / c2."""
+    import os
+    pk.clear_pool()
+    pk.precompute(3, processes=1)
+    pooled = list(pk._pool)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                           # child
+        try:
+            c = pk.encrypt([0], processes=1)[0]
+            os.write(w, f"{pk.pool_size} {int(c in pooled)}".encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    msg = os.read(r, 64).decode()
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert msg == "0 0"
+    assert pk.pool_size == 3                              # the parent keeps its own
+    pk.clear_pool()
+
+
+def test_worker_jobs_do_not_consume_inherited_pools(pk, sk):
+    """Encryptions done in the package's forked workers draw fresh randomness:
+    no ciphertext equals an encryption of 0 with a pooled obfuscator."""
+    pk.clear_pool()
+    pk.precompute(4, processes=1)
+    pooled = set(pk._pool)
+    cts = pk.encrypt([0] * 8, processes=2)
+    assert not pooled.intersection(int(c) for c in cts[4:])
+    assert sk.decrypt(cts) == [0] * 8
+    pk.clear_pool()

@@ -2,7 +2,9 @@
 packing and serialization.  See the package docstring for the conventions."""
 from __future__ import annotations
 
+import os
 import secrets
+import weakref
 from collections import deque
 
 import gmpy2
@@ -17,6 +19,23 @@ MIN_BITS = 2048             # keygen and loaders refuse smaller moduli unless in
 MIN_INSECURE_BITS = 128     # smallest modulus accepted even with insecure=True (tests)
 MAX_BITS = 16384            # largest modulus accepted (bounds the work of loaders)
 _PRIME_ROUNDS = 40          # gmpy2.is_prime: BPSW + (rounds - 24) Miller-Rabin (GMP >= 6.2)
+
+
+# Every public key with a pool of obfuscators.  A forked child (our worker
+# processes fork, and so may a caller's) starts with a copy of each pool; were
+# it to encrypt with them, parent and child would use the same r^n twice, and
+# c1 / c2 = (1 + n)^(m1 - m2) mod n^2 gives m1 - m2 to anyone holding both.
+# So a child drops every inherited pool before it runs anything.
+_POOLED_KEYS = weakref.WeakSet()
+
+
+def _drop_inherited_pools() -> None:
+    for key in list(_POOLED_KEYS):
+        key._pool.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_inherited_pools)
 
 
 # --------------------------------------------------------------------------------------
@@ -159,7 +178,8 @@ class PublicKey:
     ``precompute(count)`` fills a pool of obfuscators r^n mod n^2; ``encrypt``
     consumes one per value (popped, never reused) and falls back to fresh
     randomness when the pool is empty.  The pool is never serialized or
-    pickled.
+    pickled, and a forked child process starts with an empty one (an
+    obfuscator used twice reveals the difference of the two plaintexts).
 
     Pickling (``__reduce__``) exists only to move keys to our own worker
     processes: it carries n alone.  Never unpickle data from another party;
@@ -185,6 +205,7 @@ class PublicKey:
         self._n2 = mpz(self._n2int)
         self._half = (n - 1) // 2
         self._pool = deque()
+        _POOLED_KEYS.add(self)
 
     @property
     def n(self) -> int:
