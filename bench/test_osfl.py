@@ -85,7 +85,7 @@ def test_osfl_share(benchmark, setup, rng):
 
 
 def _ready_client(params, labels, rng, index, seed=None):
-    client = osfl.Client(index, params, labels, shared_seed=seed)
+    client = osfl.Client(index, params, labels, shared_seed=seed, session=b"retrieval-1")
     client.share()
     for t in params.objectives(index):
         for i1 in params.clients(t):

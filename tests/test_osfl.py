@@ -49,7 +49,7 @@ def _random_assignment(rng, n, T, rho):
 
 def _protocol(params, labels, j, *, seed=None, rng_seed=b"r" * 32):
     """Deterministic run (Prg-seeded shares and queries): returns the answers (n, P, c)."""
-    clients = [osfl.Client(i, params, labels[i], shared_seed=seed) for i in range(params.n)]
+    clients = [osfl.Client(i, params, labels[i], shared_seed=seed, session=b"retrieval-1") for i in range(params.n)]
     for cl in clients:
         for m in cl.share(rng=Prg(rng_seed, f"test/share/{cl.index}")):
             clients[m.receiver].receive(m)
@@ -431,7 +431,7 @@ def test_protocol_uses_no_insecure_rng(no_insecure_rng):
     for sym in (False, True):
         assert (osfl.run(labels, inc, 1, 1, 1, sym) == labels[list(inc.clients(1)), 1].sum(axis=0)).all()
     params = osfl.OSFLParams(inc, 1, 1, s=5, c=2)
-    osfl.Client(0, params, labels[0], shared_seed=b"k" * 32).share()
+    osfl.Client(0, params, labels[0], shared_seed=b"k" * 32, session=b"s").share()
     osfl.Federator(params, 2).queries()
     assert (osfl.approach1(labels, 2, 1, 1) == labels[:, 2].sum(axis=0)).all()
 
@@ -621,7 +621,7 @@ def test_symmetric_privacy_statistical():
     for lab_rows in (y, y2):
         labels = np.repeat(lab_rows, 3000, axis=1).reshape(n, 1, 6000, 1)
         for seed, uniform in ((random_seed(32), True), (None, False)):
-            clients = [osfl.Client(i, params, labels[i], shared_seed=seed) for i in range(n)]
+            clients = [osfl.Client(i, params, labels[i], shared_seed=seed, session=b"retrieval-1") for i in range(n)]
             for cl in clients:
                 for m in cl.share():
                     clients[m.receiver].receive(m)
@@ -661,15 +661,16 @@ def test_rates_equal_table_I():
     from fractions import Fraction as F
     for n, T, z_s, z_q in [(10, 10, 1, 1), (100, 20, 5, 5), (30, 7, 2, 4)]:
         for rho in range(2, n + 1):
-            r = osfl.rates(n, T, rho, z_s, z_q, s=3, c=5)
             sc, g = 15, rho - z_s - z_q + 1
-            if g > 0:
-                assert r["ours"]["sharing_rate"] == pytest.approx(float(F(g, 2 * T * rho * (rho - 1))))
-                assert r["ours"]["pir_rate"] == pytest.approx(float(F(g, 2 * n)))
-                assert r["ours"]["communication"] == pytest.approx(
-                    float(F(2 * T * sc * rho * (rho - 1), g) + F(2 * sc * n, g)))
-            else:
-                assert r["ours"]["pir_rate"] == 0.0 and r["ours"]["communication"] == math.inf
+            if g < 2:                          # infeasible: refused (test_rates_refuse_infeasible)
+                with pytest.raises(ValueError, match="rho >= z_s \\+ z_q \\+ 1"):
+                    osfl.rates(n, T, rho, z_s, z_q, s=3, c=5)
+                continue
+            r = osfl.rates(n, T, rho, z_s, z_q, s=3, c=5)
+            assert r["ours"]["sharing_rate"] == pytest.approx(float(F(g, 2 * T * rho * (rho - 1))))
+            assert r["ours"]["pir_rate"] == pytest.approx(float(F(g, 2 * n)))
+            assert r["ours"]["communication"] == pytest.approx(
+                float(F(2 * T * sc * rho * (rho - 1), g) + F(2 * sc * n, g)))
             if g - 1 > 0:
                 assert r["gxstpir"]["sharing_rate"] == pytest.approx(1 / (T * rho * (rho - 1)))
                 assert r["gxstpir"]["pir_rate"] == pytest.approx((rho - z_q - z_s) / n)
@@ -715,6 +716,25 @@ def test_rates_validation():
         osfl.rates(10, 2.0, 5, 1, 1)
     with pytest.raises(ValueError):
         osfl.rates(10, 2, 5, -1, 1)
+
+
+def test_rates_refuse_infeasible():
+    """Where no scheme of Table I exists the rates used to come back as
+    0 / inf / nan; now the failing constraint is named."""
+    for args in [(4, 2, 3, 5, 5), (10, 2, 2, 1, 1), (10, 2, 5, 0, 5), (10, 2, 5, 5, 0)]:
+        with pytest.raises(ValueError, match="infeasible: need rho >= z_s \\+ z_q \\+ 1"):
+            osfl.rates(*args)
+    with pytest.raises(ValueError, match="rho must be <= n"):
+        osfl.rates(4, 2, 5, 1, 1)
+    # at the boundary every entry is a finite positive number (the star product at rho = n)
+    for n, rho, z_s, z_q in [(10, 3, 1, 1), (10, 10, 4, 5), (6, 6, 0, 5), (2, 2, 0, 1)]:
+        r = osfl.rates(n, 2, rho, z_s, z_q)
+        for scheme in ("ours", "gxstpir") + (("star_product",) if rho == n else ()):
+            for key in ("sharing_rate", "pir_rate", "communication"):
+                v = r[scheme][key]
+                assert math.isfinite(v) and v > 0, (scheme, key, v)
+    with pytest.raises(ValueError, match="infeasible"):
+        osfl.plot_rates(4, 2, 2, 2, "unused.png")
 
 
 def test_plot_rates_without_matplotlib(monkeypatch, tmp_path):
@@ -764,3 +784,14 @@ def test_main_job_is_json_serializable():
         osfl.main_job(symmetric="yes")
     with pytest.raises(TypeError):
         osfl.main_job([1, 2])
+
+
+def test_symmetric_client_needs_a_session():
+    """One (seed, session) pair masks one retrieval: without a session every
+    retrieval under the seed would reuse the masks."""
+    params = osfl.OSFLParams(osfl.Assignment.cyclic(5, 2, 3), 1, 1, s=3, c=2, p=101)
+    labels = np.ones((2, 3, 2), dtype=np.int64)
+    for session in (b"", ""):
+        with pytest.raises(ValueError, match="session"):
+            osfl.Client(0, params, labels, shared_seed=b"k" * 32, session=session)
+    osfl.Client(0, params, labels)                       # no seed: no masks, no session needed

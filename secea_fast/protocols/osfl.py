@@ -582,6 +582,31 @@ def _arr_bytes(*shape) -> int:
     return 1 + 8 * len(shape) + 8 * math.prod(shape)
 
 
+# n <= q - 1 clients (distinct alpha^i, deviation 5) and q < 2^64, whose
+# largest prime is 2^64 - 59: client indices on the wire are below this
+MAX_CLIENTS = (1 << 64) - 60
+
+
+def _check_ids(what, params, clients=(), objectives=()):
+    """Parsers' party checks: client indices < n (``params`` given, the
+    receiver's OSFLParams) or < MAX_CLIENTS; objectives < T with ``params``."""
+    if params is not None and not isinstance(params, OSFLParams):
+        raise TypeError(f"params must be OSFLParams or None, got {type(params).__name__}")
+    n = MAX_CLIENTS if params is None else params.n
+    for role, i in clients:
+        if i >= n:
+            raise ValueError(f"{what}: {role} {i} is not a client index (< {n})")
+    if params is not None:
+        for t in objectives:
+            if t >= params.T:
+                raise ValueError(f"{what}: objective {t} is not one of the T = {params.T} objectives")
+
+
+def _check_values(what, params, values):
+    if params is not None and values.size and int(values.max()) >= params.p:
+        raise ValueError(f"{what}: entry >= p")
+
+
 class _Msg:
     @property
     def elements(self) -> int:
@@ -605,11 +630,18 @@ class ShareMessage(_Msg):
                 .array(self.values).bytes())
 
     @classmethod
-    def from_bytes(cls, data) -> "ShareMessage":
+    def from_bytes(cls, data, params=None) -> "ShareMessage":
+        """Parse and validate: sender and receiver distinct client indices
+        (a client keeps its own share); with ``params`` (the receiver's
+        OSFLParams) indices < n, objective < T and entries < p."""
         r = Reader(data, cls.MAGIC, "ShareMessage")
         sender, receiver, objective = r.u64(), r.u64(), r.u64()
         values = r.array(2)
         r.done()
+        _check_ids("ShareMessage", params, (("sender", sender), ("receiver", receiver)), (objective,))
+        if sender == receiver:
+            raise ValueError(f"ShareMessage: client {sender} sent a share to itself")
+        _check_values("ShareMessage", params, values)
         return cls(sender, receiver, objective, values)
 
     @property
@@ -631,13 +663,17 @@ class Query(_Msg):
                 .array(self.values).bytes())
 
     @classmethod
-    def from_bytes(cls, data) -> "Query":
+    def from_bytes(cls, data, params=None) -> "Query":
+        """Parse and validate: ``client`` a client index, as many values as
+        objectives; with ``params`` client < n, objectives < T, entries < p."""
         r = Reader(data, cls.MAGIC, "Query")
         client = r.u64()
         objectives, values = r.array(1), r.array(1)
         r.done()
         if objectives.shape != values.shape:
             raise ValueError(f"Query: {objectives.size} objectives but {values.size} values")
+        _check_ids("Query", params, (("client", client),), (int(t) for t in objectives))
+        _check_values("Query", params, values)
         return cls(client, objectives, values)
 
     @property
@@ -657,11 +693,15 @@ class Answer(_Msg):
         return Writer(self.MAGIC).u64(self.client).array(self.values).bytes()
 
     @classmethod
-    def from_bytes(cls, data) -> "Answer":
+    def from_bytes(cls, data, params=None) -> "Answer":
+        """Parse and validate: ``client`` a client index; with ``params``
+        client < n and entries < p."""
         r = Reader(data, cls.MAGIC, "Answer")
         client = r.u64()
         values = r.array(2)
         r.done()
+        _check_ids("Answer", params, (("client", client),))
+        _check_values("Answer", params, values)
         return cls(client, values)
 
     @property
@@ -680,7 +720,10 @@ class Client:
     ignored) or a mapping {t: (s, c) array} covering I(i).  ``shared_seed``:
     16-64 secret bytes common to all clients and unknown to the federator, or
     None for the scheme without symmetric privacy.  ``session``: bytes naming
-    the retrieval (domain-separates the mask streams)."""
+    the retrieval (domain-separates the mask streams); required with a
+    shared seed, and one (seed, session) pair serves one retrieval: masks
+    reused for a second query let the federator subtract them and read sums
+    it did not ask for."""
 
     def __init__(self, index, params: OSFLParams, labels, *, shared_seed=None, session=b"",
                  threads=None):
@@ -714,6 +757,10 @@ class Client:
             session = session.encode()
         if not isinstance(session, (bytes, bytearray)):
             raise TypeError(f"session must be bytes or str, got {type(session).__name__}")
+        if shared_seed is not None and not session:
+            raise ValueError("session must name this retrieval when shared_seed is given (a fresh "
+                             "value per retrieval, e.g. secrets.token_bytes(16)): with one session the "
+                             "masks of two retrievals are equal and their difference reveals the labels")
         self._seed = None if shared_seed is None else bytes(shared_seed)
         self._session = bytes(session)
         self._pos = {t: k for k, t in enumerate(self.objectives)}
@@ -958,7 +1005,7 @@ def run(labels, incidence, j, z_s, z_q, symmetric=False, *, p=EMBEDDING_PRIME, l
             nbytes += m.nbytes
             elems += m.elements
             if wire:
-                m = ShareMessage.from_bytes(m.to_bytes())
+                m = ShareMessage.from_bytes(m.to_bytes(), params)
             clients[m.receiver].receive(m)
         t_share += t1 - t0
         t_agg += time.perf_counter() - t1
@@ -972,7 +1019,7 @@ def run(labels, incidence, j, z_s, z_q, symmetric=False, *, p=EMBEDDING_PRIME, l
     rep.bytes["queries"] = sum(q.nbytes for q in queries.values())
     rep.elements["queries"] = sum(q.elements for q in queries.values())
     if wire:
-        queries = {i: Query.from_bytes(q.to_bytes()) for i, q in queries.items()}
+        queries = {i: Query.from_bytes(q.to_bytes(), params) for i, q in queries.items()}
 
     t0 = time.perf_counter()
     answers = {i: clients[i].answer(queries[i]) for i in range(n)}
@@ -980,7 +1027,7 @@ def run(labels, incidence, j, z_s, z_q, symmetric=False, *, p=EMBEDDING_PRIME, l
     rep.bytes["answers"] = sum(a.nbytes for a in answers.values())
     rep.elements["answers"] = sum(a.elements for a in answers.values())
     if wire:
-        answers = {i: Answer.from_bytes(a.to_bytes()) for i, a in answers.items()}
+        answers = {i: Answer.from_bytes(a.to_bytes(), params) for i, a in answers.items()}
 
     t0 = time.perf_counter()
     out = fed.reconstruct(answers)
@@ -1141,9 +1188,19 @@ def rates(n, T, rho, z_s, z_q, *, s=1, c=1) -> dict:
     * star_product: (k* - z_s) / (T n (n - 1)); (k* - z_s)(n - k* - z_q + 1) / (n k*);
       T s c n (n - 1) / (k* - z_s) + s c k* n / ((k* - z_s)(n - k* - z_q + 1))
 
-    The formulas are evaluated for every rho (as in Figs. 3-6), also where
-    k_C is not an integer.  A scheme whose PIR rate is <= 0 gets rates 0.0 and
-    communication inf; the star-product entries are nan when rho < n.
+    Feasibility (refused with ValueError naming the failing constraint):
+    rho <= n, and rho >= z_s + z_q + 1.  The latter is where the schemes
+    exist at all: ours needs k_C - z_s = (rho - z_s - z_q + 1)/2 >= 1 labels
+    per partition of eq. (1) (k_C = (rho - z_q + z_s + 1)/2, Sec. V-b), and
+    GXSTPIR a PIR rate (rho - z_s - z_q)/n > 0 (Table I); it also gives the
+    star product's range z_s + 1 <= k_C <= n - z_q of Lemma 1 a member
+    (Egger, Urbanke and Bitar, "Federated One-Shot Learning with Data
+    Privacy and Objective-Hiding", 2025, Table I and Sec. VII).  Below it
+    the formulas gave rates 0 / communication inf, which read as numbers.
+    The formulas are evaluated for every feasible rho (as in Figs. 3-6),
+    also where k_C is not an integer.  The star-product scheme exists for
+    rho = n only (Sec. VII-a): for rho < n its entries are nan (not
+    applicable) and ``k_star`` is None.
 
     >>> r = rates(10, 10, 10, 1, 1)
     >>> round(r["ours"]["communication"], 3), r["star_product"]["k_star"]
@@ -1155,28 +1212,24 @@ def rates(n, T, rho, z_s, z_q, *, s=1, c=1) -> dict:
     s, c = _pos_int(s, "s", 1), _pos_int(c, "c", 1)
     if rho > n:
         raise ValueError(f"rho must be <= n = {n}, got {rho}")
+    if rho < z_s + z_q + 1:
+        raise ValueError(
+            f"infeasible: need rho >= z_s + z_q + 1 = {z_s + z_q + 1}, got rho = {rho} "
+            f"(z_s = {z_s}, z_q = {z_q}): k_C - z_s = (rho - z_s - z_q + 1)/2 = "
+            f"{(rho - z_s - z_q + 1) / 2:g} < 1 label per partition (eq. 1) and GXSTPIR's "
+            f"PIR rate (rho - z_s - z_q)/n = {(rho - z_s - z_q) / n:g} <= 0 (Table I)")
     sc = s * c
     out = {}
-    g = rho - z_s - z_q + 1
-    if g > 0:
-        out["ours"] = {"sharing_rate": g / (2 * T * rho * (rho - 1)), "pir_rate": g / (2 * n),
-                       "communication": 2 * T * sc * rho * (rho - 1) / g + 2 * sc * n / g,
-                       "k_C": (rho - z_q + z_s + 1) / 2}
-    else:
-        out["ours"] = {"sharing_rate": 0.0, "pir_rate": 0.0, "communication": math.inf,
-                       "k_C": (rho - z_q + z_s + 1) / 2}
-    g2 = rho - z_s - z_q
-    if g2 > 0:
-        out["gxstpir"] = {"sharing_rate": 1 / (T * rho * (rho - 1)), "pir_rate": g2 / n,
-                          "communication": T * sc * rho * (rho - 1) + sc * n / g2}
-    else:
-        out["gxstpir"] = {"sharing_rate": 0.0, "pir_rate": 0.0, "communication": math.inf}
-    kp, ks = star_product_k(n, T, z_s, z_q)
+    g = rho - z_s - z_q + 1                       # >= 2
+    out["ours"] = {"sharing_rate": g / (2 * T * rho * (rho - 1)), "pir_rate": g / (2 * n),
+                   "communication": 2 * T * sc * rho * (rho - 1) / g + 2 * sc * n / g,
+                   "k_C": (rho - z_q + z_s + 1) / 2}
+    g2 = rho - z_s - z_q                          # >= 1
+    out["gxstpir"] = {"sharing_rate": 1 / (T * rho * (rho - 1)), "pir_rate": g2 / n,
+                      "communication": T * sc * rho * (rho - 1) + sc * n / g2}
+    kp, ks = star_product_k(n, T, z_s, z_q)      # ks exists: z_s + 1 <= n - z_q
     if rho != n:
         out["star_product"] = {"sharing_rate": math.nan, "pir_rate": math.nan, "communication": math.nan,
-                               "k_prime": kp, "k_star": None}
-    elif ks is None:
-        out["star_product"] = {"sharing_rate": 0.0, "pir_rate": 0.0, "communication": math.inf,
                                "k_prime": kp, "k_star": None}
     else:
         out["star_product"] = {"sharing_rate": (ks - z_s) / (T * n * (n - 1)),
@@ -1188,7 +1241,7 @@ def rates(n, T, rho, z_s, z_q, *, s=1, c=1) -> dict:
 
 def plot_rates(n, T, z_s, z_q, path):
     """Figs. 3-6: total communication (in s c symbols), sharing rate and PIR rate
-    against rho = 2..n for our scheme and GXSTPIR, with the star-product point
+    against the feasible rho = max(2, z_s + z_q + 1)..n for our scheme and GXSTPIR, with the star-product point
     at rho = n; one PNG/PDF/SVG (by ``path``'s suffix) with three panels.
     Needs matplotlib (imported here only).  Returns ``path``."""
     try:
@@ -1198,7 +1251,10 @@ def plot_rates(n, T, z_s, z_q, path):
                           "pip install matplotlib") from exc
     n, T = _pos_int(n, "n", 2), _pos_int(T, "T", 1)
     z_s, z_q = _pos_int(z_s, "z_s", 0), _pos_int(z_q, "z_q", 0)
-    rhos = list(range(2, n + 1))
+    rhos = list(range(max(2, z_s + z_q + 1), n + 1))     # the feasible rho (see ``rates``)
+    if not rhos:
+        raise ValueError(f"infeasible: need n >= z_s + z_q + 1 = {z_s + z_q + 1} for some "
+                         f"rho <= n to exist, got n = {n}")
     table = [rates(n, T, r, z_s, z_q) for r in rhos]
 
     def series(key, field_name):
