@@ -343,5 +343,7 @@ def test_cli_run_with_ray_executor(ray_cluster, capsys):
     from secea_fast.cli import main
     assert main(["run", "--workload", "tiny", "-N", "3", "--executor", "ray", "--processes", "2",
                  "--quiet"]) == 0
-    assert main(["run", "--protocol", "osfl", "--executor", "ray"]) == 2
-    assert "applies to --protocol secea" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--protocol", "osfl", "--executor", "ray"])
+    assert exc.value.code == 2
+    assert "it is read by --protocol secea" in capsys.readouterr().err

@@ -8,6 +8,7 @@ Then the party checks: ids outside the protocol are refused by the parsers
 (and, against their own N, by the receiving parties), and Paillier key JSON
 is accepted in canonical form only.
 """
+import dataclasses
 import json
 import os
 import time
@@ -39,6 +40,9 @@ def _samples():
             Message("psu_sum", S, 2, 3, 0, u64(1, 4)), Message("share", 0, 2, 1, 0, u64(3, 2)),
             Message("query", 2, 1, 1, 7, u64(2, 5)), Message("response", 1, 1, 9, 2, u64(0, 3))]
     out["secea.Message"] = (Message.from_bytes, Message.to_bytes, [m.to_bytes() for m in msgs])
+    p = secea.EMBEDDING_PRIME
+    out["secea.Message(p, N)"] = (lambda b: Message.from_bytes(b, p=p, N=3), Message.to_bytes,
+                                  [Message("share", 0, 2, 1, 0, u64(3, 2) % np.uint64(p)).to_bytes()])
 
     pk, sk = paillier.keygen(BITS, insecure=True)
     cts = pk.encrypt([1, 2, 3, 4, 5, 6])
@@ -85,6 +89,8 @@ def _samples():
     answer = osfl.Answer(1, u64(2, 2) % np.uint64(oprm.p))
     for cls, msg in ((osfl.ShareMessage, share), (osfl.Query, query), (osfl.Answer, answer)):
         out[f"osfl.{cls.__name__}"] = (cls.from_bytes, cls.to_bytes, [msg.to_bytes()])
+        out[f"osfl.{cls.__name__}(params)"] = (lambda b, cls=cls: cls.from_bytes(b, oprm), cls.to_bytes,
+                                               [msg.to_bytes()])
     return out
 
 
@@ -215,6 +221,51 @@ def test_every_length_field(name):
                 _check(name, apply(buf, ("field", off, (width, order, value))))
 
 
+# ------------------------------------------------------------------ party ids: SecEA
+def test_secea_message_refuses_parties_outside_the_protocol():
+    S = Message.SERVER
+    data = np.zeros((1, 2), dtype=np.uint64)
+    raw = lambda *a: Message(*a).to_bytes()                                # noqa: E731
+    bad = [("share", S, 1), ("share", 0, S), ("query", S, 0), ("response", 0, S), ("psu", S, S),
+           ("psu", 0, 1), ("psu_sum", 0, S), ("psu_sum", 2, 1), ("share", S - 1, 0),
+           ("query", 0, secea.max_clients()), ("response", secea.max_clients() + 5, 0)]
+    for kind, snd, rcv in bad:
+        with pytest.raises(ValueError, match="client index|is the server"):
+            Message.from_bytes(raw(kind, snd, rcv, 0, 0, data))
+    # against the receiver's N, and the protocol's limit for its p
+    with pytest.raises(ValueError, match="sender 5 is not a client index"):
+        Message.from_bytes(raw("query", 5, 0, 0, 0, data), N=5)
+    with pytest.raises(ValueError, match="receiver 4 is not a client index"):
+        Message.from_bytes(raw("psu_sum", S, 4, 0, 0, data), N=4)
+    P = secea.EMBEDDING_PRIME
+    with pytest.raises(ValueError, match="not a client index"):
+        Message.from_bytes(raw("share", secea.max_clients(P), 0, 0, 0, data), p=P)
+    assert Message.from_bytes(raw("share", secea.max_clients(P) - 1, 0, 0, 0, data), p=P).sender == P - 4
+    for n in (1, secea.EMBEDDING_PRIME):
+        with pytest.raises(ValueError, match="valid number of clients"):
+            Message.from_bytes(raw("share", 0, 0, 0, 0, data), p=secea.EMBEDDING_PRIME, N=n)
+    ok = [("share", 4, 0), ("query", 0, 0), ("response", 3, 1), ("psu", 4, S), ("psu_sum", S, S),
+          ("psu_sum", S, 2)]
+    for kind, snd, rcv in ok:
+        m = Message.from_bytes(raw(kind, snd, rcv, 0, 0, data), N=5)
+        assert (m.kind, m.sender, m.receiver) == (kind, snd, rcv)
+
+
+def test_secea_client_refuses_a_query_from_an_unknown_client():
+    local = [{"a": np.ones(2), "b": np.zeros(2)}, {"b": np.ones(2)}, {"c": np.ones(2)}]
+    prm = SecEAParams(N=3, d=2, T=1)
+    clients, server = secea._make_parties([list(x) for x in local], prm)
+    secea._run_union(clients, server, rnd=1)
+    out = [c.share(local[n], 1) for n, c in enumerate(clients)]
+    for v, c in enumerate(clients):
+        c.receive_shares([out[n][v] for n in range(3)])
+    q = list(clients[0].iter_queries(1, 0, np.arange(len(clients[0].ids))))[1]
+    for sender in (3, Message.SERVER):
+        with pytest.raises(ValueError, match="unknown client"):
+            clients[1].answer(dataclasses.replace(q, sender=sender))
+    assert clients[1].answer(q).receiver == 0
+
+
 # ------------------------------------------------------------------ party ids: SecEA-PHE
 def test_secea_phe_message_refuses_parties_outside_the_protocol():
     pk, sk = paillier.keygen(BITS, insecure=True)
@@ -234,6 +285,31 @@ def test_secea_phe_message_refuses_parties_outside_the_protocol():
     wrong = secea_phe.CipherMessage("noised_response", 2, 0, 0, 0, 1, 1, cts, pk)
     with pytest.raises(ValueError, match="slot 1: the response of client 2"):
         client.decode([None, wrong, None], [0])
+
+
+# ------------------------------------------------------------------ party ids: one-shot FL
+def test_osfl_messages_refuse_parties_outside_the_protocol():
+    prm = osfl.OSFLParams(osfl.Assignment.cyclic(4, 2, 3), 1, 1, s=3, c=2)
+    vals = np.zeros((2, 2), dtype=np.uint64)
+    for msg in (osfl.ShareMessage(2**64 - 1, 0, 0, vals), osfl.ShareMessage(0, osfl.MAX_CLIENTS, 0, vals),
+                osfl.Query(2**64 - 1, np.zeros(1, np.uint64), np.zeros(1, np.uint64)),
+                osfl.Answer(osfl.MAX_CLIENTS, vals)):
+        with pytest.raises(ValueError, match="not a client index"):
+            type(msg).from_bytes(msg.to_bytes())
+    with pytest.raises(ValueError, match="share to itself"):
+        osfl.ShareMessage.from_bytes(osfl.ShareMessage(1, 1, 0, vals).to_bytes())
+    # against the receiver's parameters: n = 4 clients, T = 2 objectives, entries < p
+    for msg, what in ((osfl.ShareMessage(4, 0, 0, vals), "sender 4"), (osfl.ShareMessage(0, 1, 2, vals), "objective 2"),
+                      (osfl.Query(0, np.array([0, 5], np.uint64), np.zeros(2, np.uint64)), "objective 5"),
+                      (osfl.Answer(4, vals), "client 4"),
+                      (osfl.Answer(0, vals + np.uint64(prm.p)), "entry >= p")):
+        with pytest.raises(ValueError, match=what):
+            type(msg).from_bytes(msg.to_bytes(), prm)
+        type(msg).from_bytes(msg.to_bytes())          # without params only the protocol's limits apply
+    # the simulator sends every message through the checking parsers
+    lab = np.arange(4 * 2 * 3 * 2).reshape(4, 2, 3, 2) % 5
+    assert osfl.run(lab, osfl.Assignment.cyclic(4, 2, 3), 1, 1, 1, wire=True).tolist() == \
+        lab[[2, 3, 0], 1].sum(axis=0).tolist()
 
 
 # ------------------------------------------------------------------ Paillier keys: canonical input only

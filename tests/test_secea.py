@@ -501,3 +501,87 @@ def test_entity_union_of_two_clients(sets):
     assert got.tolist() == want.tolist()
     with pytest.raises(ValueError, match="N >= 2"):
         secea.entity_union([["a"]])
+
+
+def test_decoding_without_redundancy_is_reported_unchecked():
+    """Responses are a Reed-Solomon codeword of dimension k = 2(K+T-1)+1:
+    with redundancy a corrupted (non-count) entry is corrected and its
+    sender named; with exactly k responses nothing can detect it, so the
+    result says it is unchecked and verify=True refuses it."""
+    rng = np.random.default_rng(23)
+    local = make_local(rng, 5, 2, universe=12, lo=4, hi=8)
+    prm, clients, server = _parties(local, K=1)
+    assert prm.response_len == 3 and prm.redundancy == 2 and prm.sub == 3   # count at column 2
+    out = [c.share(local[n], 1) for n, c in enumerate(clients)]
+    for v, c in enumerate(clients):
+        c.receive_shares([out[n][v] for n in range(5)])
+    (members,) = clients[0].blocks(64)
+    resps = [server.noise(clients[v].answer(q)) for v, q in enumerate(clients[0].queries(1, 0, members))]
+    ref_sums, ref_counts = runner.plaintext_sums(local, prm)[0]
+
+    def corrupt(msgs, v):
+        m = msgs[v]
+        data = m.data.copy()
+        data[:, 0] = (data[:, 0] + np.uint64(1)) % np.uint64(P)      # entry 0 of each embedding
+        return msgs[:v] + [Message(m.kind, m.sender, m.receiver, m.round, m.block, data)] + msgs[v + 1:]
+
+    res = clients[0].decode(resps, members)
+    sums, counts, faulty = res                                          # still the 3-tuple
+    assert res.checked and res.redundancy == 2 and faulty == []
+    assert np.array_equal(sums, ref_sums) and np.array_equal(counts, ref_counts)
+    # with redundancy: corrected, and the faulty party named (also with verify=True)
+    res = clients[0].decode(corrupt(resps, 3), members, verify=True)
+    assert res.checked and res.faulty == [3] and np.array_equal(res.sums, ref_sums)
+    # s = 1, e = 1: 2e + s = 3 > N - k = 2, one redundant response: detected, not corrected
+    with pytest.raises(secea.DecodingError):
+        clients[0].decode(corrupt(resps, 3)[:4] + [None], members)
+    # exactly k = 3 responses, one corrupted: wrong, and reported unchecked
+    few = corrupt(resps, 3)
+    few[1] = few[2] = None
+    res = clients[0].decode(few, members)
+    assert not res.checked and res.redundancy == 0 and res.faulty == []
+    assert not np.array_equal(res.sums[:, 0], ref_sums[:, 0])         # silently wrong entry 0...
+    assert np.array_equal(res.sums[:, 1], ref_sums[:, 1]) and np.array_equal(res.counts, ref_counts)
+    with pytest.raises(ValueError, match="no redundancy"):
+        clients[0].decode(few, members, verify=True)
+    # the same without corruption: right, but equally unchecked
+    honest = list(resps)
+    honest[1] = honest[2] = None
+    res = clients[0].decode(honest, members)
+    assert not res.checked and np.array_equal(res.sums, ref_sums)
+    with pytest.raises(secea.DecodingError, match="no redundancy"):
+        clients[0].decode(honest, members, verify=True)
+
+
+def test_round_reports_blocks_decoded_without_redundancy():
+    rng = np.random.default_rng(24)
+    local5 = make_local(rng, 5, 2, universe=12, hi=8)
+    res = runner.run_round(local5, verify=True)                 # default K: N = k, no redundancy
+    assert res.params.redundancy == 0 and not res.checked
+    assert res.unchecked == [(n, 0) for n in range(5)]
+    with pytest.raises(secea.DecodingError, match="no redundancy"):
+        runner.run_round(local5, require_checked=True)
+    with pytest.raises(secea.DecodingError, match="no redundancy"):
+        secea.aggregate(local5, require_checked=True)
+    local7 = make_local(rng, 7, 2, universe=12, hi=8)
+    prm = SecEAParams(N=7, d=2, K=1)                            # k = 3, 4 redundant responses
+    res = runner.run_round(local7, params=prm, verify=True, require_checked=True, corrupt={(2, 4)})
+    assert res.checked and res.unchecked == [] and res.faulty == [(2, 4)]
+    res = runner.run_round(local7, params=prm, verify=True, drop={(1, 0), (1, 2), (1, 3), (1, 5)})
+    assert res.unchecked == [(1, 0)] and not res.checked
+
+
+def test_a_query_block_is_answered_once():
+    """The response pad is per (round, querier, block): a second answer would
+    reuse it, so a client refuses to answer the same block twice."""
+    rng = np.random.default_rng(29)
+    local = make_local(rng, 3, 2, universe=8, lo=2, hi=5)
+    prm, clients, server = _parties(local)
+    out = [c.share(local[n], 1) for n, c in enumerate(clients)]
+    for v, c in enumerate(clients):
+        c.receive_shares([out[n][v] for n in range(3)])
+    (members,) = clients[0].blocks(64)
+    queries = clients[0].queries(1, 0, members)
+    clients[1].answer(queries[1])
+    with pytest.raises(ValueError, match="already used"):
+        clients[1].answer(queries[1])

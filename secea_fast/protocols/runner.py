@@ -60,9 +60,19 @@ class RoundResult:
     bytes: dict                      # phase -> bytes through the server
     faulty: list = dc_field(default_factory=list)   # (querier, responder) flagged
     processes: int = 1
+    # (querier, block) decoded from exactly k = 2(K+T-1)+1 responses: no
+    # redundancy, so a corrupted response there would have gone unnoticed
+    # (``secea.DecodeResult``); empty when every block was checked
+    unchecked: list = dc_field(default_factory=list)
+
+    @property
+    def checked(self) -> bool:
+        """Whether every block was decoded with redundancy to spare (a
+        corrupted response would have been detected, see ``unchecked``)."""
+        return not self.unchecked
 
     def table(self) -> str:
-        rows = [("phase", "core-s", "wall-s", "MB via server")]
+        rows = [("phase", "core-s", "wall-s", "protocol MB")]
         for ph in ("union", "encode", "offline", "responses", "product", "noise", "decode"):
             rows.append((ph, f"{self.seconds.get(ph, 0.0):.3f}", f"{self.wall.get(ph, 0.0):.3f}",
                          f"{self.bytes.get(ph, 0) / 1e6:.2f}"))
@@ -112,6 +122,7 @@ def _block_job(S, job):
     with "responses" after answering them (throughput of single phases)."""
     n, b, members = job
     clients, server, drop, corrupt = S["clients"], S["server"], S["drop"], S["corrupt"]
+    require_checked = S.get("require_checked", False)
     rnd, upto = S["round"], S.get("upto", "all")
     t = {"offline": 0.0, "responses": 0.0, "noise": 0.0, "decode": 0.0}
     prod0 = sum(c.product_seconds for c in clients)
@@ -145,11 +156,11 @@ def _block_job(S, job):
         resps.append(y)
     t["product"] = sum(c.product_seconds for c in clients) - prod0
     if upto != "all":
-        return n, members, None, None, (), t, nbytes
+        return n, members, None, None, (), t, nbytes, None
     t0 = time.perf_counter()
-    sums, counts, faulty = clients[n].decode(resps, members)
+    res = clients[n].decode(resps, members, verify=require_checked)
     t["decode"] += time.perf_counter() - t0
-    return n, members, sums, counts, faulty, t, nbytes
+    return n, members, res.sums, res.counts, res.faulty, t, nbytes, (b if not res.checked else None)
 
 
 def union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0=None) -> int:
@@ -263,7 +274,7 @@ def resolve_executor(executor, processes):
 
 def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, processes=None,
               drop=None, corrupt=None, progress=False, verify=False, rnd=1, params=None,
-              threads=None, executor=None, upto="all") -> RoundResult:
+              threads=None, executor=None, upto="all", require_checked=False) -> RoundResult:
     """One SecEA round for all parties: ``local[n]`` is client n's dict
     entity id -> 1-D float embedding.  ``processes``: worker processes for
     the per-block phases (a local fork pool), or ``executor``: any
@@ -271,7 +282,11 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
     result is bit-identical either way.  ``drop`` / ``corrupt``: sets of
     (querier, responder) pairs whose responses are lost / altered (tests of
     the Reed-Solomon path).  ``verify``: compare with the plaintext sums and
-    raise AssertionError on any difference.  ``threads``: threads of each
+    raise AssertionError on any difference.  Blocks decoded from exactly
+    k = 2(K+T-1)+1 responses (no redundancy: a corrupted response is
+    neither corrected nor detected) are listed in the result's
+    ``unchecked``; ``require_checked=True`` refuses them instead
+    (``secea.DecodingError``, see ``secea.Client.decode``).  ``threads``: threads of each
     response product (default: the library default with one process, 1 with
     several).  ``upto``: "all" (default), or "offline" / "responses" to stop
     every block after that phase -- throughput measurement of one phase
@@ -329,17 +344,20 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
     nbytes["offline"] = nbytes["responses"] = 0
     sums = [np.zeros((len(c.ids), d), dtype=np.int64) for c in clients]
     counts = [np.zeros(len(c.ids), dtype=np.int64) for c in clients]
-    faulty = set()
+    faulty, unchecked = set(), set()
     bar = _Progress(len(jobs), "SecEA blocks", progress)
-    state = dict(clients=clients, server=server, drop=drop, corrupt=corrupt, round=rnd, upto=upto)
+    state = dict(clients=clients, server=server, drop=drop, corrupt=corrupt, round=rnd, upto=upto,
+                 require_checked=bool(require_checked))
     w0 = time.perf_counter()
 
     def collect(res):
-        n, members, s, cnt, bad, t, nb = res
+        n, members, s, cnt, bad, t, nb, blk = res
         if s is not None:
             sums[n][members] = s
             counts[n][members] = cnt
         faulty.update((n, v) for v in bad)
+        if blk is not None:
+            unchecked.add((n, blk))
         for ph, x in t.items():
             secs[ph] += x
         for ph, x in nb.items():
@@ -355,7 +373,7 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
     embeddings = ([c.finish(s, cnt) for c, s, cnt in zip(clients, sums, counts)]
                   if upto == "all" else [])
     res = RoundResult(params, embeddings, sums, counts, M, secs, wall, nbytes,
-                      sorted(faulty), executor.processes)
+                      sorted(faulty), executor.processes, sorted(unchecked))
     if verify:
         for n, (s_ref, c_ref) in enumerate(plaintext_sums(local, params)):
             if not (np.array_equal(s_ref, sums[n]) and np.array_equal(c_ref, counts[n])):

@@ -47,9 +47,16 @@ Deviations and choices, each pinned by a test:
   commutes with the pad).
 * K defaults to eq. (7), floor((N+1)/2) - T; a smaller K may be passed to
   buy redundancy: responses are a Reed-Solomon codeword of length N and
-  dimension 2(K+T-1)+1, so N - 2(K+T-1) - 1 dropped (erased) responses, or
-  half as many corrupted ones, are tolerated; beyond that decoding raises
-  ``poly.DecodingError``.
+  dimension k = 2(K+T-1)+1 (eq. 21), so s dropped (erased) and e corrupted
+  responses are corrected whenever 2e + s <= N - k.  Beyond that bound
+  decoding raises ``poly.DecodingError`` when it detects the excess, but a
+  received word that lies within the decoding radius of another codeword
+  decodes to it (no decoder can tell).  With no redundancy left (N - s = k,
+  e.g. odd N with the default K, or exactly k responses received) every
+  received word is a codeword: a corrupted response is neither corrected
+  nor detected.  ``Client.decode`` therefore reports whether its result
+  was checked (``DecodeResult.checked``, ``.redundancy``), and
+  ``verify=True`` refuses unchecked results.
 * Relay pads (Remark 1): the bulk messages between clients (shares y_{n,v},
   queries q_{n,v,e}) are padded by XOR with an AES-CTR keystream of the pair's
   seed (a one-time pad over 64-bit words, i.e. stream-cipher encryption,
@@ -90,7 +97,7 @@ from ..prg import Prg, X25519KeyPair, copy_stream, pairwise_seed, random_seed, u
 from ._wire import Reader, Writer
 
 __all__ = ["SecEAParams", "Client", "Server", "Message", "hash_ids", "entity_union",
-           "aggregate", "PSU_PRIME", "DecodingError"]
+           "aggregate", "PSU_PRIME", "DecodingError", "DecodeResult"]
 
 PSU_PRIME = GOLDILOCKS
 DecodingError = poly.DecodingError
@@ -327,6 +334,20 @@ class SecEAParams:
 _KINDS = {"psu": 1, "psu_sum": 2, "share": 3, "query": 4, "response": 5}
 _KIND_NAMES = {v: k for k, v in _KINDS.items()}
 _SERVER = (1 << 64) - 1
+# who sends and who receives each kind: "c" a client, "s" the server
+# (psu_sum is the server's broadcast, addressed to the server id or to one client)
+_ROLES = {"psu": ("c", "s"), "psu_sum": ("s", "cs"), "share": ("c", "c"), "query": ("c", "c"),
+          "response": ("c", "c")}
+# N alphas and K + T >= 2 betas are distinct nonzero elements of F_p (eq. 10)
+# and p < 2^64, whose largest prime is 2^64 - 59: no client index reaches this
+_MAX_P = (1 << 64) - 59
+
+
+def max_clients(p: int | None = None) -> int:
+    """The most clients a SecEA round over F_p admits: p - 3 (N alphas and at
+    least two betas, all distinct and nonzero); for unknown p the bound of the
+    largest prime below 2^64.  Client indices on the wire are below it."""
+    return (_MAX_P if p is None else int(p)) - 3
 
 
 @dataclass
@@ -352,8 +373,12 @@ class Message:
                 .u64(self.round).u64(self.block).array(self.data).bytes())
 
     @classmethod
-    def from_bytes(cls, data, p: int | None = None) -> "Message":
-        """Parse and validate; with ``p``, also check every entry is < p."""
+    def from_bytes(cls, data, p: int | None = None, N: int | None = None) -> "Message":
+        """Parse and validate; with ``p``, also check every entry is < p.
+        The sender and receiver must fit the kind (a client index or
+        ``SERVER``, see ``_ROLES``); client indices must be < ``N`` when it
+        is given (the receiving party passes its ``params.N``), otherwise
+        below ``max_clients(p)``, the protocol's own limit."""
         r = Reader(data, b"SEEA", "SecEA message")
         kind = r.u64()
         if kind not in _KIND_NAMES:
@@ -361,9 +386,25 @@ class Message:
         sender, receiver, rnd, block = r.u64(), r.u64(), r.u64(), r.u64()
         arr = r.array(2)
         r.done()
+        name = _KIND_NAMES[kind]
+        if N is not None:
+            N = check_int(N, "N")
+            if not 2 <= N <= max_clients(p):
+                raise ValueError(f"SecEA message: N = {N} is not a valid number of clients")
+        limit = max_clients(p) if N is None else N
+        for role, who, allowed in (("sender", sender, _ROLES[name][0]),
+                                   ("receiver", receiver, _ROLES[name][1])):
+            if who == _SERVER and "s" in allowed:
+                continue
+            if "c" not in allowed:
+                raise ValueError(f"SecEA message: the {role} of a {name} message is the server, "
+                                 f"got {who}")
+            if who >= limit:
+                raise ValueError(f"SecEA message: {role} {who} is not a client index "
+                                 f"(< {limit}){' or the server' if 's' in allowed else ''}")
         if p is not None and arr.size and int(arr.max()) >= p:
             raise ValueError("SecEA message: entry >= p")
-        return cls(_KIND_NAMES[kind], sender, receiver, rnd, block, arr)
+        return cls(name, sender, receiver, rnd, block, arr)
 
     @property
     def nbytes(self) -> int:
@@ -398,7 +439,10 @@ def decode_values(prm: SecEAParams, Y: np.ndarray, present: np.ndarray, B: int):
     """Y(beta_1..beta_K) from the unpadded responses ``Y`` (N, B*sub) of one
     block (eq. 22): interpolation when every response is present and they
     are consistent (parity checks zero), Reed-Solomon decoding otherwise.
-    Returns ((B, K*sub) values, positions of faulty present responses)."""
+    Returns ((B, K*sub) values, positions of faulty present responses).
+    Corrects e faulty and s missing responses when 2e + s <= N - k,
+    k = ``prm.response_len``; with N - s = k nothing can be checked and the
+    values are returned as interpolated (see ``Client.decode``)."""
     faulty = []
     if present.all() and (prm.redundancy == 0 or not linalg.matmul(prm.parity_matrix, Y, prm.p).any()):
         S = linalg.matmul(prm.decode_matrix, Y, prm.p)              # (K, B*sub)
@@ -413,6 +457,43 @@ def decode_values(prm: SecEAParams, Y: np.ndarray, present: np.ndarray, B: int):
         S = poly.eval(coeffs, np.array(prm.betas[:prm.K], dtype=np.uint64), prm.p).T
         faulty = [int(x) for x in faulty if present[x]]
     return S.reshape(prm.K, B, prm.sub).transpose(1, 0, 2).reshape(B, prm.K * prm.sub), faulty
+
+
+class DecodeResult(tuple):
+    """``Client.decode``'s result: the tuple (sums, counts, faulty) as before,
+    plus how far it was checked.
+
+    * ``redundancy``: responses received beyond the k = 2(K+T-1)+1 that
+      determine the response polynomial (eq. 21), i.e. N - s - k for s
+      dropped responses;
+    * ``checked``: ``redundancy > 0``.  Only then is a corrupted response
+      detected (and, within 2e + s <= N - k, corrected and named in
+      ``faulty``); an unchecked result is right only if every response was.
+    """
+
+    def __new__(cls, sums, counts, faulty, redundancy):
+        self = super().__new__(cls, (sums, counts, faulty))
+        self.redundancy = int(redundancy)
+        return self
+
+    @property
+    def sums(self):
+        return self[0]
+
+    @property
+    def counts(self):
+        return self[1]
+
+    @property
+    def faulty(self):
+        return self[2]
+
+    @property
+    def checked(self) -> bool:
+        return self.redundancy > 0
+
+    def __getnewargs__(self):
+        return tuple(self) + (self.redundancy,)
 
 
 # ----------------------------------------------------------------- client
@@ -725,7 +806,8 @@ class Client:
 
     def answer(self, msg: Message) -> Message:
         """A_{v,n,e} = <q_{n,v,e}, y_v> for every row of a query (the response
-        product on the matmul kernel), padded for the querier."""
+        product on the matmul kernel), padded for the querier.  Each
+        (round, querier, block) is answered once; a repeat raises ValueError."""
         prm = self.params
         if msg.kind != "query" or msg.receiver != self.index:
             raise ValueError("not a query for this client")
@@ -735,6 +817,12 @@ class Client:
         if Q.ndim != 2 or Q.shape[1] != self.M:
             raise ValueError(f"query must have {self.M} columns, got shape {Q.shape}")
         n = msg.sender
+        if not 0 <= n < prm.N:
+            raise ValueError(f"query from unknown client {n} (N = {prm.N})")
+        # one answer per (round, querier, block): a second one would carry the
+        # same response pad, and two answers to queries the relay altered
+        # (the query pad is an XOR stream) would differ by y_v times the change
+        self._once((msg.round, f"response to {n}", msg.block))
         Q = _u64(Q)
         self.prepare_responses()         # packed once per round for every query block
         t0 = time.perf_counter()
@@ -756,12 +844,23 @@ class Client:
             A, prm.p, base=A)
         return Message("response", self.index, n, msg.round, msg.block, A)
 
-    def decode(self, responses, members) -> tuple:
+    def decode(self, responses, members, *, verify: bool = False) -> DecodeResult:
         """From the N noised responses of one block (``None`` for a dropped
         one): the sums sum_v h^_{v,e} (eq. 22) as (sums: (B, d) int64
-        quantized, counts: (B,) int64) and the positions of faulty responses.
-        Interpolation when every response is present and consistent;
-        Reed-Solomon decoding otherwise (needs redundancy)."""
+        quantized, counts: (B,) int64) and the positions of faulty responses,
+        as a ``DecodeResult`` (that tuple, plus ``checked`` / ``redundancy``).
+
+        The responses of one entity are evaluations of a polynomial with
+        k = 2(K+T-1)+1 coefficients (eq. 21): interpolation when every
+        response is present and consistent, Reed-Solomon decoding otherwise,
+        which corrects e corrupted and s dropped responses when
+        2e + s <= N - k and names the corrupted ones in ``faulty``.  With
+        exactly k responses (N - s = k: no redundancy, e.g. odd N with the
+        default K) any values interpolate: a corrupted response is neither
+        corrected nor detected, unless it happens to push a decoded count
+        outside [1, N].  Such a result has ``checked = False``;
+        ``verify=True`` refuses it with ``DecodingError`` (a ValueError).
+        Fewer than k responses raise ``DecodingError``."""
         prm = self.params
         responses = list(responses)
         if len(responses) != prm.N:
@@ -783,13 +882,20 @@ class Client:
                     Y[v].reshape(B, prm.sub), prm.p, base=_u64(m.data), negate=True)
             except ValueError:
                 raise ValueError(f"response of client {v} has entries >= p") from None
+        redundancy = int(present.sum()) - prm.response_len
+        if verify and redundancy == 0:
+            raise DecodingError(
+                f"client {self.index}: {int(present.sum())} responses = k = 2(K+T-1)+1 = "
+                f"{prm.response_len} leave no redundancy, so the result cannot be checked "
+                f"(a corrupted response would go unnoticed); verify=True refuses it: choose a "
+                f"smaller K, or accept unchecked results with verify=False")
         full, faulty = decode_values(prm, Y, present, B)
         sums = prm.fx.decode_int(np.ascontiguousarray(full[:, :prm.d]))
         counts = full[:, prm.d].astype(np.int64)
         if ((counts < 1) | (counts > prm.N)).any():
             raise DecodingError("decoded entity counts outside [1, N]: responses were corrupted "
-                                "beyond what could be detected")
-        return sums, counts, faulty
+                                "beyond what could be corrected")
+        return DecodeResult(sums, counts, faulty, redundancy)
 
     def finish(self, sums, counts) -> dict:
         """Global embeddings (eq. 5) for this client's own entities."""
@@ -914,13 +1020,15 @@ def entity_union(sets, params: SecEAParams | None = None) -> np.ndarray:
 
 
 def aggregate(local, T: int = 1, precision: int = 8, *, d=None, K=None, bound: float = 100.0,
-              block_size=None, drop=None) -> list:
+              block_size=None, drop=None, require_checked: bool = False) -> list:
     """SecEA end to end for all parties locally (union, sharing, queries,
     responses, noise, decoding).  ``local[n]``: client n's dict entity id ->
     1-D float array.  Returns one dict per client with the global embedding
     (eq. 5) of each of its own entities.  ``drop``: optional set of
-    (querier, responder) pairs whose responses are lost (tests redundancy)."""
+    (querier, responder) pairs whose responses are lost (tests redundancy).
+    ``require_checked``: refuse (``DecodingError``) results decoded without
+    redundancy, which no decoder can check (``Client.decode``)."""
     from .runner import run_round   # local import: runner imports this module
     res = run_round(local, T=T, precision=precision, K=K, bound=bound, block_size=block_size,
-                    processes=1, drop=drop)
+                    processes=1, drop=drop, require_checked=require_checked)
     return res.embeddings

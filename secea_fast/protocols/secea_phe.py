@@ -635,7 +635,7 @@ class PHERoundResult:
     processes: int = 1
 
     def table(self) -> str:
-        rows = [("phase", "core-s", "wall-s", "MB via server")]
+        rows = [("phase", "core-s", "wall-s", "protocol MB")]
         for ph in _PHASES:
             rows.append((ph, f"{self.seconds.get(ph, 0.0):.3f}", f"{self.wall.get(ph, 0.0):.3f}",
                          f"{self.bytes.get(ph, 0) / 1e6:.2f}"))
