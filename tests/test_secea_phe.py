@@ -221,7 +221,12 @@ def test_querier_sees_only_scaled_noised_smudged_responses(keys):
     (sums, counts), = [runner.plaintext_sums(local, prm.base)[0]]
     assert [int(x) for x in full[:, prm.base.d]] == [rr_ * int(c) % p for rr_, c in zip(r, counts)]
     assert any(int(x) != int(c) for x, c in zip(full[:, prm.base.d], counts))
-    num, den, _ = clients[0].decode_values(Ys, members)
+    res = clients[0].decode_values(Ys, members)
+    num, den, _ = res
+    # N = 3 = k = 2(K+T-1)+1: no redundancy, so nothing could detect a corrupted response
+    assert not res.checked and res.redundancy == 0
+    with pytest.raises(secea_phe.DecodingError, match="no redundancy"):
+        clients[0].decode_values(Ys, members, verify=True)
     assert all(Fraction(int(a), int(b)) == Fraction(int(s), int(c))
                for ar, br, sr, c in zip(num, den, sums, counts) for a, b, s in zip(ar, br, sr))
 

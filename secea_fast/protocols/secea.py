@@ -435,14 +435,22 @@ def _union_from_sum(total_bytes: bytes, p: int):
 
 
 # ----------------------------------------------------------------- decoding
-def decode_values(prm: SecEAParams, Y: np.ndarray, present: np.ndarray, B: int):
+def decode_values(prm: SecEAParams, Y: np.ndarray, present: np.ndarray, B: int, *,
+                  verify: bool = False, who: str = "decode"):
     """Y(beta_1..beta_K) from the unpadded responses ``Y`` (N, B*sub) of one
     block (eq. 22): interpolation when every response is present and they
     are consistent (parity checks zero), Reed-Solomon decoding otherwise.
-    Returns ((B, K*sub) values, positions of faulty present responses).
-    Corrects e faulty and s missing responses when 2e + s <= N - k,
-    k = ``prm.response_len``; with N - s = k nothing can be checked and the
-    values are returned as interpolated (see ``Client.decode``)."""
+    Returns ((B, K*sub) values, positions of faulty present responses,
+    redundancy = responses present beyond k = ``prm.response_len``).
+    Corrects e faulty and s missing responses when 2e + s <= N - k; with
+    N - s = k nothing can be checked and the values are returned as
+    interpolated, unless ``verify`` (then DecodingError; see ``Client.decode``)."""
+    redundancy = int(present.sum()) - prm.response_len
+    if verify and redundancy == 0:
+        raise DecodingError(
+            f"{who}: {int(present.sum())} responses = k = 2(K+T-1)+1 = {prm.response_len} leave no "
+            f"redundancy, so the result cannot be checked (a corrupted response would go unnoticed); "
+            f"verify=True refuses it: choose a smaller K, or accept unchecked results with verify=False")
     faulty = []
     if present.all() and (prm.redundancy == 0 or not linalg.matmul(prm.parity_matrix, Y, prm.p).any()):
         S = linalg.matmul(prm.decode_matrix, Y, prm.p)              # (K, B*sub)
@@ -456,12 +464,13 @@ def decode_values(prm: SecEAParams, Y: np.ndarray, present: np.ndarray, B: int):
                                         erasures=~present)
         S = poly.eval(coeffs, np.array(prm.betas[:prm.K], dtype=np.uint64), prm.p).T
         faulty = [int(x) for x in faulty if present[x]]
-    return S.reshape(prm.K, B, prm.sub).transpose(1, 0, 2).reshape(B, prm.K * prm.sub), faulty
+    return S.reshape(prm.K, B, prm.sub).transpose(1, 0, 2).reshape(B, prm.K * prm.sub), faulty, redundancy
 
 
 class DecodeResult(tuple):
     """``Client.decode``'s result: the tuple (sums, counts, faulty) as before,
-    plus how far it was checked.
+    plus how far it was checked.  (SecEA-PHE's decode returns one too, its
+    first two entries being the numerators and denominators of the means.)
 
     * ``redundancy``: responses received beyond the k = 2(K+T-1)+1 that
       determine the response polynomial (eq. 21), i.e. N - s - k for s
@@ -882,14 +891,8 @@ class Client:
                     Y[v].reshape(B, prm.sub), prm.p, base=_u64(m.data), negate=True)
             except ValueError:
                 raise ValueError(f"response of client {v} has entries >= p") from None
-        redundancy = int(present.sum()) - prm.response_len
-        if verify and redundancy == 0:
-            raise DecodingError(
-                f"client {self.index}: {int(present.sum())} responses = k = 2(K+T-1)+1 = "
-                f"{prm.response_len} leave no redundancy, so the result cannot be checked "
-                f"(a corrupted response would go unnoticed); verify=True refuses it: choose a "
-                f"smaller K, or accept unchecked results with verify=False")
-        full, faulty = decode_values(prm, Y, present, B)
+        full, faulty, redundancy = decode_values(prm, Y, present, B, verify=verify,
+                                                 who=f"client {self.index}")
         sums = prm.fx.decode_int(np.ascontiguousarray(full[:, :prm.d]))
         counts = full[:, prm.d].astype(np.int64)
         if ((counts < 1) | (counts > prm.N)).any():

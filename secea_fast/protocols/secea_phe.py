@@ -415,11 +415,14 @@ class Client(secea.Client):
         V = np.array(vals, dtype=object).reshape(msg.rows, lay.row_values)[:, :sub]
         return (V % p).astype(np.uint64)
 
-    def decode_values(self, values, members) -> tuple:
+    def decode_values(self, values, members, *, verify: bool = False) -> "secea.DecodeResult":
         """From the N decrypted responses (``None`` for a missing one) of a
         block: (numerators a, denominators b, faulty) with a / b the mean of
         each coordinate in lowest terms (eqs. 14-16 and the rational
-        reconstruction of the module docstring)."""
+        reconstruction of the module docstring), as a ``secea.DecodeResult``
+        that also says whether the result was checked: as in SecEA, with
+        exactly k = 2(K+T-1)+1 responses a corrupted one goes unnoticed
+        (``checked`` False), and ``verify=True`` refuses such a result."""
         prm, lay = self.params, self.phe
         values = list(values)
         if len(values) != prm.N:
@@ -435,16 +438,17 @@ class Client(secea.Client):
             if a.shape != (B, prm.sub) or (a.size and int(a.max()) >= prm.p):
                 raise ValueError(f"response {v}: expected {(B, prm.sub)} elements of F_p")
             Y[v] = a.reshape(-1)
-        full, faulty = secea.decode_values(prm, Y, present, B)
+        full, faulty, redundancy = secea.decode_values(prm, Y, present, B, verify=verify,
+                                                       who=f"client {self.index}")
         rs = np.ascontiguousarray(full[:, :prm.d])          # r S   (eq. 16)
         rc = np.ascontiguousarray(full[:, prm.d])           # r c
         if not rc.all():
             raise DecodingError("decoded r * count is zero: responses were corrupted")
         x = field.mul(rs, np.repeat(field.batch_inv(rc, prm.p), prm.d).reshape(B, prm.d), prm.p)
         num, den = _rational(x, prm.p, prm.N, lay.numerator_bound)
-        return num, den, faulty
+        return secea.DecodeResult(num, den, faulty, redundancy)
 
-    def decode(self, responses, members) -> tuple:
+    def decode(self, responses, members, *, verify: bool = False) -> "secea.DecodeResult":
         """``decode_values`` of the decrypted ``responses`` (CipherMessages from
         the server, ``None`` for a missing one)."""
         B = len(members)
@@ -453,7 +457,7 @@ class Client(secea.Client):
             if isinstance(m, CipherMessage) and m.sender != v:
                 raise ValueError(f"slot {v}: the response of client {m.sender}, not of client {v}")
         return self.decode_values([None if m is None else self.decrypt(m, B) for m in responses],
-                                  members)
+                                  members, verify=verify)
 
     def finish(self, num, den) -> dict:
         """Global embeddings (eq. 2) of this client's entities: the correctly
