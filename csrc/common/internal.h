@@ -29,6 +29,18 @@ const char *secea__aes_variant(void);
 const char *secea__dpf_variant(void);
 const char *secea__bignum_variant(void);
 
+/* ---- the thread pool (threads.c) ----
+ * secea__pool_run calls fn(ctx, u, scratch) once for each unit u < units on
+ * secea__pool_threads(threads, units) threads, the caller's included; units
+ * come from an atomic counter, so any thread may run any unit.  scratch is
+ * the running thread's own 64-byte-aligned buffer of scratch_bytes (NULL if
+ * 0).  Returns 0, -1 if a thread's scratch could not be allocated, or the
+ * nonzero value of some fn call (the last stored). */
+#define SECEA_POOL_MAX_THREADS 64
+typedef int (*secea__unit_fn)(void *ctx, size_t unit, void *scratch);
+int secea__pool_threads(int threads, size_t units);   /* clamped to [1, min(units, 64)] */
+int secea__pool_run(secea__unit_fn fn, void *ctx, size_t units, size_t scratch_bytes, int threads);
+
 /* ---- scalar modular arithmetic for any modulus 2 <= p < 2^64 ----
  * Division by an invariant integer with a precomputed reciprocal
  * (Moller & Granlund, "Improved division by invariant integers", IEEE TC

@@ -24,7 +24,8 @@
  * breadth-first pass computes the nodes SUB_LOG levels above the leaves,
  * then each subtree is expanded level by level in two ping-pong buffers and
  * converted (batched AES: 32 blocks in flight with VAES).  Threads take work
- * units (key, leaf range) from an atomic counter.
+ * units (key, leaf range) from the atomic counter of secea__pool_run
+ * (csrc/common/threads.c).
  *
  * Constant time: key generation selects with masks derived from alpha, never
  * branches on alpha, beta or seeds; evaluation corrects with masks derived
@@ -251,55 +252,6 @@ static void conv_inputs(blk *conv, const blk *x, size_t n, size_t nb)
             conv[i * nb + j].hi = s.hi;
         }
     }
-}
-
-/* ---------------------------------------------------------- thread pool */
-
-typedef int (*unit_fn)(void *ctx, size_t unit, void *scratch);
-
-typedef struct {
-    unit_fn fn;
-    void *ctx;
-    size_t units, scratch_bytes;
-    size_t next;
-    int status;
-} pool_t;
-
-static void *pool_worker(void *arg)
-{
-    pool_t *p = arg;
-    void *scr = NULL;
-    if (p->scratch_bytes) {
-        scr = aligned_alloc(64, (p->scratch_bytes + 63) & ~(size_t)63);
-        if (!scr) {
-            __atomic_store_n(&p->status, -1, __ATOMIC_RELAXED);
-            return NULL;
-        }
-    }
-    for (;;) {
-        size_t u = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
-        if (u >= p->units) break;
-        int s = p->fn(p->ctx, u, scr);
-        if (s) __atomic_store_n(&p->status, s, __ATOMIC_RELAXED);
-    }
-    free(scr);
-    return NULL;
-}
-
-static int pool_run(unit_fn fn, void *ctx, size_t units, size_t scratch_bytes, int threads)
-{
-    if (units == 0) return 0;
-    pool_t p = {fn, ctx, units, scratch_bytes, 0, 0};
-    if (threads < 1) threads = 1;
-    if (threads > 64) threads = 64;
-    if ((size_t)threads > units) threads = (int)units;
-    pthread_t tid[64];
-    int started[64] = {0};
-    for (int t = 1; t < threads; t++) started[t] = pthread_create(&tid[t], NULL, pool_worker, &p) == 0;
-    pool_worker(&p);
-    for (int t = 1; t < threads; t++)
-        if (started[t]) pthread_join(tid[t], NULL);
-    return p.status;
 }
 
 /* ------------------------------------------------------------ the tree */
@@ -586,7 +538,7 @@ int secea_dpf_gen(uint8_t *keys0, uint8_t *keys1, uint8_t *finals, const uint64_
     c.key_bytes = path_bytes(levels) + ncw * c.g.w;
     size_t units = (count + GEN_CH - 1) / GEN_CH;
     size_t scratch = ((8 * ncw + 63) & ~(size_t)63) + 32 * c.g.nb + 64;
-    return pool_run(gen_unit, &c, units, scratch, threads);
+    return secea__pool_run(gen_unit, &c, units, scratch, threads);
 }
 
 int secea_dpf_convert_gen(uint64_t *cw, const uint8_t *finals, const uint64_t *betas, size_t count,
@@ -693,7 +645,7 @@ int secea_dpf_eval_points(uint64_t *out, const uint8_t *keys, size_t key_bytes, 
     c.levels = levels;
     c.e = e;
     size_t scratch = 16 * PT_CH * c.g.nb + 8 * ncw + 64;
-    return pool_run(pt_unit, &c, (npoints + PT_CH - 1) / PT_CH, scratch, threads);
+    return secea__pool_run(pt_unit, &c, (npoints + PT_CH - 1) / PT_CH, scratch, threads);
 }
 
 int secea_dpf_path_eval(uint8_t *states, const uint8_t *paths, size_t path_stride, const uint64_t *xs,
@@ -709,7 +661,7 @@ int secea_dpf_path_eval(uint8_t *states, const uint8_t *paths, size_t path_strid
     c.xs = xs;
     c.npoints = npoints;
     c.levels = levels;
-    return pool_run(pt_unit, &c, (npoints + PT_CH - 1) / PT_CH, 0, threads);
+    return secea__pool_run(pt_unit, &c, (npoints + PT_CH - 1) / PT_CH, 0, threads);
 }
 
 int secea_dpf_convert_eval(uint64_t *out, const uint8_t *states, size_t n, int party, const uint64_t *cw,
@@ -829,7 +781,7 @@ static int full_run(full_ctx *c, size_t count, int threads)
     uint64_t chunks = (c->nleaves + ((uint64_t)1 << b) - 1) >> b;
     c->topcap = walk_top_cap(chunks / c->parts + 2);
     size_t bytes = full_scratch_bytes(c->topcap, c->g.nb, c->g.ncw, NULL);
-    return pool_run(full_unit, c, count * c->parts, bytes, threads);
+    return secea__pool_run(full_unit, c, count * c->parts, bytes, threads);
 }
 
 int secea_dpf_eval_full(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party,
@@ -937,7 +889,7 @@ int secea_dpf_convert_accumulate(uint64_t *acc, const uint8_t *states, const uin
     c.m = m;
     c.domain = domain;
     size_t units = (size_t)((m + ACC_CH - 1) / ACC_CH);
-    return pool_run(acc_unit, &c, units, 16 * (size_t)ACC_CH * c.g.nb + 64, threads);
+    return secea__pool_run(acc_unit, &c, units, 16 * (size_t)ACC_CH * c.g.nb + 64, threads);
 }
 
 /* ------------------------------------------------------ fused dot product */
@@ -1100,7 +1052,7 @@ int secea_dpf_eval_full_dot(uint64_t *out, const uint8_t *keys, size_t key_bytes
     size_t chunk_x = ((size_t)1 << b) * c.g.ncw;
     size_t scratch = sizeof(tree_t) * DOT_KG + 16 * c.topcap * (DOT_KG + 2) + 32 * sub_cap() +
                      16 * (size_t)CONV_CH * c.g.nb + 8 * chunk_x * DOT_KG + 64;
-    int status = pool_run(dot_unit, &c, units, scratch, threads);
+    int status = secea__pool_run(dot_unit, &c, units, scratch, threads);
     if (status == 0) {
         memset(out, 0, 8 * count * d);
         for (size_t u = 0; u < units; u++) {

@@ -1,8 +1,9 @@
 /* Exact matrix product over F_p, C = A * B mod p (any prime p < 2^64).
  *
  * Front end: picks a variant (tuning assumptions below), packs B once, splits
- * the rows of A into contiguous ranges and runs them on `threads` POSIX
- * threads (the Python caller has released the GIL).
+ * the rows of A into contiguous ranges, one per thread, and runs them as the
+ * units of secea__pool_run (csrc/common/threads.c; the Python caller has
+ * released the GIL).
  *
  * Variants (ARCHITECTURE.md habit 1), measured on AMD Zen 4 (EPYC Genoa) (see
  * secea_fast/tuning.py for the figures):
@@ -14,7 +15,6 @@
  * Products are accumulated exactly and reduced once per output element, so
  * the result never depends on the route.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "secea.h"
@@ -105,40 +105,15 @@ static const secea__mm_variant *choose(uint64_t p)
     return scalar_variant;
 }
 
-/* body(items + t size) for t < count: t = 0 on the calling thread, the
- * others on new threads (or here too, if a thread cannot be started). */
-typedef struct { void (*body)(void *); void *item; } thread_arg;
-
-static void *thread_trampoline(void *a)
-{
-    thread_arg *x = a;
-    x->body(x->item);
-    return NULL;
-}
-
-static void run_on_threads(void (*body)(void *), void *items, size_t size, int count)
-{
-    pthread_t tid[64];
-    thread_arg args[64];
-    int started[64] = {0};
-    char *base = items;
-    for (int t = 1; t < count; t++) {
-        args[t] = (thread_arg){body, base + (size_t)t * size};
-        started[t] = pthread_create(&tid[t], NULL, thread_trampoline, &args[t]) == 0;
-    }
-    body(base);
-    for (int t = 1; t < count; t++) {
-        if (started[t]) pthread_join(tid[t], NULL);
-        else body(base + (size_t)t * size);
-    }
-}
-
 typedef struct { const secea__mm_variant *v; secea__mm_job job; } mm_task;
 
-static void mm_task_run(void *a)
+/* Unit t of secea__pool_run is task t: a fixed row range, whichever thread runs it. */
+static int mm_task_run(void *ctx, size_t t, void *scratch)
 {
-    mm_task *x = a;
+    (void)scratch;
+    mm_task *x = (mm_task *)ctx + t;
     x->v->run(&x->job);
+    return 0;
 }
 
 /* Rows of A split over threads (thread 0 is the caller), B already packed by v. */
@@ -146,16 +121,14 @@ static int run_packed(const secea__mm_variant *v, uint64_t *C, const uint64_t *A
                       size_t m, size_t k, size_t n, uint64_t p, int threads)
 {
     size_t tiles = (m + v->row_align - 1) / v->row_align;
-    if (threads < 1) threads = 1;
-    if ((size_t)threads > tiles) threads = (int)tiles;
-    if (threads > 64) threads = 64;
-    mm_task tasks[64];
+    threads = secea__pool_threads(threads, tiles);
+    mm_task tasks[SECEA_POOL_MAX_THREADS];
     for (int t = 0; t < threads; t++) {
         size_t t0 = tiles * (size_t)t / (size_t)threads, t1 = tiles * (size_t)(t + 1) / (size_t)threads;
         tasks[t] = (mm_task){v, {C, A, Bp, m, k, n, t0 * v->row_align,
                                  t1 * v->row_align < m ? t1 * v->row_align : m, p, -1}};
     }
-    run_on_threads(mm_task_run, tasks, sizeof tasks[0], threads);
+    secea__pool_run(mm_task_run, tasks, (size_t)threads, 0, threads);
     int status = 0;
     for (int t = 0; t < threads; t++)
         if (tasks[t].job.status) status = tasks[t].job.status;
@@ -230,13 +203,14 @@ typedef struct {
     int status;            /* 0, -1 allocation failure, 1 an entry >= p */
 } xor_job;
 
-static void xor_run(void *arg)
+static int xor_run(void *ctx, size_t t, void *unused)
 {
-    xor_job *x = arg;
+    (void)unused;
+    xor_job *x = (xor_job *)ctx + t;
     const secea_mat_packed *h = x->h;
     size_t k = h->k, n = h->n;
     uint64_t *scratch = aligned_alloc(64, (XOR_TILE_ROWS * k * 8 + 63) / 64 * 64);
-    if (!scratch) { x->status = -1; return; }
+    if (!scratch) { x->status = -1; return 0; }
     int status = 0;
     for (size_t t = x->t0; t < x->t1; t++) {
         size_t r0 = t * XOR_TILE_ROWS;
@@ -254,6 +228,7 @@ static void xor_run(void *arg)
     secea_wipe(scratch, XOR_TILE_ROWS * k * 8);       /* plaintext queries */
     free(scratch);
     x->status = status;
+    return 0;
 }
 
 int secea_fp_mat_mul_packed_xor(uint64_t *C, const uint64_t *A, const secea_mat_packed *h, size_t m, int threads,
@@ -262,14 +237,12 @@ int secea_fp_mat_mul_packed_xor(uint64_t *C, const uint64_t *A, const secea_mat_
     if (m == 0) return 0;
     if (skip0 != 0 && skip0 != 8) return -2;
     size_t tiles = (m + XOR_TILE_ROWS - 1) / XOR_TILE_ROWS;
-    if (threads < 1) threads = 1;
-    if (threads > 64) threads = 64;
-    if ((size_t)threads > tiles) threads = (int)tiles;
-    xor_job jobs[64];
+    threads = secea__pool_threads(threads, tiles);
+    xor_job jobs[SECEA_POOL_MAX_THREADS];
     for (int t = 0; t < threads; t++)
         jobs[t] = (xor_job){h, C, A, m, tiles * (size_t)t / (size_t)threads,
                             tiles * (size_t)(t + 1) / (size_t)threads, key, block0, skip0, -1};
-    run_on_threads(xor_run, jobs, sizeof jobs[0], threads);
+    secea__pool_run(xor_run, jobs, (size_t)threads, 0, threads);
     int status = 0;
     for (int t = 0; t < threads; t++)       /* an allocation failure outranks a bad entry */
         if (jobs[t].status == -1 || (jobs[t].status && !status)) status = jobs[t].status;
