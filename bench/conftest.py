@@ -7,8 +7,18 @@ tests); run with
 and summarise ratios with ``python bench/report.py bench/results/run.json``.
 Peers (python-flint, galois, cryptography/OpenSSL) come from the ``bench`` extra.
 """
+from pathlib import Path
+
 import numpy as np
 import pytest
+
+
+def pytest_configure(config):
+    """``--benchmark-json=bench/results/X.json`` in a fresh clone: the results directory
+    is run output and not in git, so make the file's directory before the run writes it."""
+    path = config.getoption("benchmark_json", None)
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
 
 
 @pytest.fixture(scope="session")

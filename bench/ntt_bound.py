@@ -104,6 +104,7 @@ def main(argv=None):
     print(f"mixing check: 4 butterflies with general twiddles {timed['mix4 bf+mul']:.1f} cycles, "
           f"their parts alone {mix_parts:.1f}")
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({
             "logn": args.logn, "ghz": ghz, "parts": parts, "floor_cycles_per_8": floor, "floor_ms": floor_ms,
             "transform_ms": timed["transform_ms"], "transform_cycles_per_8": timed["transform_cycles_per_8"],

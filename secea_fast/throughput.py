@@ -285,6 +285,7 @@ def main(argv=None) -> int:
         print(f"secea-fast bench throughput: {exc}", file=sys.stderr)
         return 2
     if a.json:
+        os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1)
     if not a.quiet or not a.json:
