@@ -173,13 +173,10 @@ static inline uint64_t secea_gl_reduce128(secea_u128 x)
 }
 
 #if SECEA_X86
-/* Goldilocks products, 8 lanes at a time (csrc/poly/ntt_avx512.c; callers
+/* Goldilocks products, 8 lanes at a time (csrc/common/gl_avx512.c; callers
  * check avx512f + avx512dq).  out may alias a or b. */
 void secea__gl_mul_avx512(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n);
 void secea__gl_mul_scalar_avx512(uint64_t *out, const uint64_t *a, uint64_t k, size_t n);
-void secea__gl_graeffe_twist_avx512(uint64_t *ac, uint64_t *bc, const uint64_t *a, const uint64_t *b,
-                                    uint64_t *tw, const uint64_t *step, size_t n);
-void secea__gl_graeffe_acc_avx512(uint64_t *P, uint64_t *Q, const uint64_t *ac, const uint64_t *bc, size_t n);
 #endif
 
 static inline uint64_t secea_gl_mul(uint64_t a, uint64_t b)

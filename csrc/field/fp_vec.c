@@ -138,7 +138,7 @@ static void mul_scalar_shoup52(uint64_t *out, const uint64_t *a, uint64_t k, siz
 }
 
 /* The AVX-512 variant's products: Goldilocks through the 8-lane product of
- * ntt_avx512.c (3.5x the scalar mulx loop of mul_avx512), other primes
+ * csrc/common/gl_avx512.c (3.5x the scalar mulx loop of mul_avx512), other primes
  * through the generated bodies; by a scalar with IFMA, p < 2^50 by Shoup. */
 static void mul_avx512_v(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p)
 {

@@ -4,16 +4,8 @@
  * ntt_avx512_r2.h); vectorised pointwise products.
  *
  * Arithmetic mod p = 2^64 - 2^32 + 1 on canonical residues, with
- * eps = 2^32 - 1 = 2^64 mod p and 2^96 = -1 mod p:
- *
- *   a + b:  t = p - b, s = a - t, + p if a < t            (4 operations)
- *   a - b:  d = a - b, + p if a < b                        (3 operations)
- *   a * b:  the 128-bit product hi 2^64 + lo from four 32 x 32 -> 64 bit
- *           vpmuludq partial products; then, with hi = hh 2^32 + hl,
- *           hi 2^64 = hl eps - hh, so  ab = (lo - hh) + hl eps  where
- *           lo - hh gets + p on borrow and the sum - p when it reaches p
- *           (t0 >= p - t1); hl eps is one more vpmuludq.  Both corrections
- *           are mask-register compares and masked adds, branch free.
+ * eps = 2^32 - 1 = 2^64 mod p and 2^96 = -1 mod p: a + b, a - b and a * b
+ * are the shared helpers of csrc/common/gl_avx512.h (see there), and
  *   x * 2^s (0 < s < 96, the 64-th roots of unity and their products):
  *           with 2^96 = -1 every such root is +-2^s; -1 is folded into the
  *           preceding subtraction (DIF) or the following add/sub pair (DIT).
@@ -38,6 +30,7 @@
  * exponents of w_8 = 2^e8 (e8 in {24, 72, 120, 168}).
  */
 #include "ntt_internal.h"
+#include "gl_avx512.h"
 
 #if SECEA_X86
 #include <immintrin.h>
@@ -59,44 +52,24 @@ typedef __m512i V;
 INL V v_load(const uint64_t *p) { return _mm512_loadu_si512((const void *)p); }
 INL void v_store(uint64_t *p, V x) { _mm512_storeu_si512((void *)p, x); }
 
+/* the shared Goldilocks helpers, counted for bench/ntt_bound.c */
 INL V v_add(V a, V b)
 {
     NTT_PART(NTT_P_ADD);
-    V t = _mm512_sub_epi64(CP, b);
-    V s = _mm512_sub_epi64(a, t);
-    return _mm512_mask_add_epi64(s, _mm512_cmplt_epu64_mask(a, t), s, CP);
+    return secea_glv_add(a, b);
 }
 
 INL V v_sub(V a, V b)
 {
     NTT_PART(NTT_P_SUB);
-    V d = _mm512_sub_epi64(a, b);
-    return _mm512_mask_add_epi64(d, _mm512_cmplt_epu64_mask(a, b), d, CP);
-}
-
-/* (hi 2^64 + lo) mod p, canonical, for any hi, lo */
-INL V v_reduce(V lo, V hi)
-{
-    V hh = _mm512_srli_epi64(hi, 32);
-    V t0 = _mm512_sub_epi64(lo, hh);
-    t0 = _mm512_mask_add_epi64(t0, _mm512_cmplt_epu64_mask(lo, hh), t0, CP);
-    V t1 = _mm512_mul_epu32(hi, CE);
-    V r = _mm512_add_epi64(t0, t1);
-    return _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(t0, _mm512_sub_epi64(CP, t1)), r, CP);
+    return secea_glv_sub(a, b);
 }
 
 /* a b mod p for any 64-bit a, b */
 INL V v_mul(V a, V b)
 {
     NTT_PART(NTT_P_MUL);
-    V ah = _mm512_srli_epi64(a, 32), bh = _mm512_srli_epi64(b, 32);
-    V ll = _mm512_mul_epu32(a, b), lh = _mm512_mul_epu32(a, bh);
-    V hl = _mm512_mul_epu32(ah, b), hh = _mm512_mul_epu32(ah, bh);
-    V t = _mm512_add_epi64(lh, _mm512_srli_epi64(ll, 32));        /* < 2^64 */
-    V u = _mm512_add_epi64(hl, _mm512_and_si512(t, CE));          /* < 2^64 */
-    V lo = _mm512_mask_blend_epi32(0xAAAA, ll, _mm512_slli_epi64(u, 32));
-    V hi = _mm512_add_epi64(hh, _mm512_add_epi64(_mm512_srli_epi64(t, 32), _mm512_srli_epi64(u, 32)));
-    return v_reduce(lo, hi);
+    return secea_glv_mul(a, b);
 }
 
 /* x 2^s mod p for a compile-time 0 < s < 96, any 64-bit x */
@@ -644,15 +617,6 @@ ATTR void secea__ntt_gl_pointwise_avx512(uint64_t *a, const uint64_t *b, size_t 
     secea__gl_mul_avx512(a, a, b, n);
 }
 
-/* out[i] = a[i] b[i] mod Goldilocks (out may be a or b): secea_fp_mul's
- * Goldilocks path, 3.5x its scalar mulx loop at 2^14 entries. */
-ATTR void secea__gl_mul_avx512(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n)
-{
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) v_store(out + i, v_mul(v_load(a + i), v_load(b + i)));
-    for (; i < n; i++) out[i] = secea_gl_mul(a[i], b[i]);
-}
-
 /* Odd-order tangent Graeffe step (csrc/poly/graeffe.c), one pass each:
  * twist: ac = a tw, bc = b tw, tw = tw step;
  * acc:   Q = Q ac + P bc, P = P ac.  n a multiple of 8. */
@@ -674,15 +638,6 @@ ATTR void secea__gl_graeffe_acc_avx512(uint64_t *P, uint64_t *Q, const uint64_t 
         v_store(Q + i, v_add(v_mul(v_load(Q + i), x), v_mul(p, v_load(bc + i))));
         v_store(P + i, v_mul(p, x));
     }
-}
-
-/* out[i] = a[i] k mod Goldilocks (secea_fp_mul_scalar's Goldilocks path). */
-ATTR void secea__gl_mul_scalar_avx512(uint64_t *out, const uint64_t *a, uint64_t k, size_t n)
-{
-    const V kv = _mm512_set1_epi64((long long)k);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) v_store(out + i, v_mul(v_load(a + i), kv));
-    for (; i < n; i++) out[i] = secea_gl_mul(a[i], k);
 }
 
 #endif

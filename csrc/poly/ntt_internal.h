@@ -69,6 +69,10 @@ void secea__ntt_pointwise_mont_avx512(uint64_t *a, const uint64_t *b, size_t n, 
                                       uint64_t pinv, uint64_t r1, uint64_t r1s);
 void secea__ntt_r2_forward_ifma(const secea_ntt_plan *pl, uint64_t *a);
 void secea__ntt_r2_inverse_ifma(const secea_ntt_plan *pl, uint64_t *a);
+/* odd-order tangent Graeffe step (graeffe.c), Goldilocks, 8 lanes at a time */
+void secea__gl_graeffe_twist_avx512(uint64_t *ac, uint64_t *bc, const uint64_t *a, const uint64_t *b,
+                                    uint64_t *tw, const uint64_t *step, size_t n);
+void secea__gl_graeffe_acc_avx512(uint64_t *P, uint64_t *Q, const uint64_t *ac, const uint64_t *bc, size_t n);
 #endif
 
 #endif
