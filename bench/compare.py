@@ -1,7 +1,8 @@
-"""Side-by-side comparison for the closing-note ratios: ours and the peer on the
-same input in the same process, alternating, median of several runs.
+"""Side-by-side comparison for the ratios quoted in docs/PERFORMANCE.md: ours and
+the peer on the same input in the same process, alternating, median of several
+runs.
 
-    python bench/compare.py            # all targets of issue 2
+    python bench/compare.py            # both targets: matmul and AES
     python bench/compare.py matmul     # one of: matmul, aes
 """
 import os

@@ -1,4 +1,5 @@
-/* What bounds the Goldilocks NTT on this machine (issue 3): built and run by
+/* What bounds the Goldilocks NTT on this machine (the 4 ms target of
+ * bench/test_poly.py): built and run by
  * bench/ntt_bound.py, which compiles it twice against the package's C
  * sources (ntt_avx512.c is included below, the rest linked):
  *

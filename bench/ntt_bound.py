@@ -1,4 +1,4 @@
-"""What bounds the Goldilocks NTT on this machine (issue 3's 4 ms target).
+"""What bounds the Goldilocks NTT on this machine (the 4 ms target of bench/test_poly.py).
 
     python3 bench/ntt_bound.py [--logn 20] [--json bench/results/ntt_bound.json]
 

@@ -5,7 +5,7 @@ package `sycret`, EqFactory).
     python -m pytest bench/test_dpf.py --benchmark-json=bench/results/dpf.json
     python bench/report.py bench/results/dpf.json
 
-Targets (issue: DPF kernels): full domain 2^20 with 64-bit outputs <= 1 ms
+Targets (the project's, DPF kernels): full domain 2^20 with 64-bit outputs <= 1 ms
 (early termination) and at least as fast as OpenSSL producing the same AES
 blocks; key generation <= 2 us per key for log_domain <= 24.
 

@@ -1,6 +1,6 @@
 """Exact matmul mod p: secea_fast vs python-flint nmod_mat (and galois at small sizes).
 
-Target (issue 2): 1024x10000 by 10000x65 mod Goldilocks, one thread, >= 2x
+Target (the project's): 1024x10000 by 10000x65 mod Goldilocks, one thread, >= 2x
 python-flint; two threads >= 1.8x one thread.  Group = kernel + shape so each
 group holds ours and the peer side by side.
 """

@@ -1,6 +1,7 @@
 """Scaling study: whole protocol rounds swept over the axes users vary, one axis
-at a time around a default point, for SecEA (seed 002), SecEmb (seed 003) and
-objective-hiding one-shot FL ("osfl", seed 004).
+at a time around a default point, for SecEA (Tang, Zhu, Li, Zhang, Sun, 2022),
+SecEmb (Mai et al., 2025) and objective-hiding one-shot FL ("osfl"; OSFL, Egger,
+Urbanke, Bitar, 2025).
 
 Run the full study (57 points, estimated 4-6 minutes on 2 cores; the longest
 point, SecEA at M = 30,000, about a minute) and render the report:
@@ -118,7 +119,7 @@ def _run(benchmark, protocol, axis, fn, estimate_s):
     return rounds
 
 
-# ============================================================ SecEA (seed 002)
+# ============================================================ SecEA (Tang et al., 2022)
 SECEA_DEFAULT = dict(N=5, T=1, M=3000, d=32, precision=8, bound=100.0, processes=1, threads=1,
                      holders=2.0, seed=0)
 SECEA_SMOKE_DEFAULT = dict(SECEA_DEFAULT, N=3, M=200, d=4)
@@ -190,7 +191,7 @@ def test_secea_scaling(benchmark, request, axis, params):
             bytes_via_server=dict(res.bytes))
 
 
-# ============================================================ SecEmb (seed 003)
+# ============================================================ SecEmb (Mai et al., 2025)
 SECEMB_DEFAULT = dict(users=50, m=4000, m_prime=100, d=32, frac_bits=16, threads=1, seed=0)
 SECEMB_SMOKE_DEFAULT = dict(SECEMB_DEFAULT, users=4, m=200, m_prime=16, d=8)
 SECEMB_AXES = {
@@ -256,7 +257,7 @@ def test_secemb_scaling(benchmark, request, axis, params):
             bytes_up_per_user=dict(rep.bytes_up), bytes_down_per_user=dict(rep.bytes_down))
 
 
-# ============================================================ osfl (seed 004)
+# ============================================================ osfl (Egger et al., 2025)
 OSFL_DEFAULT = dict(n=20, T=5, rho=11, z=2, s=20000, c=10, levels=17, symmetric=False, j=None,
                     threads=1, seed=0)
 OSFL_SMOKE_DEFAULT = dict(OSFL_DEFAULT, n=8, T=3, rho=5, z=1, s=200)

@@ -1,4 +1,4 @@
-"""SecEA (seed 002) at the paper's shapes.
+"""SecEA (Tang, Zhu, Li, Zhang, Sun, 2022) at the paper's shapes.
 
 * MovieLens-1M shape (M = 9,746 entities, N = 5, T = 1, d = 128): a whole
   simulated round for all parties with 1 and 2 processes; reported per phase
@@ -111,7 +111,7 @@ test_secea_round_ml1m.walls = {}
 
 
 def test_secea_speedup_ml1m_alternating(benchmark, ml1m):
-    """2 processes over 1 measured as PERFORMANCE.md asks for ratios: the two
+    """2 processes over 1 measured as docs/PERFORMANCE.md asks for ratios: the two
     alternate round by round (1, 2, 1, 2, ...), so this VM's drift, which
     moves a round by up to 25% within minutes, falls on both alike; the
     median of the ML1M_ROUNDS per-pair ratios of round walls is reported."""

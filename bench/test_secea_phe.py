@@ -1,6 +1,6 @@
-"""SecEA-PHE (seed 000, Sec. III-B) against the information-theoretic SecEA
-(seed 002) on the same 1,000-entity workload: N = 5 clients, T = 1 (K = 2),
-d = 16, 2048-bit Paillier keys, 2 worker processes.
+"""SecEA-PHE (Tang, Zhu, Li, Sun, 2022), Sec. III-B, against the information-theoretic
+SecEA (Tang, Zhu, Li, Zhang, Sun, 2022) on the same 1,000-entity workload: N = 5
+clients, T = 1 (K = 2), d = 16, 2048-bit Paillier keys, 2 worker processes.
 
 The workload is the MovieLens-100k shape of ``workloads`` (items dealt to
 the clients, users follow their items) restricted to 1,000 of its 2,625
@@ -80,7 +80,7 @@ def test_secea_round_1000_entities(benchmark, workload):
     benchmark.pedantic(lambda: _secea(workload), rounds=1, iterations=1)
     res, wall = _IT["res"], _IT["wall"]
     benchmark.extra_info.update(
-        impl="secea (information-theoretic, seed 002)", N=N, T=T, d=D, M=res.union_size,
+        impl="secea (information-theoretic, SecEA 2022)", N=N, T=T, d=D, M=res.union_size,
         entities=[len(x) for x in workload], processes=PROCESSES, wall_seconds_total=wall,
         core_seconds=dict(res.seconds), wall_seconds=dict(res.wall), bytes=dict(res.bytes))
 
@@ -107,7 +107,7 @@ def test_secea_phe_round_1000_entities(benchmark, workload):
     per_ct = sum(phe.seconds[ph] for ph in ("offline", "encrypt", "noise", "decrypt")) \
         / max(phe.ciphertexts, 1)
     benchmark.extra_info.update(
-        impl="secea-phe (Paillier, seed 000)", N=N, T=T, d=D, M=phe.union_size,
+        impl="secea-phe (Paillier, SecEA-PHE 2022)", N=N, T=T, d=D, M=phe.union_size,
         key_bits=KEY_BITS, processes=PROCESSES, extrapolated=False,
         entities=[len(x) for x in workload], ciphertexts=phe.ciphertexts,
         core_ms_per_ciphertext=1e3 * per_ct, wall_seconds_total=out["wall"],

@@ -1,7 +1,7 @@
 """Input validation shared by the managed (public) kernel functions.
 
 Validation happens once, at the API boundary; the raw bindings in
-``secea_fast._native`` trust their inputs (ARCHITECTURE.md habit 2).
+``secea_fast._native`` trust their inputs.
 """
 from __future__ import annotations
 

@@ -69,7 +69,8 @@ def release_free_heap() -> None:
     heap addresses the parent has touched and freed takes a copy-on-write
     fault per page, which costs more than a fresh page (the first SecEA block
     of each worker: 64-72 ms with the parent's freed query buffers, 23-31 ms
-    after the trim, against 10 ms for the next blocks; EXECUTOR_NOTES)."""
+    after the trim, against 10 ms for the next blocks; docs/PERFORMANCE.md,
+    "Executors: local fork pool and Ray")."""
     trim = _libc_function("malloc_trim")
     if trim is not None:
         trim.argtypes = [ctypes.c_size_t]

@@ -1,4 +1,5 @@
-"""Fixed-point codec between real numbers and F_p (SecEA(p) of seed 002, Sec. 6).
+"""Fixed-point codec between real numbers and F_p (SecEA(p) of SecEA (Tang, Zhu,
+Li, Zhang, Sun, 2022), Sec. 6).
 
 A real x is quantized to the integer q(x) = rint(x * scale), scale = 10^digits
 (the paper's precision in decimal digits) or 2^bits, and embedded in F_p as

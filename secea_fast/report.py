@@ -32,10 +32,11 @@ OURS = "secea_fast"
 THROUGHPUT_KIND = "secea-fast/throughput"
 PUB, MEAS = "published (paper)", "measured (this run)"
 
-# Figures transcribed from the papers (seed 002 = SecEA, full version; seed 003 = SecEmb) with
-# units and settings as the papers state them; values are the printed strings, exactly.  Seed
-# 002's text is garbled in places: the security-parameter column prints "[0.1N]" with the
-# bracket type lost; Table 6's header lists 11 client counts for its 12 value columns (N = 20
+# Figures transcribed from the papers (SecEA: Tang, Zhu, Li, Zhang, Sun, 2022, full version;
+# SecEmb: Mai et al., 2025; full references in docs/papers.md) with units and settings as the
+# papers state them; values are the printed strings, exactly.  The SecEA full version's text
+# is garbled in places: the security-parameter column prints "[0.1N]" with the bracket type
+# lost; Table 6's header lists 11 client counts for its 12 value columns (N = 20
 # of T = [0.5N] is missing); and Tables 5 and 6 disagree on LightGCN / ML-1M offline at
 # T = [0.5N] (N = 15: 306.9342 vs 206.9342 s; N = 20: 709.3732 vs 709.3736 s).  Only the
 # T = [0.1N] columns, on which both tables agree, are transcribed.
@@ -47,46 +48,46 @@ _SECEMB = ("ML1M (m = 3,883 items), MF, d = 64, m' = 300, 100 users per iteratio
 _USERS = (100, 200, 300, 400, 500)
 PAPER = {
     "secea-t6-lightgcn-ml1m": dict(
-        source="SecEA (seed 002), Table 6: breakdown of the execution time of SecEA in a "
+        source="SecEA (Tang et al., 2022), Table 6: breakdown of the execution time of SecEA in a "
                "single training round", unit="s",
         setting=f"LightGCN on MovieLens-1M, N = 5 clients, {_SECEA_T}, d = 128; {_SECEA_HW}",
         values={"offline": "88.7823", "coding": "7.3514", "comm.": "0.6446",
                 "training": "2200.1345"}),
     "secea-t6-svd-ml1m": dict(
-        source="SecEA (seed 002), Table 6", unit="s",
+        source="SecEA (Tang et al., 2022), Table 6", unit="s",
         setting=f"SVD on MovieLens-1M, N = 5 clients, {_SECEA_T}, d = 128; {_SECEA_HW}",
         values={"offline": "88.6134", "coding": "7.6975", "comm.": "0.6424",
                 "training": "5.1925"}),
     "secea-t5-lightgcn-ml1m": dict(
-        source="SecEA (seed 002), Table 5: offline and training time costs in one global "
+        source="SecEA (Tang et al., 2022), Table 5: offline and training time costs in one global "
                "training round", unit="s",
         setting=f"LightGCN on MovieLens-1M, {_SECEA_T}, N clients; {_SECEA_HW}",
         values={"offline, N = 5": "88.7823", "offline, N = 10": "157.5516",
                 "offline, N = 15": "177.6544", "offline, N = 20": "218.9578"}),
     "secea-t4-census": dict(
-        source="SecEA (seed 002), Table 4: execution time for a global round of FRL (SecEA "
+        source="SecEA (Tang et al., 2022), Table 4: execution time for a global round of FRL (SecEA "
                "columns)", unit="s",
         setting=f"Census Income (48,842 entities; d = 4 for PCA, 32 for Autoencoder), N = 5 "
                 f"clients, whole round incl. training; {_SECEA_HW}",
         values={"PCA, T = 1": "3293.0407", "PCA, T = 2": "3556.2640",
                 "Autoencoder, T = 1": "3726.3676", "Autoencoder, T = 2": "3873.6363"}),
     "secemb-t14-server": dict(
-        source="SecEmb (seed 003), Table 14: server computation cost per iteration for ML1M",
+        source="SecEmb (Mai et al., 2025), Table 14: server computation cost per iteration for ML1M",
         unit="min", setting="ML1M; model and hardware not stated",
         values={**{f"SecEmb, {u} active users": v for u, v in
                    zip(_USERS, ("0.08", "0.16", "0.25", "0.33", "0.41"))},
                 **{f"HE (CKKS), {u} active users": v for u, v in
                    zip(_USERS, ("127.26", "244.51", "391.76", "519.05", "646.38"))}}),
     "secemb-t2-upload": dict(
-        source="SecEmb (seed 003), Table 2: upload communication cost per user in one "
+        source="SecEmb (Mai et al., 2025), Table 2: upload communication cost per user in one "
                "iteration", unit="MB", setting=_SECEMB,
         values={"SecEmb": "0.27", "Secure FedRec": "1.99"}),
     "secemb-t12-download": dict(
-        source="SecEmb (seed 003), Table 12: download communication cost per user in one "
+        source="SecEmb (Mai et al., 2025), Table 12: download communication cost per user in one "
                "iteration", unit="MB", setting=_SECEMB,
         values={"SecEmb": "0.15", "Secure FedRec": "0.99"}),
     "secemb-t17-secretgen": dict(
-        source="SecEmb (seed 003), Table 17 (SecEmb also in Table 5): computation cost for "
+        source="SecEmb (Mai et al., 2025), Table 17 (SecEmb also in Table 5): computation cost for "
                "secret generation per user", unit="ms", setting=_SECEMB,
         values={"SecEmb": "0.47", "Secure FedRec": "1.80"}),
 }

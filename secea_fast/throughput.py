@@ -13,9 +13,9 @@ from the first shard to the last result, setup excluded):
   the clients' set sizes per round).  Parties, union and sharing are set up
   afresh for every process count (pads are one-time) and not timed.
 * ``paillier``, phase ``encrypt``: batch Paillier encryption with fresh
-  randomness (seed 000, eq. 11), values/s, shards of 64 values.
+  randomness (SecEA-PHE (Tang, Zhu, Li, Sun, 2022), eq. 11), values/s, shards of 64 values.
 * ``dpf``, phase ``keygen`` (``dpf.gen_batch``) or ``eval`` (full-domain
-  evaluation, the SecEmb server's per-user work, seed 003 Sec. 4): keys/s,
+  evaluation, the SecEmb server's per-user work, SecEmb (Mai et al., 2025), Sec. 4): keys/s,
   shards of 256 (keygen) or 16 (eval) keys over a 2^log_domain domain.
 
 The JSON written by ``--json`` is the ``secea-fast/throughput`` format that

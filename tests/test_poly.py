@@ -218,7 +218,8 @@ def test_rational_reconstruction_recovers_random_fraction(p, n):
 
 @pytest.mark.parametrize("p", [GL])
 def test_private_set_union_math(p):
-    """Sec. 4.1 of seed 002 without the masks: sum of Laurent tails -> u/L -> roots = union."""
+    """SecEA (Tang, Zhu, Li, Zhang, Sun, 2022), Sec. 4.1, without the masks: sum of
+    Laurent tails -> u/L -> roots = union."""
     rng = np.random.default_rng(9)
     N, k = 4, 30
     universe = rnd(rng, p, 200)

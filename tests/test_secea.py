@@ -1,4 +1,4 @@
-"""SecEA (seed 002, Sec. 4): exactness against the plaintext sums, the worked
+"""SecEA (Tang, Zhu, Li, Zhang, Sun, 2022), Sec. 4: exactness against the plaintext sums, the worked
 example of Sec. 4.4, the entity union, robust decoding, malformed messages,
 and statistical privacy checks in a small field."""
 import secrets

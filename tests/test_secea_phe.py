@@ -1,4 +1,4 @@
-"""SecEA-PHE (seed 000, Sec. III-B/C): exactness against the plaintext sums and
+"""SecEA-PHE (Tang, Zhu, Li, Sun, 2022), Sec. III-B/C: exactness against the plaintext sums and
 against SecEA, the worked example, what the querier can and cannot read (the
 r-scaling, the server noise and the smudging deviation), the capacity checks,
 malformed ciphertext messages, and CSPRNG-only randomness.  Keys are small

@@ -1,7 +1,7 @@
 """Slow reference twins of ``secea_fast.field`` and ``secea_fast.linalg``.
 
-Pure Python integers, no shortcuts: the fast kernels are tested against these
-(ARCHITECTURE.md habit 3).  Arrays come in as anything iterable of ints and go
+Pure Python integers, no shortcuts: every fast kernel has such a slow twin and
+is tested against it.  Arrays come in as anything iterable of ints and go
 out as lists.
 """
 from __future__ import annotations

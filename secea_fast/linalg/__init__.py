@@ -1,19 +1,19 @@
 """Exact matrix products over F_p (any prime p < 2^64).
 
-``matmul(A, B, p)`` is the coded-query response of SecEA (seed 002, eq. 20;
-Table 1): each client multiplies its block of query vectors by its stored
-shares.  Products are accumulated exactly and reduced once per output entry,
+``matmul(A, B, p)`` is the coded-query response of SecEA (Tang, Zhu, Li,
+Zhang, Sun, 2022), eq. 20 and Table 1: each client multiplies its block of
+query vectors by its stored shares.  Products are accumulated exactly and reduced once per output entry,
 so the result is bit-for-bit the schoolbook product mod p whatever the route.
 
 Routes (chosen in C at run time, see ``backend_info()["kernels"]["matmul"]``
-and ``secea_fast.tuning``):
+and docs/PERFORMANCE.md, "Matrix product"):
 
 * ``ifma``: AVX-512 IFMA, one 52-bit limb for p <= 2^52 (the default
   embedding prime), two limbs (52 + 12 bits) for larger p (Goldilocks);
 * ``avx2`` / ``portable``: scalar 64x64->128-bit products with 192-bit sums.
 
 The RNS-over-float64-BLAS route (FFLAS-FFPACK style) was measured and left
-out: see ``secea_fast.tuning.MATMUL_NOTES``.
+out: see docs/PERFORMANCE.md, "Matrix product".
 """
 from __future__ import annotations
 

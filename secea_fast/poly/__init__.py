@@ -7,7 +7,7 @@ routine is exact; algorithm choices (classical C kernels below the crossovers
 in ``secea_fast.tuning``, NTT above; the matrix route for few points) never
 change a result.
 
-Where SecEA uses them (seed 002):
+Where SecEA uses them (SecEA (Tang, Zhu, Li, Zhang, Sun, 2022)):
 
 * Sec. 4.1, private entity union: ``from_roots`` builds f_n (eq. 3),
   ``laurent_tail`` takes the 2Nk high-order terms of the reversed Laurent
@@ -94,7 +94,7 @@ def mul(a, b, p):
 
 
 def from_roots(roots, p):
-    """The monic polynomial prod (x - r) (eq. 3 of seed 002), by a subproduct tree."""
+    """The monic polynomial prod (x - r) (SecEA, eq. 3), by a subproduct tree."""
     p = check_prime(p)
     return _core.from_roots(_poly(roots, p, "roots"), p)
 
@@ -195,7 +195,7 @@ def gcd(a, b, p):
 def laurent_tail(r, f, m, p):
     """The first m coefficients c_1..c_m of r(x)/f(x) = sum_{i>=1} c_i x^(-i)
     for deg r < deg f: the "2Nk high-order terms of the reversed Laurent series"
-    of seed 002, Sec. 4.1, step 1 (m = 2Nk); see ``_core.laurent_tail``.
+    of SecEA, Sec. 4.1, step 1 (m = 2Nk); see ``_core.laurent_tail``.
     The scaled remainder tree of ``eval`` starts from the same expansion."""
     p = check_prime(p)
     f = _nonzero(_poly(f, p, "f"), "f")

@@ -1,7 +1,7 @@
 """Cryptographic randomness: AES-128-CTR, seeded streams, uniform field
 elements, and pairwise seed agreement.
 
-Construction (ARCHITECTURE.md habit 4):
+Construction:
 
 * ``aes128_ctr(key, iv, nbytes)``: the AES-128 CTR keystream of NIST
   SP 800-38A (the 16-byte IV is a big-endian 128-bit counter, wrapping mod
