@@ -57,6 +57,7 @@
 #include <string.h>
 #include "secea.h"
 #include "internal.h"
+#include "gl_avx512.h"
 
 #if SECEA_X86
 #include <immintrin.h>
@@ -346,19 +347,12 @@ HG_INL hv hv_mul(hv x, hv y, hv yh)
     return hv_reduce(lo, hi);
 }
 
-HG_INL hv hv_sub(hv a, hv b)
-{
-    hv d = _mm512_sub_epi64(a, b);
-    return _mm512_mask_add_epi64(d, _mm512_cmplt_epu64_mask(a, b), d, hv_p());
-}
-
-HG_INL hv hv_add(hv a, hv b)
-{
-    hv P = hv_p();
-    hv t = _mm512_sub_epi64(P, b);
-    hv s = _mm512_sub_epi64(a, t);
-    return _mm512_mask_add_epi64(s, _mm512_cmplt_epu64_mask(a, t), s, P);
-}
+/* sums and differences: the shared helpers of csrc/common/gl_avx512.h (the
+ * same instructions); the product above keeps its own reduction (carry
+ * then one compare with p, where gl_avx512.h compares t0 >= p - t1) and
+ * takes y >> 32 hoisted for a constant multiplier. */
+HG_INL hv hv_sub(hv a, hv b) { return secea_glv_sub(a, b); }
+HG_INL hv hv_add(hv a, hv b) { return secea_glv_add(a, b); }
 
 HG_INL __mmask8 hv_tail(size_t r) { return (__mmask8)((1u << r) - 1); }
 
