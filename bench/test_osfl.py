@@ -1,7 +1,7 @@
-"""Objective-hiding one-shot FL (seed 004) at the Fig. 4 shape: n = 100 clients,
-T = 20 objectives, z_s = z_q = 5, s = 10^5 public labels of c = 10 classes,
-rho = 51 (k_C = 26: every share polynomial carries K = 21 labels), cyclic
-assignment, EMBEDDING_PRIME.
+"""Objective-hiding one-shot FL (Egger, Urbanke, Bitar, 2025) at the Fig. 4
+shape: n = 100 clients, T = 20 objectives, z_s = z_q = 5, s = 10^5 public
+labels of c = 10 classes, rho = 51 (k_C = 26: every share polynomial carries
+K = 21 labels), cyclic assignment, EMBEDDING_PRIME.
 
 Each stage is timed on one party, alternating with ``secea_fast.linalg.matmul``
 on the product shape the stage reduces to (same process, same inputs sizes,
@@ -18,7 +18,7 @@ rho x k_C by k_C x (P c) product each), answering (a middle client: the
 weighted sum of its |I(i)| stored rows, plus the K + 1 mask streams in
 symmetric mode), reconstruction (the federator: K x n by n x (P c)).  The
 answer is a one-row product, which the matmul kernel runs slowly; the
-stage uses C field kernels instead (see ``osfl._lincomb``), so its
+stage uses C field kernels instead (see ``osfl.params.lincomb``), so its
 fraction exceeds 1 and the kernel's rate on the sharing shape is reported
 beside it.  A full end-to-end ``run`` at s = 2,000 gives per-phase seconds.
 """
@@ -152,11 +152,12 @@ def test_osfl_end_to_end(benchmark, rng, symmetric):
     out = {}
 
     def target():
-        out["res"] = osfl.run(labels, asg, 3, ZS, ZQ, symmetric, levels=LEVELS, report=True)
+        out["rep"] = osfl.run_round(labels, asg, 3, ZS, ZQ, symmetric, levels=LEVELS)
 
     benchmark.group = "osfl end to end (n=100, T=20, z=5, s=2000)"
     benchmark.pedantic(target, rounds=1, iterations=1)
-    res, rep = out["res"]
+    rep = out["rep"]
+    res = rep.sums
     assert (res == labels[list(asg.clients(3)), 3].astype(np.int64).sum(axis=0)).all()
     table = osfl.rates(N, T, RHO, ZS, ZQ, s=s, c=C)["ours"]
     benchmark.extra_info.update(symmetric=symmetric, **{f"seconds_{k}": v for k, v in rep.seconds.items()},

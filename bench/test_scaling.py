@@ -64,7 +64,7 @@ import os
 import numpy as np
 import pytest
 
-from secea_fast.protocols import osfl, runner, secea, secemb
+from secea_fast.protocols import osfl, secea, secemb
 
 pytestmark = [pytest.mark.scaling]
 SMOKE = pytest.mark.smoke
@@ -140,7 +140,7 @@ _SECEA_DATA = {}
 
 
 def secea_workload(N, M, d, holders=2.0, seed=0):
-    """``local`` for ``runner.run_round``: a union of exactly M integer
+    """``local`` for ``secea.run_round``: a union of exactly M integer
     entities over N clients, each entity held by a random home client plus
     every other client with probability (holders - 1)/(N - 1); embeddings
     uniform in [-1, 1)^d (simulation data from a seeded Generator)."""
@@ -172,7 +172,7 @@ def test_secea_scaling(benchmark, request, axis, params):
     runs, out = [], {}
 
     def target():
-        res = runner.run_round(local, T=p["T"], precision=p["precision"], bound=p["bound"],
+        res = secea.run_round(local, T=p["T"], precision=p["precision"], bound=p["bound"],
                                processes=p["processes"], threads=p["threads"], verify=True)
         assert res.union_size == p["M"]
         runs.append({ph: res.wall[ph] for ph in ("union", "encode", "offline", "responses",
@@ -185,7 +185,7 @@ def test_secea_scaling(benchmark, request, axis, params):
     _run(benchmark, "secea", axis, target, est / p["processes"])
     res = out["res"]
     _record(benchmark, request, "secea", axis, dict(p, K=prm.K, sub=prm.sub,
-                                            block_size=runner.default_block_size(p["M"])), runs,
+                                            block_size=secea.default_block_size(p["M"])), runs,
             entities_per_client=[len(x) for x in local],
             core_seconds=dict(res.seconds), product_wall_seconds=res.wall.get("product", 0.0),
             bytes_via_server=dict(res.bytes))
@@ -241,8 +241,8 @@ def test_secemb_scaling(benchmark, request, axis, params):
     runs, out = [], {}
 
     def target():
-        rep = secemb.simulate_round(Q, items, grads, p["m_prime"], frac_bits=p["frac_bits"],
-                                    threads=p["threads"], report=True)
+        rep = secemb.run_round(Q, items, grads, p["m_prime"], frac_bits=p["frac_bits"],
+                                    threads=p["threads"])
         runs.append({ph: rep.seconds[ph] for ph in ("user_keygen", "server_retrieval",
                                                       "user_upload", "server_aggregation")})
         out["rep"] = rep
@@ -288,8 +288,9 @@ def test_osfl_scaling(benchmark, request, axis, params):
     runs, out = [], {}
 
     def target():
-        res, rep = osfl.run(labels, asg, p["j"], p["z"], p["z"], p["symmetric"], levels=p["levels"],
-                            report=True, threads=p["threads"])
+        rep = osfl.run_round(labels, asg, p["j"], p["z"], p["z"], p["symmetric"], levels=p["levels"],
+                             threads=p["threads"])
+        res = rep.sums
         runs.append({ph: rep.seconds[ph] for ph in ("share", "aggregate", "query", "answer",
                                                       "reconstruct")})
         out["res"], out["rep"] = res, rep

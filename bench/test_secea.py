@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from secea_fast import EMBEDDING_PRIME as P, linalg
-from secea_fast.protocols import runner, secea, workloads
+from secea_fast.protocols import secea, workloads
 
 PAPER_T6_ML1M = {"offline": 88.7823, "coding": 7.3514, "comm.": 0.6446}
 PAPER_T4_CENSUS = 3293.0407
@@ -69,7 +69,7 @@ def test_secea_round_ml1m(benchmark, ml1m, processes):
     runs = []
 
     def one():
-        res = runner.run_round(ml1m, processes=processes, threads=1, block_size=192)
+        res = secea.run_round(ml1m, processes=processes, threads=1, block_size=192)
         runs.append((res, _kernel_rate(res.union_size, res.params.sub)))
         return res
 
@@ -118,7 +118,7 @@ def test_secea_speedup_ml1m_alternating(benchmark, ml1m):
     pairs = []
 
     def one():
-        w = {P_: _round_wall(runner.run_round(ml1m, processes=P_, threads=1, block_size=192))
+        w = {P_: _round_wall(secea.run_round(ml1m, processes=P_, threads=1, block_size=192))
              for P_ in (1, 2)}
         pairs.append((w[1], w[2]))
 
@@ -134,7 +134,7 @@ def test_secea_speedup_ml1m_alternating(benchmark, ml1m):
 
 def test_secea_round_census(benchmark):
     local = workloads.workload("census-income", N=5)
-    res = benchmark.pedantic(lambda: runner.run_round(local, processes=2), rounds=1, iterations=1)
+    res = benchmark.pedantic(lambda: secea.run_round(local, processes=2), rounds=1, iterations=1)
     peak_kb = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                   resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     round_wall = _round_wall(res)

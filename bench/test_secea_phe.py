@@ -26,7 +26,7 @@ import time
 import numpy as np
 import pytest
 
-from secea_fast.protocols import runner, secea_phe, workloads
+from secea_fast.protocols import secea, secea_phe, workloads
 
 N, T, D, ENTITIES, KEY_BITS, PROCESSES = 5, 1, 16, 1000, 2048, 2
 PHASES = ("keygen", "union", "encode", "offline", "responses", "encrypt", "noise", "decrypt",
@@ -50,7 +50,7 @@ _IT = {}
 def _secea(local):
     if "res" not in _IT:
         t0 = time.perf_counter()
-        _IT["res"] = runner.run_round(local, T=T, processes=PROCESSES, verify=True)
+        _IT["res"] = secea.run_round(local, T=T, processes=PROCESSES, verify=True)
         _IT["wall"] = time.perf_counter() - t0
     return _IT["res"], _IT["wall"]
 

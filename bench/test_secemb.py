@@ -41,7 +41,7 @@ def test_secemb_round(benchmark, workload, threads):
     out = {}
 
     def run():
-        out["rep"] = secemb.simulate_round(Q, items, grads, MP, report=True, threads=threads)
+        out["rep"] = secemb.run_round(Q, items, grads, MP, threads=threads)
 
     benchmark.group = "secemb round ML-1M shape"
     benchmark.pedantic(run, rounds=1, iterations=1)
@@ -65,7 +65,7 @@ def test_secure_fedrec_round(benchmark, workload):
     out = {}
 
     def run():
-        out["rep"] = baselines.secure_fedrec_round(Q, items, grads, report=True)
+        out["rep"] = baselines.secure_fedrec_round(Q, items, grads)
 
     benchmark.group = "secemb round ML-1M shape"
     benchmark.pedantic(run, rounds=1, iterations=1)

@@ -15,8 +15,10 @@ U64_LIMIT = 1 << 64
 
 
 @lru_cache(maxsize=256)
-def _is_prime(p: int) -> bool:
-    # strong BPSW has no known pseudoprime, and none exists below 2^64
+def prime_test(p: int) -> bool:
+    """Primality of an int (unchecked; ``secea_fast.nt.is_prime`` checks its
+    argument).  Strong BPSW: no pseudoprime is known, and none exists below
+    2^64."""
     return bool(gmpy2.is_strong_bpsw_prp(p)) if p > 3 else p in (2, 3)
 
 
@@ -31,7 +33,7 @@ def check_prime(p, name: str = "p") -> int:
     p = check_int(p, name)
     if not 2 <= p < U64_LIMIT:
         raise ValueError(f"{name} must satisfy 2 <= {name} < 2^64, got {p}")
-    if not _is_prime(p):
+    if not prime_test(p):
         raise ValueError(f"{name} = {p} is not prime")
     return p
 

@@ -1,6 +1,6 @@
 """``secea-fast``: command-line entry point.
 
-``secea-fast run`` runs a full SecEA round (seed 002) for all parties on the
+``secea-fast run`` runs a full SecEA round (Tang et al. 2022) for all parties on the
 built-in default workload (the MovieLens-1M shape: M = 9,746 entities,
 N = 5, T = 1, d = 128), verifies it bit for bit against plaintext EmbAvg
 on the quantized embeddings, and prints a per-phase table and a one-line
@@ -13,7 +13,9 @@ workload (SecEA's coded-query response shape: 1024 query rows, M = 10^4,
 65 share columns).  ``secea-fast info`` prints the backend selection.
 ``secea-fast bench throughput`` measures one protocol phase with 1..P
 processes (local pool and/or Ray); ``secea-fast bench report`` renders
-pytest-benchmark and throughput JSON as plots and a Markdown summary.
+pytest-benchmark and throughput JSON as plots and a Markdown summary;
+``secea-fast bench summary`` prints each benchmark group's medians and our
+ratio to the fastest peer (``secea_fast.bench``).
 ``--executor ray [--address ADDR]`` runs ``run``'s entity blocks on Ray.
 """
 from __future__ import annotations
@@ -160,7 +162,7 @@ _RUN_OPTIONS = {
 }
 _FLAG_NAMES = {"N": "-N", "T": "-T", "K": "-K", "d": "-d"}
 
-# SecEmb's job: the MovieLens-1M shape of seed 003 (3,883 movies, d = 64,
+# SecEmb's job: the MovieLens-1M shape of SecEmb (Mai et al. 2025) (3,883 movies, d = 64,
 # m' = 300); 100 users take about 7 s on 2 cores.
 SECEMB_DEFAULTS = {"users": 100, "items": 3883, "m_prime": 300, "d": 64, "frac_bits": 16}
 
@@ -191,7 +193,6 @@ def phase_table(rows, head=("phase", "core-s", "wall-s", "protocol MB")) -> str:
                      for r in rows)
 
 
-_SECEA_PHASES = ("union", "encode", "offline", "responses", "product", "noise", "decode")
 
 
 def _secea_rows(seconds, wall, nbytes, phases):
@@ -235,7 +236,7 @@ def run_job(args) -> int:
 
 
 def _secea_job(args, executor, say) -> int:
-    from .protocols import baselines, runner, workloads
+    from .protocols import baselines, secea, workloads
     t0 = time.perf_counter()
     if args.movielens:
         local = workloads.load_movielens(args.movielens, N=args.N, d=args.d or 128, seed=args.seed)
@@ -246,14 +247,14 @@ def _secea_job(args, executor, say) -> int:
     say(f"workload: {wname}, N = {args.N}, entities per client "
         f"{[len(x) for x in local]} ({time.perf_counter() - t0:.1f} s to generate)")
     t_round = time.perf_counter()
-    res = runner.run_round(local, T=args.T, precision=args.precision, K=args.K,
+    res = secea.run_round(local, T=args.T, precision=args.precision, K=args.K,
                            executor=executor, block_size=args.block_size,
                            progress=not args.quiet, verify=False)
     t_round = time.perf_counter() - t_round
     prm = res.params
     t0 = time.perf_counter()
     ok = all(np.array_equal(s_ref, s) and np.array_equal(c_ref, c) for (s_ref, c_ref), s, c in
-             zip(runner.plaintext_sums(local, prm), res.sums, res.counts))
+             zip(secea.plaintext_sums(local, prm), res.sums, res.counts))
     t_verify = time.perf_counter() - t0
     emb = baselines.embavg_round(local)
     worst = max((float(np.max(np.abs(res.embeddings[n][k] - emb["embeddings"][n][k])))
@@ -263,7 +264,7 @@ def _secea_job(args, executor, say) -> int:
     say(f"\nSecEA round: M = {res.union_size} entities, N = {prm.N}, T = {prm.T}, K = {prm.K}, "
         f"d = {prm.d}, precision = {prm.precision} digits, p = {prm.p}, "
         f"{res.processes} process(es), {executor.name} executor")
-    say(phase_table(_secea_rows(res.seconds, res.wall, res.bytes, _SECEA_PHASES)))
+    say(phase_table(_secea_rows(res.seconds, res.wall, res.bytes, res.PHASES)))
     say("(protocol MB: the size of the messages the protocol sends in the phase, counted from "
         "their byte encodings; every party runs in this process, nothing crosses a network)")
     say(f"round (excluding the one-time union): {round_core:.2f} core-s; response products "
@@ -277,7 +278,7 @@ def _secea_job(args, executor, say) -> int:
         f"{psi['intersection']} of {res.union_size} entities")
     paper = PAPER_TABLE6.get(args.workload) if not args.movielens else None
     if paper:
-        say(f"paper (seed 002, published, 20 processes on a 12-core Xeon): {paper}")
+        say(f"paper (SecEA, Tang et al. 2022; published, 20 processes on a 12-core Xeon): {paper}")
     if args.json:
         out = {"workload": wname, "N": prm.N, "T": prm.T, "K": prm.K, "d": prm.d,
                "precision": prm.precision, "p": prm.p, "M": res.union_size,
@@ -314,7 +315,7 @@ def _secea_phe_job(args) -> int:
                              processes=args.processes, block_size=args.block_size, seed=args.seed,
                              workload=args.workload)
     res["table"] = phase_table(_secea_rows(res["core_seconds"], res["wall_seconds"],
-                                           res["bytes_via_server"], secea_phe._PHASES))
+                                           res["bytes_via_server"], secea_phe.PHERoundResult.PHASES))
     ok = bool(res["verified"]) and bool(res.get("secea", {}).get("same_means", True))
     if not args.quiet:
         print(json.dumps({k: v for k, v in res.items() if k != "table"}, indent=2, default=str))
@@ -342,31 +343,6 @@ def secemb_workload(users, m, d, seed):
     return Q, items, grads
 
 
-def secemb_check(Q, items, grads, m_prime, frac_bits, rep):
-    """Verify a SecEmb ``RoundReport`` against plaintext: every user got
-    min(|items|, m') rows (the others NaN, truncated away), each equal to its
-    row of Q rounded to fixed point; the aggregate equals the sum of the kept
-    gradient rows rounded to fixed point (round(x 2^f) as int64, summed in
-    two's complement, divided by 2^f: bit for bit).  Returns (ok, message)."""
-    scale = float(1 << frac_bits)
-    m, d = Q.shape
-    q_fixed = np.rint(Q * scale).astype(np.int64) / scale
-    want = np.zeros((m, d), dtype=np.uint64)
-    for u, (it, g, got) in enumerate(zip(items, grads, rep.retrieved)):
-        got = np.asarray(got)
-        if got.shape != (len(it), d):
-            return False, f"user {u}: retrieved shape {got.shape}, expected {(len(it), d)}"
-        kept = ~np.isnan(got).any(axis=1)
-        if np.isnan(got[kept]).any() or int(kept.sum()) != min(len(it), m_prime):
-            return False, f"user {u}: {int(kept.sum())} items retrieved, expected {min(len(it), m_prime)}"
-        if not np.array_equal(got[kept], q_fixed[it[kept]]):
-            return False, f"user {u}: a retrieved row differs from Q in fixed point"
-        want[it[kept]] += np.rint(g[kept] * scale).astype(np.int64).view(np.uint64)
-    if not np.array_equal(np.asarray(rep.aggregate), want.view(np.int64) / scale):
-        return False, "the aggregate differs from the plaintext sum of the quantized gradient rows"
-    return True, "retrieval and aggregate bit for bit against plaintext fixed point"
-
-
 def _secemb_job(args) -> int:
     from .protocols import secemb
     o = {k: getattr(args, k) if getattr(args, k) is not None else v for k, v in SECEMB_DEFAULTS.items()}
@@ -387,11 +363,11 @@ def _secemb_job(args) -> int:
         f"{int((counts > o['m_prime']).sum())} users truncated to m' = {o['m_prime']}) "
         f"({time.perf_counter() - t0:.1f} s to generate)")
     t0 = time.perf_counter()
-    rep = secemb.simulate_round(Q, items, grads, o["m_prime"], frac_bits=o["frac_bits"], report=True)
+    rep = secemb.run_round(Q, items, grads, o["m_prime"], frac_bits=o["frac_bits"])
     wall = time.perf_counter() - t0
-    ok, what = secemb_check(Q, items, grads, o["m_prime"], o["frac_bits"], rep)
+    ok, what = secemb.plaintext_check(Q, items, grads, rep.params, rep)
     nu = o["users"]
-    # RoundReport: per-phase seconds over all users; bytes per user and server
+    # per-phase seconds over all users; bytes per user and server
     stages = (("user_keygen", "retrieval", rep.bytes_up), ("server_retrieval", "retrieval", rep.bytes_down),
               ("user_upload", "aggregation", rep.bytes_up), ("server_aggregation", None, None))
     rows = []
@@ -440,7 +416,7 @@ def main(argv=None) -> int:
                          "round on the MovieLens-1M shape (100 users, under 10 s on 2 cores); "
                          "osfl: the one-shot FL distillation example (about 1 s)")
     rp.add_argument("--workload", choices=sorted(SHAPES), default=None,
-                    help="dataset shape (seed 002, Table 2) for secea / secea-phe; default "
+                    help="dataset shape (SecEA paper, Table 2) for secea / secea-phe; default "
                          "movielens-1m for secea, tiny for secea-phe")
     rp.add_argument("--movielens", metavar="RATINGS_FILE",
                     help="secea: use a MovieLens ratings file instead of --workload "
@@ -479,15 +455,18 @@ def main(argv=None) -> int:
                     help="print only the verdict line (no progress bar, table or JSON)")
     bp = sub.add_parser("bench", help="throughput measurement and benchmark reports",
                         description="secea-fast bench throughput [options] | "
-                                    "secea-fast bench report RESULTS.json... -o DIR")
-    bp.add_argument("what", choices=("throughput", "report"))
+                                    "secea-fast bench report RESULTS.json... -o DIR | "
+                                    "secea-fast bench summary RESULTS.json")
+    bp.add_argument("what", choices=("throughput", "report", "summary"))
     bp.add_argument("rest", nargs=argparse.REMAINDER, help="options of the bench command (--help)")
     args = parser.parse_args(argv)
     if args.command == "bench":
         if args.what == "throughput":
-            from . import throughput
+            from .bench import throughput
             return throughput.main(args.rest)
-        from . import report
+        from .bench import report
+        if args.what == "summary":
+            return report.summary_main(args.rest)
         return report.main(args.rest)
     if args.command == "run":
         # every run option but --protocol defaults to None: not None = given

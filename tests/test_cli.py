@@ -3,7 +3,7 @@ import json
 import pytest
 
 from secea_fast import cli
-from secea_fast.protocols import runner, secea_phe, secemb
+from secea_fast.protocols import secea, secea_phe, secemb
 
 
 def test_info(capsys):
@@ -69,8 +69,8 @@ def test_run_secea_quiet_prints_the_verdict(capsys):
 
 
 def test_run_secea_quiet_fails_loudly(capsys, monkeypatch):
-    real = runner.plaintext_sums
-    monkeypatch.setattr(runner, "plaintext_sums",
+    real = secea.plaintext_sums
+    monkeypatch.setattr(secea, "plaintext_sums",
                         lambda local, prm: [(s + 1, c) for s, c in real(local, prm)])
     rc, out, _ = _run(capsys, "--workload", "tiny", "-N", "3", "--processes", "1", "--quiet")
     assert rc == 1 and out.strip().startswith("secea: FAIL")
@@ -138,13 +138,13 @@ def test_run_secemb_small(capsys, tmp_path):
 
 
 def test_run_secemb_quiet_fails_on_a_wrong_aggregate(capsys, monkeypatch):
-    real = secemb.simulate_round
+    real = secemb.run_round
 
     def corrupt(*a, **kw):
         rep = real(*a, **kw)
         rep.aggregate[3, 1] += 2.0 ** -16
         return rep
-    monkeypatch.setattr(secemb, "simulate_round", corrupt)
+    monkeypatch.setattr(secemb, "run_round", corrupt)
     rc, out, _ = _run(capsys, "--protocol", "secemb", "--users", "3", "--items", "200", "--m-prime", "30",
                       "-d", "4", "--quiet")
     assert rc == 1
@@ -154,9 +154,10 @@ def test_run_secemb_quiet_fails_on_a_wrong_aggregate(capsys, monkeypatch):
 
 def test_secemb_check_matches_fixed_point_bit_for_bit():
     Q, items, grads = cli.secemb_workload(4, 150, 5, seed=1)
-    rep = secemb.simulate_round(Q, items, grads, 30, frac_bits=12, report=True)
-    assert cli.secemb_check(Q, items, grads, 30, 12, rep)[0]
-    assert not cli.secemb_check(Q, items, grads, 30, 16, rep)[0]    # another quantization is not it
+    rep = secemb.run_round(Q, items, grads, 30, frac_bits=12)
+    assert secemb.plaintext_check(Q, items, grads, rep.params, rep)[0]
+    other = secemb.SecEmbParams(m=150, d=5, m_prime=30, frac_bits=16, n_users=4)
+    assert not secemb.plaintext_check(Q, items, grads, other, rep)[0]    # another quantization is not it
 
 
 def test_run_secemb_refuses_bad_sizes(capsys):

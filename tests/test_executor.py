@@ -9,7 +9,8 @@ import pytest
 
 from secea_fast import executor as ex_mod
 from secea_fast.executor import LocalExecutor, get_executor, party_transfer
-from secea_fast.protocols import runner, secea, workloads
+from secea_fast.protocols import secea, workloads
+from secea_fast.protocols.common.rounds import resolve_executor
 
 
 def _square(state, job):
@@ -158,9 +159,9 @@ def test_executor_argument_errors():
     with pytest.raises(ValueError, match="address applies to the ray"):
         get_executor("local", 1, "auto")
     with pytest.raises(ValueError, match="contradicts"):
-        runner.resolve_executor(LocalExecutor(2), 1)
+        resolve_executor(LocalExecutor(2), 1)
     with pytest.raises(TypeError, match="Executor"):
-        runner.resolve_executor("local", None)
+        resolve_executor("local", None)
 
 
 def test_local_shard_overhead_is_small():
@@ -198,8 +199,8 @@ def test_transferred_client_keeps_seeds_not_the_private_key():
 
 # ------------------------------------------------------------------ protocol results
 def test_round_identical_for_executors_and_process_counts(tiny):
-    ref = runner.run_round(tiny, verify=True, block_size=16)
-    res = runner.run_round(tiny, executor=LocalExecutor(2), verify=True, block_size=16)
+    ref = secea.run_round(tiny, verify=True, block_size=16)
+    res = secea.run_round(tiny, executor=LocalExecutor(2), verify=True, block_size=16)
     assert res.processes == 2
     for a, b in zip(ref.sums, res.sums):
         assert np.array_equal(a, b)
@@ -208,14 +209,14 @@ def test_round_identical_for_executors_and_process_counts(tiny):
 
 def test_round_upto_phases(tiny):
     for upto in ("offline", "responses"):
-        r = runner.run_round(tiny, upto=upto, block_size=16)
+        r = secea.run_round(tiny, upto=upto, block_size=16)
         assert r.embeddings == [] and r.seconds["offline"] > 0
         assert (r.seconds["responses"] > 0) == (upto == "responses")
         assert r.seconds["decode"] == 0.0
     with pytest.raises(ValueError, match="upto"):
-        runner.run_round(tiny, upto="noise")
+        secea.run_round(tiny, upto="noise")
     with pytest.raises(ValueError, match="verify needs"):
-        runner.run_round(tiny, upto="offline", verify=True)
+        secea.run_round(tiny, upto="offline", verify=True)
 
 
 # ------------------------------------------------------------------ Ray
@@ -264,10 +265,10 @@ def test_ray_map_and_one_thread_workers(ray_cluster):
 
 
 def test_ray_round_bit_identical_to_local(ray_cluster, tiny):
-    ref = runner.run_round(tiny, processes=2, verify=True, block_size=16)
+    ref = secea.run_round(tiny, processes=2, verify=True, block_size=16)
     with ex_mod.RayExecutor(2) as ex:
-        res = runner.run_round(tiny, executor=ex, verify=True, block_size=16)
-        res2 = runner.run_round(tiny, executor=ex, verify=True, block_size=32)  # executor reused
+        res = secea.run_round(tiny, executor=ex, verify=True, block_size=16)
+        res2 = secea.run_round(tiny, executor=ex, verify=True, block_size=32)  # executor reused
     for a, b, c in zip(ref.sums, res.sums, res2.sums):
         assert np.array_equal(a, b) and np.array_equal(a, c)
     for a, b in zip(ref.counts, res.counts):
@@ -286,7 +287,7 @@ def test_ray_secea_phe_round(ray_cluster):
 
 # ------------------------------------------------------------------ bench commands
 def test_throughput_measure_schema(tiny):
-    from secea_fast import throughput
+    from secea_fast.bench import throughput
     out = throughput.measure("secea", "responses", [1, 2], ("local",), workload="tiny", N=4)
     assert out["kind"] == "secea-fast/throughput" and out["version"] == 1
     (r,) = out["results"]
@@ -302,7 +303,7 @@ def test_throughput_measure_schema(tiny):
 @pytest.mark.parametrize("protocol,phase", [("paillier", "encrypt"), ("dpf", "keygen"),
                                             ("dpf", "eval")])
 def test_throughput_other_protocols(protocol, phase):
-    from secea_fast import throughput
+    from secea_fast.bench import throughput
     opts = {"paillier": {"key_bits": 2048, "count": 70}, "dpf": {"count": 300, "log_domain": 10}}
     out = throughput.measure(protocol, phase, 2, **opts[protocol])
     rows = out["results"][0]["rows"]
@@ -310,7 +311,7 @@ def test_throughput_other_protocols(protocol, phase):
 
 
 def test_throughput_errors():
-    from secea_fast import throughput
+    from secea_fast.bench import throughput
     with pytest.raises(ValueError, match="unknown protocol"):
         throughput.measure("secemb")
     with pytest.raises(ValueError, match="phases"):

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from secea_fast import dpf, paillier
+from secea_fast.field import EMBEDDING_PRIME
 from secea_fast.protocols import osfl, secea, secea_phe, secemb
 from secea_fast.protocols.secea import Message, SecEAParams
 
@@ -40,7 +41,7 @@ def _samples():
             Message("psu_sum", S, 2, 3, 0, u64(1, 4)), Message("share", 0, 2, 1, 0, u64(3, 2)),
             Message("query", 2, 1, 1, 7, u64(2, 5)), Message("response", 1, 1, 9, 2, u64(0, 3))]
     out["secea.Message"] = (Message.from_bytes, Message.to_bytes, [m.to_bytes() for m in msgs])
-    p = secea.EMBEDDING_PRIME
+    p = EMBEDDING_PRIME
     out["secea.Message(p, N)"] = (lambda b: Message.from_bytes(b, p=p, N=3), Message.to_bytes,
                                   [Message("share", 0, 2, 1, 0, u64(3, 2) % np.uint64(p)).to_bytes()])
 
@@ -78,7 +79,7 @@ def _samples():
                                     [secemb.AggregateShare(1, u64(20, 2), u64(3)).to_bytes()])
 
     keys = [dpf.gen(5, 9, 6)[0], dpf.gen(3, [1, 2, 3], 5)[1], dpf.gen(33, 2, 8, early=True)[0],
-            dpf.gen(2, 7, 4, group="u32")[1], dpf.gen(9, 11, 5, group=secea.EMBEDDING_PRIME)[0]]
+            dpf.gen(2, 7, 4, group="u32")[1], dpf.gen(9, 11, 5, group=EMBEDDING_PRIME)[0]]
     out["dpf.Key"] = (dpf.Key.from_bytes, dpf.Key.to_bytes, [k.to_bytes() for k in keys])
     out["dpf.PathKey"] = (dpf.PathKey.from_bytes, dpf.PathKey.to_bytes,
                           [keys[0].path_key().to_bytes(), keys[1].path_key().to_bytes()])
@@ -102,7 +103,8 @@ def test_every_parser_is_fuzzed():
     """The parsers found in the package are the ones this file runs."""
     import pathlib
     import re
-    root = pathlib.Path(secea.__file__).parents[1]
+    import secea_fast
+    root = pathlib.Path(secea_fast.__file__).parent
     found = set()
     for path in root.rglob("*.py"):
         text = path.read_text()
@@ -237,13 +239,13 @@ def test_secea_message_refuses_parties_outside_the_protocol():
         Message.from_bytes(raw("query", 5, 0, 0, 0, data), N=5)
     with pytest.raises(ValueError, match="receiver 4 is not a client index"):
         Message.from_bytes(raw("psu_sum", S, 4, 0, 0, data), N=4)
-    P = secea.EMBEDDING_PRIME
+    P = EMBEDDING_PRIME
     with pytest.raises(ValueError, match="not a client index"):
         Message.from_bytes(raw("share", secea.max_clients(P), 0, 0, 0, data), p=P)
     assert Message.from_bytes(raw("share", secea.max_clients(P) - 1, 0, 0, 0, data), p=P).sender == P - 4
-    for n in (1, secea.EMBEDDING_PRIME):
+    for n in (1, EMBEDDING_PRIME):
         with pytest.raises(ValueError, match="valid number of clients"):
-            Message.from_bytes(raw("share", 0, 0, 0, 0, data), p=secea.EMBEDDING_PRIME, N=n)
+            Message.from_bytes(raw("share", 0, 0, 0, 0, data), p=EMBEDDING_PRIME, N=n)
     ok = [("share", 4, 0), ("query", 0, 0), ("response", 3, 1), ("psu", 4, S), ("psu_sum", S, S),
           ("psu_sum", S, 2)]
     for kind, snd, rcv in ok:
@@ -254,8 +256,8 @@ def test_secea_message_refuses_parties_outside_the_protocol():
 def test_secea_client_refuses_a_query_from_an_unknown_client():
     local = [{"a": np.ones(2), "b": np.zeros(2)}, {"b": np.ones(2)}, {"c": np.ones(2)}]
     prm = SecEAParams(N=3, d=2, T=1)
-    clients, server = secea._make_parties([list(x) for x in local], prm)
-    secea._run_union(clients, server, rnd=1)
+    clients, server = secea.make_parties([list(x) for x in local], prm)
+    secea.run_union(clients, server, rnd=1)
     out = [c.share(local[n], 1) for n, c in enumerate(clients)]
     for v, c in enumerate(clients):
         c.receive_shares([out[n][v] for n in range(3)])
@@ -308,7 +310,7 @@ def test_osfl_messages_refuse_parties_outside_the_protocol():
         type(msg).from_bytes(msg.to_bytes())          # without params only the protocol's limits apply
     # the simulator sends every message through the checking parsers
     lab = np.arange(4 * 2 * 3 * 2).reshape(4, 2, 3, 2) % 5
-    assert osfl.run(lab, osfl.Assignment.cyclic(4, 2, 3), 1, 1, 1, wire=True).tolist() == \
+    assert osfl.run_round(lab, osfl.Assignment.cyclic(4, 2, 3), 1, 1, 1, wire=True).sums.tolist() == \
         lab[[2, 3, 0], 1].sum(axis=0).tolist()
 
 

@@ -1,4 +1,4 @@
-"""Objective-hiding one-shot FL (secea_fast.protocols.osfl, seed 004).
+"""Objective-hiding one-shot FL (secea_fast.protocols.osfl; Egger, Urbanke, Bitar, 2025).
 
 Correctness: exact recovery for many (n, T, rho, z_s, z_q, p), cyclic and
 random assignments, with and without symmetric privacy, through the wire.
@@ -77,8 +77,10 @@ def test_exact_recovery(case, symmetric, cyclic):
     levels = max(2, min(17, (p - 1) // n + 1))
     labels = rng.integers(0, levels, size=(n, T, s, c))
     for j in range(T):
-        out, rep = osfl.run(labels, inc, j, z_s, z_q, symmetric, p=p, levels=levels, report=True,
-                            wire=(j == 0))
+        rep = osfl.run_round(labels, inc, j, z_s, z_q, symmetric, p=p, levels=levels, verify=True,
+                             wire=(j == 0))
+        out = rep.sums
+        assert rep.verified is True
         members = np.asarray(inc if not isinstance(inc, osfl.Assignment) else inc.incidence)[:, j].astype(bool)
         assert out.dtype == np.int64 and out.shape == (s, c)
         assert (out == labels[members, j].sum(axis=0)).all()
@@ -94,7 +96,7 @@ def test_unassigned_entries_ignored_and_idle_clients_answer():
     garbage = labels.copy()
     garbage[~inc.astype(bool)] = 10**6     # ignored: not assigned
     for sym in (False, True):
-        out = osfl.run(garbage, inc, 1, 1, 1, sym)
+        out = osfl.run_round(garbage, inc, 1, 1, 1, sym).sums
         assert (out == labels[[2, 3, 4], 1].sum(axis=0)).all()
 
 
@@ -122,7 +124,7 @@ def test_small_field_below_lemma2_bound():
         D = params.decoder(j)
         assert D.shape == (params.K, 10)
     labels = np.random.default_rng(0).integers(0, 2, size=(10, 3, 4, 1))
-    assert (osfl.run(labels, params.assignment, 2, 1, 1, True, p=P11, levels=2)
+    assert (osfl.run_round(labels, params.assignment, 2, 1, 1, True, p=P11, levels=2).sums
             == labels[list(params.clients(2)), 2].sum(axis=0)).all()
 
 
@@ -205,7 +207,7 @@ def test_strided_partition_layout():
 def test_counted_elements_match_table_I_rates():
     n, T, rho, z_s, z_q, s, c = 9, 4, 7, 2, 2, 12, 3         # K = 2 divides s
     labels = np.random.default_rng(1).integers(0, 3, size=(n, T, s, c))
-    _, rep = osfl.run(labels, osfl.Assignment.cyclic(n, T, rho), 0, z_s, z_q, report=True)
+    rep = osfl.run_round(labels, osfl.Assignment.cyclic(n, T, rho), 0, z_s, z_q)
     K = (rho - z_s - z_q + 1) // 2
     assert rep.elements["sharing"] == T * rho * (rho - 1) * (s // K) * c
     assert rep.elements["answers"] == n * (s // K) * c
@@ -272,27 +274,27 @@ def test_run_validation():
     inc = osfl.Assignment.cyclic(5, 2, 3)
     good = np.ones((5, 2, 3, 2), dtype=np.int64)
     with pytest.raises(TypeError, match="numpy"):
-        osfl.run(good.tolist(), inc, 0, 1, 1)
+        osfl.run_round(good.tolist(), inc, 0, 1, 1)
     with pytest.raises(TypeError, match="integer dtype"):
-        osfl.run(good.astype(float), inc, 0, 1, 1)
+        osfl.run_round(good.astype(float), inc, 0, 1, 1)
     with pytest.raises(ValueError, match="shape"):
-        osfl.run(good[:4], inc, 0, 1, 1)
+        osfl.run_round(good[:4], inc, 0, 1, 1)
     bad = good.copy()
     bad[0, 0, 0, 0] = -1
     with pytest.raises(ValueError, match="negative"):
-        osfl.run(bad, inc, 0, 1, 1)
+        osfl.run_round(bad, inc, 0, 1, 1)
     with pytest.raises(ValueError, match="levels"):
-        osfl.run(good * 3, inc, 0, 1, 1, levels=3)
+        osfl.run_round(good * 3, inc, 0, 1, 1, levels=3)
     with pytest.raises(ValueError, match="capacity"):
-        osfl.run(good * 4, inc, 0, 1, 1, p=P11)                 # 3 * 4 >= 11
+        osfl.run_round(good * 4, inc, 0, 1, 1, p=P11)                 # 3 * 4 >= 11
     with pytest.raises(ValueError, match="objective"):
-        osfl.run(good, inc, 2, 1, 1)
+        osfl.run_round(good, inc, 2, 1, 1)
     with pytest.raises(TypeError):
-        osfl.run(good, inc, 0.0, 1, 1)
+        osfl.run_round(good, inc, 0.0, 1, 1)
     with pytest.raises(TypeError, match="bool"):
-        osfl.run(good, inc, 0, 1, 1, symmetric=1)
+        osfl.run_round(good, inc, 0, 1, 1, symmetric=1)
     with pytest.raises(ValueError, match="constant column weight"):
-        osfl.run(good, np.array([[1, 1], [1, 0], [0, 0], [0, 0], [0, 0]]), 0, 1, 1)
+        osfl.run_round(good, np.array([[1, 1], [1, 0], [0, 0], [0, 0], [0, 0]]), 0, 1, 1)
 
 
 def test_party_misuse_raises():
@@ -429,11 +431,11 @@ def test_protocol_uses_no_insecure_rng(no_insecure_rng):
     labels = np.arange(6 * 3 * 5 * 2).reshape(6, 3, 5, 2) % 4
     inc = osfl.Assignment.cyclic(6, 3, 5)
     for sym in (False, True):
-        assert (osfl.run(labels, inc, 1, 1, 1, sym) == labels[list(inc.clients(1)), 1].sum(axis=0)).all()
+        assert (osfl.run_round(labels, inc, 1, 1, 1, sym).sums == labels[list(inc.clients(1)), 1].sum(axis=0)).all()
     params = osfl.OSFLParams(inc, 1, 1, s=5, c=2)
     osfl.Client(0, params, labels[0], shared_seed=b"k" * 32, session=b"s").share()
     osfl.Federator(params, 2).queries()
-    assert (osfl.approach1(labels, 2, 1, 1) == labels[:, 2].sum(axis=0)).all()
+    assert (osfl.approach1(labels, 2, 1, 1).sums == labels[:, 2].sum(axis=0)).all()
 
 
 def test_seeded_prg_is_reproducible_and_fresh_streams_differ():
@@ -640,7 +642,8 @@ def test_approach1_end_to_end(n, T, z_s, z_q, p):
     levels = max(2, (p - 1) // n)
     labels = rng.integers(0, levels, size=(n, T, s, c))
     for j in range(T):
-        out, rep = osfl.approach1(labels, j, z_s, z_q, p=p, report=True, wire=(j == 0))
+        rep = osfl.approach1(labels, j, z_s, z_q, p=p, wire=(j == 0), verify=True)
+        out = rep.sums
         assert (out == labels[:, j].sum(axis=0)).all()
     assert rep.elements["sharing"] == T * n * (n - 1) * s * c                # Sec. IV: T s n (n - 1) symbols
     assert rep.elements["answers"] == (z_s + z_q + 1) * s * c

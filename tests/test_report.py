@@ -1,11 +1,11 @@
-"""secea_fast.report: `secea-fast bench report` on small synthetic inputs and on a
+"""secea_fast.bench.report: `secea-fast bench report` on small synthetic inputs and on a
 file shaped like the output of bench/test_secea.py (written to tmp_path)."""
 import json
 import sys
 
 import pytest
 
-from secea_fast import report
+from secea_fast.bench import report
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -177,3 +177,35 @@ def test_secea_results(secea_json, tmp_path):
     assert "### SecEA beside the paper" in md
     assert "| offline (wall) | 88.7823 s | " + report._t(info[1]["wall_seconds"]["offline"]) in md
     assert "Counterpart measured in this run" in md
+
+
+def test_summary_ratio(tmp_path, capsys):
+    """`secea-fast bench summary`: per group, fastest first, with our ratio to the fastest peer
+    (peer median / our median) and the rate from extra_info."""
+    from secea_fast.cli import main
+    data = {"benchmarks": [
+        _bench("aes", "test_ours", 0.004, impl="secea_fast", bytes=8_000_000, threads=1),
+        _bench("aes", "test_openssl", 0.010, impl="openssl", bytes=8_000_000),
+        _bench("aes", "test_slow_peer", 0.030, impl="slowlib", bytes=8_000_000),
+        _bench("matmul", "test_ours_mm", 0.5, impl="secea_fast", macs=1_000_000_000),
+        _bench("matmul", "test_flint", 0.25, impl="flint", macs=1_000_000_000),
+        _bench("solo", "test_only_ours", 0.1, impl="secea_fast")]}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(data))
+    text = report.summary(str(path))
+    assert text == report.summary(data)
+    lines = text.splitlines()
+    assert [ln for ln in lines if not ln.startswith(" ")] == ["aes", "matmul", "solo"]
+    aes = lines[1:4]
+    assert [ln.split()[0] for ln in aes] == ["secea_fast", "openssl", "slowlib"]
+    assert "(1t)" in aes[0] and "4.000 ms" in aes[0] and "2.00 GB/s" in aes[0]
+    assert aes[0].endswith(" 2.50x best peer")                  # 0.010 / 0.004, not 0.030 / 0.004
+    assert "best peer" not in aes[1] and "best peer" not in aes[2]
+    mm = lines[5:7]
+    assert mm[0].split()[0] == "flint" and mm[1].endswith(" 0.50x best peer")   # 0.25 / 0.5
+    assert "2.00 G MAC/s" in mm[1]
+    assert "best peer" not in lines[8]                           # no peer in the group
+    assert main(["bench", "summary", str(path)]) == 0
+    assert capsys.readouterr().out == text + "\n"
+    assert main(["bench", "summary", str(tmp_path / "missing.json")]) == 2
+    assert "error" in capsys.readouterr().err

@@ -8,7 +8,7 @@ import pytest
 
 from secea_fast import EMBEDDING_PRIME as P, GOLDILOCKS as GL, poly
 from secea_fast.prg import Prg
-from secea_fast.protocols import runner, secea
+from secea_fast.protocols import secea
 from secea_fast.protocols.secea import Client, Message, SecEAParams, Server
 
 
@@ -43,7 +43,7 @@ def test_paper_example_end_to_end():
     h1, h2, h3 = np.array([0.5, -0.25]), np.array([0.75, 0.125]), np.array([-0.125, 1.0])
     local = [{"e1": h1}, {"e2": h2}, {"e1": h3}]
     prm = SecEAParams(N=3, d=2, T=1, alphas=(3, 4, 5), betas=(1, 2))
-    res = runner.run_round(local, params=prm, verify=True)
+    res = secea.run_round(local, params=prm, verify=True)
     assert res.union_size == 2
     assert res.embeddings[0]["e1"].tolist() == ((h1 + h3) / 2).tolist()
     assert res.embeddings[2]["e1"].tolist() == ((h1 + h3) / 2).tolist()
@@ -57,7 +57,7 @@ def test_exact_for_every_T(N):
     for T in range(1, (N + 1) // 2):
         d = int(rng.integers(1, 9))
         local = make_local(rng, N, d, universe=40, lo=2, hi=12)
-        res = runner.run_round(local, T=T, precision=6, verify=True,
+        res = secea.run_round(local, T=T, precision=6, verify=True,
                                block_size=int(rng.integers(1, 8)))
         assert res.params.K == (N + 1) // 2 - T
         # the averages are the quantized sums over the holder count (eq. 5)
@@ -70,8 +70,8 @@ def test_exact_for_every_T(N):
 def test_padding_when_K_does_not_divide_d_plus_1_and_multiprocess():
     rng = np.random.default_rng(3)
     local = make_local(rng, 7, 6, universe=50)          # K = 3, d + 1 = 7
-    a = runner.run_round(local, T=1, verify=True, block_size=5)
-    b = runner.run_round(local, T=1, verify=True, block_size=5, processes=2)
+    a = secea.run_round(local, T=1, verify=True, block_size=5)
+    b = secea.run_round(local, T=1, verify=True, block_size=5, processes=2)
     assert a.params.K == 3 and a.params.sub == 3
     for n in range(7):
         assert np.array_equal(a.sums[n], b.sums[n]) and np.array_equal(a.counts[n], b.counts[n])
@@ -91,7 +91,7 @@ def test_aggregate_api_matches_float_mean():
 def test_extremal_values_decode_exactly():
     N, d, bound = 5, 3, 100.0
     local = [{"x": np.full(d, bound), "y": np.full(d, -bound)} for _ in range(N)]
-    res = runner.run_round(local, T=2, precision=8, bound=bound, verify=True)
+    res = secea.run_round(local, T=2, precision=8, bound=bound, verify=True)
     assert res.embeddings[0]["x"].tolist() == [bound] * d
     assert res.embeddings[4]["y"].tolist() == [-bound] * d
 
@@ -117,7 +117,7 @@ def test_union_masked_uploads_hide_the_vector():
     rng = np.random.default_rng(0)
     prm = SecEAParams(N=3, d=1)
     sets = [["a", "b"], ["b", "c"], ["d", "a"]]
-    clients, server = secea._make_parties(sets, prm)
+    clients, server = secea.make_parties(sets, prm)
     ups = [c.psu_upload(2) for c in clients]
     # an upload alone is not the Laurent tail of its set: the masks are there
     f = poly.from_roots(secea.hash_ids(sets[0]), GL)
@@ -153,25 +153,25 @@ def test_dropped_and_corrupted_responses_within_and_beyond_the_bound():
     # N = 7, T = 1, K = 1: responses have degree 2, 4 redundant positions
     prm = SecEAParams(N=7, d=3, T=1, K=1)
     assert prm.redundancy == 4
-    ok = runner.run_round(local, params=prm, verify=True, drop={(0, 1), (0, 2), (0, 3), (0, 4)})
+    ok = secea.run_round(local, params=prm, verify=True, drop={(0, 1), (0, 2), (0, 3), (0, 4)})
     assert ok.faulty == []
-    res = runner.run_round(local, params=prm, verify=True, corrupt={(2, 5), (2, 6), (3, 0)})
+    res = secea.run_round(local, params=prm, verify=True, corrupt={(2, 5), (2, 6), (3, 0)})
     assert res.faulty == [(2, 5), (2, 6), (3, 0)]
-    res = runner.run_round(local, params=prm, verify=True, corrupt={(1, 0)}, drop={(1, 3), (1, 4)})
+    res = secea.run_round(local, params=prm, verify=True, corrupt={(1, 0)}, drop={(1, 3), (1, 4)})
     assert res.faulty == [(1, 0)]
     with pytest.raises(secea.DecodingError):
-        runner.run_round(local, params=prm, drop={(0, 1), (0, 2), (0, 3), (0, 4), (0, 5)})
+        secea.run_round(local, params=prm, drop={(0, 1), (0, 2), (0, 3), (0, 4), (0, 5)})
     with pytest.raises((secea.DecodingError, AssertionError)):
-        runner.run_round(local, params=prm, verify=True, corrupt={(0, 1), (0, 2), (0, 3)})
+        secea.run_round(local, params=prm, verify=True, corrupt={(0, 1), (0, 2), (0, 3)})
 
 
 def test_no_redundancy_drop_raises_and_even_N_tolerates_one():
     rng = np.random.default_rng(12)
     local5 = make_local(rng, 5, 2, universe=20, hi=15)
     with pytest.raises(secea.DecodingError, match="no redundancy"):
-        runner.run_round(local5, drop={(0, 3)})
+        secea.run_round(local5, drop={(0, 3)})
     local6 = make_local(rng, 6, 2, universe=20, hi=15)
-    res = runner.run_round(local6, drop={(0, 3), (2, 1)}, verify=True)
+    res = secea.run_round(local6, drop={(0, 3), (2, 1)}, verify=True)
     assert res.params.redundancy == 1
 
 
@@ -202,21 +202,21 @@ def test_bad_inputs_raise_clear_errors():
         bad = [dict(x) for x in local]
         k = next(iter(bad[0]))
         bad[0][k] = np.full(4, 1e3)
-        runner.run_round(bad)
+        secea.run_round(bad)
     with pytest.raises(ValueError, match="shape"):
         bad = [dict(x) for x in local]
         bad[1][next(iter(bad[1]))] = np.zeros(5)
-        runner.run_round(bad)
+        secea.run_round(bad)
     with pytest.raises(ValueError, match="non-empty"):
-        runner.run_round([local[0], {}, local[2]])
+        secea.run_round([local[0], {}, local[2]])
     with pytest.raises(TypeError):
-        runner.run_round(local[0])
+        secea.run_round(local[0])
 
 
 def _parties(local, **kw):
     prm = SecEAParams(N=len(local), d=len(next(iter(local[0].values()))), **kw)
-    clients, server = secea._make_parties([list(x) for x in local], prm)
-    secea._run_union(clients, server)
+    clients, server = secea.make_parties([list(x) for x in local], prm)
+    secea.run_union(clients, server)
     return prm, clients, server
 
 
@@ -257,7 +257,7 @@ def test_malformed_messages_rejected():
 def test_secrets_refuse_insecure_rng(no_insecure_rng):
     local = [{"a": np.array([0.5, 0.25]), "b": np.array([0.0, 1.0])}, {"b": np.array([1.0, 0.5])},
              {"a": np.array([0.125, 0.0])}]
-    res = runner.run_round(local, verify=True)
+    res = secea.run_round(local, verify=True)
     assert res.embeddings[0]["a"].tolist() == [0.3125, 0.125]
 
 
@@ -281,18 +281,18 @@ def _views(entity_of_client0, emb_value, rounds):
     q_{0,1,e}, over many rounds, as cell indices in F_7^2."""
     prm = SecEAParams(N=3, d=1, T=1, precision=0, bound=1.0, p=SMALL_P)
     sets = [[entity_of_client0], ["a", "b"], ["a", "b"]]
-    clients, server = secea._make_parties(sets, prm)
-    secea._run_union(clients, server)
+    clients, server = secea.make_parties(sets, prm)
+    secea.run_union(clients, server)
     c0 = clients[0]
     # positions of "a" / "b" in the union are fixed by their hashes
     shares, queries = [], []
     for r in range(1, rounds + 1):
         y = c0.share({entity_of_client0: np.array([emb_value])}, r)[1]
         # remove the relay pad as client 1 does
-        yy = clients[1]._pad(0, secea._domain(r, "share", 0, 1)).xor_into(
+        yy = clients[1]._pad(0, secea.pad_domain(r, "share", 0, 1)).xor_into(
             np.empty_like(y.data), y.data, SMALL_P, check=True)
         q = c0.queries(r, 0, [0])[1]
-        qq = clients[1]._pad(0, secea._domain(r, "query", 0, 1, 0)).xor_into(
+        qq = clients[1]._pad(0, secea.pad_domain(r, "query", 0, 1, 0)).xor_into(
             np.empty_like(q.data), q.data, SMALL_P, check=True)
         # shares: (M = 2, sub = 2) -> the two coordinates of the entity rows
         shares.append(int(yy[0, 0]) * SMALL_P + int(yy[1, 0]))
@@ -322,7 +322,7 @@ def test_baselines_embavg_and_psi_sa():
     from secea_fast.protocols import baselines, workloads
     local = workloads.workload("tiny", N=3, seed=1)
     emb = baselines.embavg_round(local)
-    res = runner.run_round(local, verify=True)
+    res = secea.run_round(local, verify=True)
     for n in range(3):
         for k in local[n]:
             assert np.allclose(emb["embeddings"][n][k], res.embeddings[n][k], atol=1e-8)
@@ -420,7 +420,7 @@ def test_queries_are_sent_divided_by_c_v_and_answered_exactly(N, T):
     # the paper's query (eq. 15-16) from the same z streams
     Z = np.empty((T, B * M), dtype=np.uint64)
     for t in range(T):
-        Prg(q0._query_seed, secea._domain(1, "query-z" + (str(t) if t else ""), n, n, 0)).field_into(Z[t], P)
+        Prg(q0._query_seed, secea.pad_domain(1, "query-z" + (str(t) if t else ""), n, n, 0)).field_into(Z[t], P)
     onehot = np.zeros(B * M, dtype=object)
     onehot[np.arange(B) * M + q0.positions[members]] = 1
     for v, msg in enumerate(q0.queries(1, 0, members)):
@@ -428,11 +428,11 @@ def test_queries_are_sent_divided_by_c_v_and_answered_exactly(N, T):
         paper = (int(prm.query_onehot[v]) * onehot + sum(c[t] * Z[t].astype(object) for t in range(T))) % P
         sent = msg.data.reshape(-1)
         if v != n:
-            sent = q0._pad(v, secea._domain(1, "query", n, v, 0)).xor_into(np.empty_like(sent), sent, P)
+            sent = q0._pad(v, secea.pad_domain(1, "query", n, v, 0)).xor_into(np.empty_like(sent), sent, P)
         assert c[0] == int(prm.query_scale[v]) != 0
         assert np.array_equal(sent.astype(object) * c[0] % P, paper)
         A = cs[v].answer(msg).data
-        pad = cs[v]._pad(n, secea._domain(1, "response", v, n, 0)).field_into(np.empty_like(A), P)
+        pad = cs[v]._pad(n, secea.pad_domain(1, "response", v, n, 0)).field_into(np.empty_like(A), P)
         got = (A.astype(object) - pad.astype(object)) % P
         want = paper.reshape(B, M).dot(cs[v]._y.astype(object)) % P
         assert np.array_equal(got, want)
@@ -456,7 +456,7 @@ def test_complex_and_non_numeric_embeddings_refused():
         clients[0].encode_embeddings({k: v.astype(complex) for k, v in local[0].items()})
     # real inputs of other dtypes still work
     loc = [{k: v.astype(np.float32) for k, v in x.items()} for x in local]
-    runner.run_round(loc, verify=True)
+    secea.run_round(loc, verify=True)
 
 
 def test_single_string_is_not_a_set_of_entities():
@@ -480,15 +480,15 @@ def test_drop_and_corrupt_pairs_naming_unknown_clients_refused():
     for arg, pairs, unknown in (("drop", {(0, 5)}, "5"), ("corrupt", {(-1, 2)}, "-1"),
                                 ("drop", {(0, key)}, repr(key)), ("corrupt", {(1.0, 2)}, "1.0")):
         with pytest.raises(ValueError, match=rf"{arg}: .*unknown client {unknown}"):
-            runner.run_round(local, params=prm, **{arg: pairs})
+            secea.run_round(local, params=prm, **{arg: pairs})
     with pytest.raises(ValueError, match="drop: .* not a .* pair"):
-        runner.run_round(local, params=prm, drop={(0, 1, 2)})
+        secea.run_round(local, params=prm, drop={(0, 1, 2)})
     with pytest.raises(TypeError, match="corrupt must be a set"):
-        runner.run_round(local, params=prm, corrupt="01")
+        secea.run_round(local, params=prm, corrupt="01")
     with pytest.raises(ValueError, match="drop: .*unknown client 7"):
         secea.aggregate(local, K=1, drop=[(7, 0)])
     # valid pairs as lists or NumPy ints are accepted
-    res = runner.run_round(local, params=prm, verify=True, drop=[[0, 1], (np.int64(2), 3)])
+    res = secea.run_round(local, params=prm, verify=True, drop=[[0, 1], (np.int64(2), 3)])
     assert res.faulty == []
 
 
@@ -517,7 +517,7 @@ def test_decoding_without_redundancy_is_reported_unchecked():
         c.receive_shares([out[n][v] for n in range(5)])
     (members,) = clients[0].blocks(64)
     resps = [server.noise(clients[v].answer(q)) for v, q in enumerate(clients[0].queries(1, 0, members))]
-    ref_sums, ref_counts = runner.plaintext_sums(local, prm)[0]
+    ref_sums, ref_counts = secea.plaintext_sums(local, prm)[0]
 
     def corrupt(msgs, v):
         m = msgs[v]
@@ -556,18 +556,18 @@ def test_decoding_without_redundancy_is_reported_unchecked():
 def test_round_reports_blocks_decoded_without_redundancy():
     rng = np.random.default_rng(24)
     local5 = make_local(rng, 5, 2, universe=12, hi=8)
-    res = runner.run_round(local5, verify=True)                 # default K: N = k, no redundancy
+    res = secea.run_round(local5, verify=True)                 # default K: N = k, no redundancy
     assert res.params.redundancy == 0 and not res.checked
     assert res.unchecked == [(n, 0) for n in range(5)]
     with pytest.raises(secea.DecodingError, match="no redundancy"):
-        runner.run_round(local5, require_checked=True)
+        secea.run_round(local5, require_checked=True)
     with pytest.raises(secea.DecodingError, match="no redundancy"):
         secea.aggregate(local5, require_checked=True)
     local7 = make_local(rng, 7, 2, universe=12, hi=8)
     prm = SecEAParams(N=7, d=2, K=1)                            # k = 3, 4 redundant responses
-    res = runner.run_round(local7, params=prm, verify=True, require_checked=True, corrupt={(2, 4)})
+    res = secea.run_round(local7, params=prm, verify=True, require_checked=True, corrupt={(2, 4)})
     assert res.checked and res.unchecked == [] and res.faulty == [(2, 4)]
-    res = runner.run_round(local7, params=prm, verify=True, drop={(1, 0), (1, 2), (1, 3), (1, 5)})
+    res = secea.run_round(local7, params=prm, verify=True, drop={(1, 0), (1, 2), (1, 3), (1, 5)})
     assert res.unchecked == [(1, 0)] and not res.checked
 
 

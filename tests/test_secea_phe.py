@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from secea_fast import EMBEDDING_PRIME as P, paillier
-from secea_fast.protocols import runner, secea_phe, workloads
+from secea_fast.protocols import secea, secea_phe, workloads
 from secea_fast.protocols.secea import DecodingError, Message, SecEAParams
 from secea_fast.protocols.secea_phe import CipherMessage, Client, PHEParams, Server
 
@@ -59,7 +59,7 @@ def exact_mean_floats(local, params):
     """Correctly rounded S / (c scale) per client from the plaintext sums."""
     scale = params.base.fx.scale
     out = []
-    for s, c in runner.plaintext_sums(local, params.base):
+    for s, c in secea.plaintext_sums(local, params.base):
         out.append(np.array([[float(Fraction(int(x), int(cc) * scale)) for x in row]
                              for row, cc in zip(s, c)]).reshape(s.shape))
     return out
@@ -126,7 +126,7 @@ def test_exact_against_plaintext_sums(keys, N, T):
     prm = phe_params(N, d, T, precision=6)
     res = secea_phe.run_round(local, params=prm, keys=keys[:N], verify=True,
                               block_size=int(rng.integers(1, 6)))
-    ref = runner.plaintext_sums(local, prm.base)
+    ref = secea.plaintext_sums(local, prm.base)
     assert res.matches([s for s, _ in ref], [c for _, c in ref])
     # numerators / denominators are the mean in lowest terms
     for (s, c), a, b in zip(ref, res.numerators, res.denominators):
@@ -144,7 +144,7 @@ def test_equals_secea_and_multiprocess(keys):
     local = workloads.workload("tiny", N=4, d=5, seed=3)
     prm = phe_params(4, 5)
     res = secea_phe.run_round(local, params=prm, keys=keys[:4], verify=True, block_size=8)
-    it = runner.run_round(local, params=prm.base, verify=True)
+    it = secea.run_round(local, params=prm.base, verify=True)
     assert res.union_size == it.union_size
     assert res.matches(it.sums, it.counts)          # the same rational means
     for n in range(4):
@@ -218,7 +218,7 @@ def test_querier_sees_only_scaled_noised_smudged_responses(keys):
     # interpolation gives (r S, r c): the count is scaled by the unknown r
     S = (prm.base.decode_matrix.astype(object) @ np.stack(Ys).reshape(3, -1).astype(object)) % p
     full = S.reshape(B, -1)
-    (sums, counts), = [runner.plaintext_sums(local, prm.base)[0]]
+    (sums, counts), = [secea.plaintext_sums(local, prm.base)[0]]
     assert [int(x) for x in full[:, prm.base.d]] == [rr_ * int(c) % p for rr_, c in zip(r, counts)]
     assert any(int(x) != int(c) for x, c in zip(full[:, prm.base.d], counts))
     res = clients[0].decode_values(Ys, members)

@@ -29,7 +29,13 @@ def test_round_exact_with_padding_truncation_and_dropout(m, d, mp):
     grads = [rng.normal(size=(len(it), d)) for it in items]
     dense = [rng.normal(size=5) for _ in range(nu)]
     drop = {1} if nu > 2 else set()
-    rep = secemb.simulate_round(Q, items, grads, mp, dense=dense, dropouts=drop, report=True)
+    rep = secemb.run_round(Q, items, grads, mp, dense=dense, dropouts=drop, verify=True)
+    assert rep.verified is True
+    for field in ("aggregate", "dense"):                 # plaintext_check is not blind
+        bad = secemb.run_round(Q, items, grads, mp, dense=dense, dropouts=drop)
+        getattr(bad, field).flat[0] += 1.0 / bad.params.scale
+        ok, what = secemb.plaintext_check(Q, items, grads, bad.params, bad, dense=dense, dropouts=drop)
+        assert not ok and field in what
     P = SecEmbParams(m=m, d=d, m_prime=mp, n_users=nu, dense_size=5)
     for u in range(nu):
         got = rep.retrieved[u]
@@ -42,13 +48,15 @@ def test_round_exact_with_padding_truncation_and_dropout(m, d, mp):
     assert rep.bytes_up["aggregation"] > 0 and rep.bytes_down["retrieval"] > 0
 
 
-def test_simulate_round_returns_rows_and_sum():
+def test_run_round_returns_rows_and_sum():
     rng = np.random.default_rng(1)
     m, d = 64, 4
     Q = rng.normal(size=(m, d))
     items = [np.array([1, 5, 7]), np.array([5, 60])]
     grads = [np.ones((3, d)), 2 * np.ones((2, d))]
-    retrieved, agg = secemb.simulate_round(Q, items, grads, m_prime=4)
+    res = secemb.run_round(Q, items, grads, m_prime=4, verify=True)
+    assert res.verified is True
+    retrieved, agg = res.retrieved, res.aggregate
     P = SecEmbParams(m=m, d=d, m_prime=4, n_users=2)
     assert np.array_equal(retrieved[0], quant(Q[[1, 5, 7]], P))
     assert agg[5].tolist() == [3.0] * d and agg[1].tolist() == [1.0] * d and agg[0].tolist() == [0.0] * d
@@ -72,7 +80,7 @@ def test_dp_noise_is_added_and_zero_mean():
     Q = rng.normal(size=(m, d))
     items = [np.array([0, 1])]
     grads = [np.zeros((2, d))]
-    rep = secemb.simulate_round(Q, items, grads, 2, noise_sigma=1.0, report=True)
+    rep = secemb.run_round(Q, items, grads, 2, noise_sigma=1.0)
     noise = rep.aggregate.ravel()
     assert noise.std() > 0.8 and noise.std() < 2.0 and abs(noise.mean()) < 0.5   # two servers: var 2
     assert secemb.gaussian_sigma(1.0, 1e-5, 1.0) == pytest.approx(np.sqrt(np.log(1.25e5)))
@@ -136,8 +144,10 @@ def test_baseline_secure_fedrec_matches_secemb():
     Q = rng.normal(size=(m, d))
     items = [rng.choice(m, 4, replace=False) for _ in range(3)]
     grads = [rng.normal(size=(4, d)) for _ in range(3)]
-    r1, a1 = baselines.secure_fedrec_round(Q, items, grads)
-    r2, a2 = secemb.simulate_round(Q, items, grads, m_prime=4)
+    fr = baselines.secure_fedrec_round(Q, items, grads)
+    r1, a1 = fr.retrieved, fr.aggregate
+    res2 = secemb.run_round(Q, items, grads, m_prime=4)
+    r2, a2 = res2.retrieved, res2.aggregate
     assert np.array_equal(a1, a2)
     assert all(np.array_equal(x, y) for x, y in zip(r1, r2))
 
@@ -179,7 +189,7 @@ def _small_round_args():
 def test_clip_must_be_a_positive_finite_number(clip, exc):
     Q, items, grads = _small_round_args()
     with pytest.raises(exc, match="clip"):
-        secemb.simulate_round(Q, items, grads, 2, clip=clip)
+        secemb.run_round(Q, items, grads, 2, clip=clip)
     P = SecEmbParams(m=16, d=2, m_prime=2)
     u = User(P, [1, 2])
     u.retrieval_request()
@@ -190,7 +200,7 @@ def test_clip_must_be_a_positive_finite_number(clip, exc):
 def test_clip_scales_rows_down_only():
     Q, items, grads = _small_round_args()
     g = [np.array([[3.0, 4.0], [0.3, 0.4]]), np.array([[0.0, 0.5]])]
-    _, agg = secemb.simulate_round(Q, items, g, 2, clip=1.0)
+    agg = secemb.run_round(Q, items, g, 2, clip=1.0, verify=True).aggregate
     P = SecEmbParams(m=16, d=2, m_prime=2)
     assert np.array_equal(agg[1], quant([0.6, 0.8], P))          # norm 5 -> 1
     assert np.array_equal(agg[2], quant([0.3, 0.4], P))          # norm 0.5 stays
@@ -202,7 +212,7 @@ def test_clip_scales_rows_down_only():
 def test_noise_sigma_must_be_finite_and_non_negative(sigma, exc):
     Q, items, grads = _small_round_args()
     with pytest.raises(exc, match="noise_sigma"):
-        secemb.simulate_round(Q, items, grads, 2, noise_sigma=sigma)
+        secemb.run_round(Q, items, grads, 2, noise_sigma=sigma)
     P = SecEmbParams(m=16, d=2, m_prime=2)
     s = Server(0, P, secemb.encode_table(Q, P))
     with pytest.raises(exc, match="noise_sigma"):
@@ -231,13 +241,13 @@ def test_item_ids_out_of_range_or_duplicated_are_refused_at_once():
 def test_unknown_dropout_ids_are_refused(drop, exc):
     Q, items, grads = _small_round_args()
     with pytest.raises(exc, match="dropouts"):
-        secemb.simulate_round(Q, items, grads, 2, dropouts=drop)
+        secemb.run_round(Q, items, grads, 2, dropouts=drop)
 
 
 @pytest.mark.parametrize("cls, magic", [(RetrievalResponse, b"SERS"), (AggregationUpload, b"SEUP"),
                                         (secemb.AggregateShare, b"SEAG"), (RetrievalRequest, b"SERQ")])
 def test_parsers_refuse_parties_other_than_the_two_servers(cls, magic):
-    from secea_fast.protocols._wire import Writer
+    from secea_fast.protocols.common.wire import Writer
     version = secemb.UPLOAD_VERSION if cls is AggregationUpload else 1
     for party in (2, 7, 2**64 - 1):
         w = Writer(magic, version).u64(party)

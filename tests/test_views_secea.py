@@ -32,7 +32,7 @@ import pytest
 
 from secea_fast import poly
 from secea_fast.protocols import secea
-from secea_fast.protocols.secea import PSU_PRIME, Client, SecEAParams, Server, _domain
+from secea_fast.protocols.secea import PSU_PRIME, Client, SecEAParams, Server, pad_domain
 
 from _views import PadRecorder, assert_views_same, attribute, mask_leaks, view_pvalues, FAMILY_ALPHA
 
@@ -136,7 +136,7 @@ def _leaky_domain(kind):
 
 @pytest.mark.parametrize("kind", ["no-round", "undirected", "no-block"])
 def test_server_view_check_detects_reused_pads(monkeypatch, kind):
-    monkeypatch.setattr(secea, "_domain", _leaky_domain(kind))
+    monkeypatch.setattr(secea.parties, "pad_domain", _leaky_domain(kind))
     problems, _, _ = _server_view_problems(union_rounds=(0, 1) if kind == "no-round" else (0,))
     assert problems, f"pad reuse ({kind}) was not detected"
     assert any("mask-free" in s for s in problems)
@@ -161,7 +161,7 @@ def test_union_masks_reused_across_rounds_reveal_an_entity_set(monkeypatch):
 
     guess, truth = server_guess()
     assert guess != truth                   # private with round-separated masks
-    monkeypatch.setattr(secea, "_domain", _leaky_domain("no-round"))
+    monkeypatch.setattr(secea.parties, "pad_domain", _leaky_domain("no-round"))
     guess, truth = server_guess()
     assert guess == truth                   # the leak the check above detects
 
@@ -182,7 +182,7 @@ def _params():
 
 def _unpad_xor(c, peer, m, purpose):
     a, b = m.sender, m.receiver
-    return c._pad(peer, _domain(m.round, purpose, a, b, m.block)).xor_into(
+    return c._pad(peer, pad_domain(m.round, purpose, a, b, m.block)).xor_into(
         np.empty_like(m.data), np.ascontiguousarray(m.data))
 
 
@@ -216,7 +216,7 @@ def coalition_view(inputs, member=0, rnd=1):
             continue
         for v, y in enumerate(ys):           # noised responses, pad removed
             out = np.empty_like(y.data)
-            c._pad(v, _domain(y.round, "response", v, member, y.block)).field_into(
+            c._pad(v, pad_domain(y.round, "response", v, member, y.block)).field_into(
                 out, prm.p, base=np.ascontiguousarray(y.data), negate=True)
             parts.append(out)
     parts.append(total.data.reshape(-1)[:2] % np.uint64(P))
@@ -239,17 +239,17 @@ def _detected(A, B):
 
 
 def test_colluding_client_check_detects_shares_without_noise(monkeypatch):
-    real = secea.uniform
+    real = secea.parties.uniform
 
     def leaky_uniform(count, p):            # eq. (10) with the noise sub-vectors z = 0
         return np.zeros(count, dtype=np.uint64) if p == P else real(count, p)
 
-    monkeypatch.setattr(secea, "uniform", leaky_uniform)
+    monkeypatch.setattr(secea.parties, "uniform", leaky_uniform)
     assert _detected(_sample("A", 200), _sample("B", 200))
 
 
 def test_colluding_client_check_detects_z_reused_across_query_rows(monkeypatch):
-    class LeakyPrg(secea.Prg):
+    class LeakyPrg(secea.parties.Prg):
         """eq. (15) with one z row for every entity of a block"""
         __slots__ = ()
 
@@ -260,7 +260,7 @@ def test_colluding_client_check_detects_z_reused_across_query_rows(monkeypatch):
                 out.reshape(-1, M)[:] = out.reshape(-1, M)[0]
             return res
 
-    monkeypatch.setattr(secea, "Prg", LeakyPrg)
+    monkeypatch.setattr(secea.parties, "Prg", LeakyPrg)
     assert _detected(_sample("A", 200), _sample("B", 200))
 
 
@@ -328,6 +328,6 @@ def test_server_noise_is_fresh_for_every_block(monkeypatch):
     gets its own stream.  Control: domains without the block collide."""
     keys, blocks, _ = _psi_keys()
     assert len(keys) == blocks
-    monkeypatch.setattr(secea, "_domain", _leaky_domain("no-block"))
+    monkeypatch.setattr(secea.parties, "pad_domain", _leaky_domain("no-block"))
     keys, blocks, _ = _psi_keys()
     assert len(keys) < blocks

@@ -22,7 +22,7 @@ import numpy as np
 from .._checks import check_elements, check_prime
 from .._native import ffi, lib, resolve_threads, u64ptr
 
-__all__ = ["matmul", "matvec", "PackedRight", "DecryptedRangeError"]
+__all__ = ["matmul", "matmul_unchecked", "matvec", "PackedRight", "DecryptedRangeError"]
 
 
 class DecryptedRangeError(ValueError):
@@ -153,7 +153,7 @@ class PackedRight:
         return C
 
 
-def _matmul_reduced(A, B, p, threads=None):
+def matmul_unchecked(A, B, p, threads=None):
     """``matmul`` for operands the caller has already validated (C-contiguous
     uint64, entries < p, matching shapes): skips the O(mk + kn) range scans.
     For protocol code whose inputs come out of checked kernels."""

@@ -1,7 +1,7 @@
 """Baselines the protocols are compared with.
 
 ``embavg_round`` and ``psi_sa_round``: the EmbAvg and PSI settings of
-SecEA's evaluation (seed 002, Sec. 6, Tables 3-4).  EmbAvg: every client
+SecEA's evaluation (Tang, Zhu, Li, Zhang, Sun 2022, Sec. 6, Tables 3-4).  EmbAvg: every client
 sends its embeddings to the server in the clear, the server averages each
 entity over its holders (eq. 5) and returns the averages: no privacy, the
 reference result.  PSI + secure aggregation: the clients first learn the
@@ -12,12 +12,12 @@ the quantized embeddings of the intersection only; entities outside the
 intersection are not aggregated (each client keeps its own embedding),
 which is the utility loss SecEA removes.
 
-``secure_fedrec_round``: "Secure FedRec" of SecEmb's evaluation (seed 003,
+``secure_fedrec_round``: "Secure FedRec" of SecEmb's evaluation (Mai et al. 2025,
 Sec. 5.2 and Table 6): every user downloads the whole item table and uploads
 two-server additive shares of its full m x d gradient matrix (zeros off its
 rated rows) over Z_2^64; each server sums its shares; server 0 adds the two
-sums.  Same fixed point and the same (retrieved, aggregate) contract as
-``secemb.simulate_round``, with byte counts and per-phase seconds.
+sums.  Same fixed point and the same result type as ``secemb.run_round``
+(retrieved rows, aggregate, per-phase seconds and bytes).
 """
 from __future__ import annotations
 
@@ -25,29 +25,28 @@ import time
 
 import numpy as np
 
-from .secemb import RoundReport, SecEmbParams, additive_shares, decode_fixed, encode_fixed, encode_table
+from .common.inputs import id_bytes
+from .secemb import SecEmbParams, SecEmbRoundResult, additive_shares, decode_fixed, encode_fixed, encode_table
 
 __all__ = ["secure_fedrec_round", "embavg_round", "psi_sa_round"]
 
 
 def _stack(local):
     """entity key -> rows of its holders, in a dict keyed by id bytes."""
-    from .secea import _id_bytes
     hold = {}
     for n, emb in enumerate(local):
         for key, vec in emb.items():
-            hold.setdefault(_id_bytes(key), []).append((n, np.asarray(vec, dtype=np.float64)))
+            hold.setdefault(id_bytes(key), []).append((n, np.asarray(vec, dtype=np.float64)))
     return hold
 
 
 def embavg_round(local) -> dict:
     """EmbAvg (no privacy): returns {"embeddings": [per client dict],
     "seconds": {...}, "bytes": {...}}."""
-    from .secea import _id_bytes
     t0 = time.perf_counter()
     hold = _stack(local)
     avg = {k: np.mean([v for _, v in rows], axis=0) for k, rows in hold.items()}
-    out = [{key: avg[_id_bytes(key)] for key in emb} for emb in local]
+    out = [{key: avg[id_bytes(key)] for key in emb} for emb in local]
     dt = time.perf_counter() - t0
     nb = sum(8 * len(emb) * (len(next(iter(emb.values()))) + 1) for emb in local)
     return {"embeddings": out, "seconds": {"server": dt}, "bytes": {"up": nb, "down": nb}}
@@ -61,10 +60,9 @@ def psi_sa_round(local, precision: int = 8, bound: float = 100.0) -> dict:
     from .. import field as F
     from ..fixedpoint import FixedPoint
     from ..prg import Prg, random_seed
-    from .secea import _id_bytes
     N = len(local)
     fx = FixedPoint(P, digits=precision, bound=bound, n_summands=N)
-    keys = [{_id_bytes(k): k for k in emb} for emb in local]
+    keys = [{id_bytes(k): k for k in emb} for emb in local]
     common = sorted(set.intersection(*(set(k) for k in keys)))
     d = len(np.asarray(next(iter(local[0].values()))).reshape(-1))
     t0 = time.perf_counter()
@@ -91,14 +89,17 @@ def psi_sa_round(local, precision: int = 8, bound: float = 100.0) -> dict:
             "bytes": {"up": nb, "down": nb}, "intersection": len(common)}
 
 
-def secure_fedrec_round(Q, items, grads, *, frac_bits=16, n_users=None, report=False):
+def secure_fedrec_round(Q, items, grads, *, frac_bits=16, n_users=None) -> SecEmbRoundResult:
+    """One Secure FedRec round (see the module docstring), every party
+    simulated; returns a ``secemb.SecEmbRoundResult``."""
     Q = np.asarray(Q, dtype=np.float64)
     m, d = Q.shape
     nu = len(items)
     params = SecEmbParams(m=m, d=d, m_prime=1, frac_bits=frac_bits, n_users=n_users or max(1, nu))
     table = encode_table(Q, params)
-    rep = RoundReport([], None, None)
+    rep = SecEmbRoundResult(params=params, seconds={}, wall={}, bytes={})
     rep.bytes_down["retrieval"] = float(table.nbytes)              # the whole table, per user
+    rep.bytes["server_retrieval"] = 2 * nu * table.nbytes           # both servers send it
     rep.retrieved = [decode_fixed(table[np.asarray(it, dtype=np.int64)], params) for it in items]
     t0 = time.perf_counter()
     shares = []
@@ -108,6 +109,7 @@ def secure_fedrec_round(Q, items, grads, *, frac_bits=16, n_users=None, report=F
         shares.append(additive_shares(encode_fixed(full, params), b"secure-fedrec/share"))
     rep.seconds["user_upload"] = time.perf_counter() - t0
     rep.bytes_up["aggregation"] = float(m * d * 8)                  # per user, per server
+    rep.bytes["user_upload"] = 2 * nu * m * d * 8
     t0 = time.perf_counter()
     acc = [np.zeros((m, d), dtype=np.uint64), np.zeros((m, d), dtype=np.uint64)]
     for s0, s1 in shares:
@@ -116,6 +118,5 @@ def secure_fedrec_round(Q, items, grads, *, frac_bits=16, n_users=None, report=F
     rep.seconds["server_aggregation"] = time.perf_counter() - t0
     rep.aggregate = decode_fixed(acc[0] + acc[1], params)
     rep.dense = np.zeros(0)
-    if report:
-        return rep
-    return rep.retrieved, rep.aggregate
+    rep.wall = dict(rep.seconds)
+    return rep

@@ -1,6 +1,6 @@
 """Federated matrix factorisation on SecEmb, and the plaintext run it must equal.
 
-SecEmb's "lossless" claim (seed 003, Sec. 5.3): the secure protocol changes
+SecEmb's "lossless" claim (Mai et al. 2025, Sec. 5.3): the secure protocol changes
 nothing but the fixed-point rounding.  ``train_mf(..., secure=True)`` runs
 every round through ``secemb.User`` / ``secemb.Server`` with real messages;
 ``secure=False`` runs plain FedRec with the same quantization (the retrieved

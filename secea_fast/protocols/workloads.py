@@ -1,9 +1,9 @@
-"""Workloads for SecEA runs: generators shaped like the datasets of seed 002
+"""Workloads for SecEA runs: generators shaped like the datasets of SecEA (Tang, Zhu, Li, Zhang, Sun 2022)
 (Table 2, partitioned as in Appendix B) and a MovieLens ratings loader.
 
 Each generator returns ``local``: a list of N dicts entity id -> float
 embedding in [-1, 1)^d, the input of ``secea.aggregate`` and
-``runner.run_round``.  The data are simulation data drawn from a seeded
+``secea.run_round``.  The data are simulation data drawn from a seeded
 ``numpy.random.Generator`` (never used for protocol secrets).
 
 Partitioning (Appendix B):
@@ -32,7 +32,7 @@ from .._checks import check_int
 
 __all__ = ["SHAPES", "workload", "load_movielens", "partition_ratings"]
 
-# name: (partition, sizes, default d)   (Table 2 of seed 002; d from Appendix B)
+# name: (partition, sizes, default d)   (SecEA Table 2; d from Appendix B)
 SHAPES = {
     "movielens-1m": ("items", dict(users=6040, items=3706, ratings=1_000_209), 128),
     "movielens-100k": ("items", dict(users=943, items=1682, ratings=100_000), 128),

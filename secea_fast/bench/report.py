@@ -17,6 +17,11 @@ with its plots beside it:
 
 matplotlib is optional (``pip install "secea_fast[report]"``); with
 ``plots=False`` / ``--no-plots`` only the Markdown is written.
+
+``secea-fast bench summary RESULTS.json`` (:func:`summary_main`) prints a
+plain-text summary of one pytest-benchmark file instead (:func:`summary`):
+per group, each implementation's median and, for ours, its ratio to the
+fastest peer.
 """
 from __future__ import annotations
 
@@ -488,7 +493,7 @@ def render(results, out_dir, plots=True, title=None) -> Path:
     tput = [it for it in results if it["kind"] == "throughput"]
     md = [f"# {title or 'secea_fast benchmark report'}", "",
           f"Numbers marked **{MEAS}** come from the input files; numbers marked **{PUB}** are "
-          "transcribed from the papers (`secea_fast.report.PAPER`, table cited) and were "
+          "transcribed from the papers (`secea_fast.bench.report.PAPER`, table cited) and were "
           "obtained on other hardware.", "", "## Inputs", ""]
     md += _table(["file", "kind", "entries", "machine", "date", "commit"], [
         (f"`{it['path']}`", it["kind"], len(it["data"].get("benchmarks") or it["data"]["results"]),
@@ -528,6 +533,58 @@ def main(argv=None) -> int:
         print(f"secea-fast bench report: error: {exc}", file=sys.stderr)
         return 1
     print(f"wrote {path}")
+    return 0
+
+
+# ------------------------------------------------------------------ plain-text summary
+def summary(data) -> str:
+    """Plain-text summary of a pytest-benchmark JSON (``data``: the parsed file or its path).
+
+    Per group (sorted by name), one line per benchmark, fastest first: its
+    implementation (``extra_info["impl"]``, else the test name) with
+    ``(Nt)`` when ``extra_info["threads"]`` is set, its median in ms, its
+    rate when ``extra_info`` has ``macs`` (G MAC/s) or ``bytes`` (GB/s), and
+    for ours (``impl == "secea_fast"``) the ratio fastest peer median / our
+    median (> 1: ours faster), a peer being any other implementation."""
+    if not isinstance(data, dict):
+        with open(data) as fh:
+            data = json.load(fh)
+    groups = defaultdict(list)
+    for b in data["benchmarks"]:
+        groups[b["group"]].append(b)
+    lines = []
+    for group in sorted(groups, key=str):
+        rows = groups[group]
+        peers = [b["stats"]["median"] for b in rows if b["extra_info"].get("impl") != OURS]
+        lines.append(str(group))
+        for b in sorted(rows, key=lambda b: b["stats"]["median"]):
+            med = b["stats"]["median"]
+            info = b["extra_info"]
+            rate = ""
+            if "macs" in info:
+                rate = f"{info['macs'] / med / 1e9:7.2f} G MAC/s"
+            elif "bytes" in info:
+                rate = f"{info['bytes'] / med / 1e9:7.2f} GB/s"
+            ratio = f"  {min(peers) / med:5.2f}x best peer" if peers and info.get("impl") == OURS else ""
+            extra = f" ({info['threads']}t)" if "threads" in info else ""
+            lines.append(f"  {info.get('impl', b['name'])+extra:32s} {med * 1e3:10.3f} ms {rate}{ratio}")
+    return "\n".join(lines)
+
+
+def summary_main(argv=None) -> int:
+    """``secea-fast bench summary``: returns 0, 2 on an unreadable file."""
+    ap = argparse.ArgumentParser(prog="secea-fast bench summary",
+                                 description="Per group, each implementation's median and our "
+                                             "ratio to the fastest peer, from one "
+                                             "pytest-benchmark JSON file.")
+    ap.add_argument("results", metavar="RESULTS.json")
+    args = ap.parse_args(argv)
+    try:
+        text = summary(args.results)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"secea-fast bench summary: error: {args.results}: {exc!r}", file=sys.stderr)
+        return 2
+    print(text)
     return 0
 
 

@@ -1,8 +1,8 @@
-"""Local simulation of a SecEA round with every party in this process (or
-in worker processes): phases separated and timed, bytes counted, queries
-streamed in entity blocks, entity parallelism over processes.
+"""A SecEA round with every party simulated in this process (or in worker
+processes): phases separated and timed, bytes counted, queries streamed in
+entity blocks, entity parallelism over processes.
 
-A round, for N clients and the server (seed 002, Sec. 4):
+A round, for N clients and the server (Tang, Zhu, Li, Zhang, Sun 2022, Sec. 4):
 
 1. ``union``  (once, before training): ``Client.psu_upload`` ->
    ``Server.psu_sum`` -> ``Client.psu_finish``.
@@ -25,19 +25,24 @@ Each worker's kernels run one thread.
 """
 from __future__ import annotations
 
-import numbers
-import sys
 import time
 from dataclasses import dataclass, field as dc_field
 
 import numpy as np
 
-from .. import tuning
-from .._checks import check_int
-from ..executor import Executor, LocalExecutor
-from .secea import Client, Message, SecEAParams, Server, real_vector
+from ... import tuning
+from ..._checks import check_int
+from ..common.inputs import check_local, check_pairs, entity_list, id_bytes
+from ..common.rounds import RoundResult, apportion_wall, resolve_executor, run_blocks
+from .messages import Message
+from .params import SecEAParams
+from .parties import Client, Server
 
-__all__ = ["RoundResult", "run_round", "default_block_size", "plaintext_sums"]
+__all__ = ["SecEARoundResult", "run_round", "aggregate", "entity_union", "default_block_size",
+           "plaintext_sums", "make_parties", "run_union", "union_and_share", "PHASES"]
+
+PHASES = ("offline", "responses", "all")
+_BLOCK_PHASES = ("offline", "responses", "noise", "decode")
 
 
 def default_block_size(M: int) -> int:
@@ -48,70 +53,28 @@ def default_block_size(M: int) -> int:
 
 
 @dataclass
-class RoundResult:
-    """Outcome of one simulated round."""
-    params: SecEAParams
-    embeddings: list                 # per client: id -> global embedding (eq. 5)
-    sums: list                       # per client: (|E_n|, d) int64 quantized sums
-    counts: list                     # per client: (|E_n|,) holders of each entity
-    union_size: int
-    seconds: dict                    # phase -> core-seconds (summed over parties)
-    wall: dict                       # phase -> wall-clock seconds
-    bytes: dict                      # phase -> bytes through the server
-    faulty: list = dc_field(default_factory=list)   # (querier, responder) flagged
-    processes: int = 1
+class SecEARoundResult(RoundResult):
+    """A SecEA round: the common fields of :class:`RoundResult` (``bytes``
+    are the bytes through the server) and, per client n, its entities'
+    global embeddings (eq. 5), the quantized sums and the holder counts."""
+    embeddings: list = dc_field(default_factory=list)   # per client: id -> global embedding (eq. 5)
+    sums: list = dc_field(default_factory=list)         # per client: (|E_n|, d) int64 quantized sums
+    counts: list = dc_field(default_factory=list)       # per client: (|E_n|,) holders of each entity
+    union_size: int = 0
+    faulty: list = dc_field(default_factory=list)       # (querier, responder) flagged
     # (querier, block) decoded from exactly k = 2(K+T-1)+1 responses: no
     # redundancy, so a corrupted response there would have gone unnoticed
-    # (``secea.DecodeResult``); empty when every block was checked
+    # (``DecodeResult``); empty when every block was checked
     unchecked: list = dc_field(default_factory=list)
+
+    PROTOCOL = "secea"
+    PHASES = ("union", "encode", "offline", "responses", "product", "noise", "decode")
 
     @property
     def checked(self) -> bool:
         """Whether every block was decoded with redundancy to spare (a
         corrupted response would have been detected, see ``unchecked``)."""
         return not self.unchecked
-
-    def table(self) -> str:
-        rows = [("phase", "core-s", "wall-s", "protocol MB")]
-        for ph in ("union", "encode", "offline", "responses", "product", "noise", "decode"):
-            rows.append((ph, f"{self.seconds.get(ph, 0.0):.3f}", f"{self.wall.get(ph, 0.0):.3f}",
-                         f"{self.bytes.get(ph, 0) / 1e6:.2f}"))
-        w = [max(len(r[i]) for r in rows) for i in range(4)]
-        return "\n".join("  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i])
-                                   for i, c in enumerate(r)) for r in rows)
-
-
-class _Progress:
-    """A one-line progress bar on stderr with an ETA from the rate so far."""
-
-    def __init__(self, total, label, enabled):
-        self.total, self.label, self.enabled = total, label, enabled and total > 0
-        self.done, self.t0, self.last = 0, time.perf_counter(), -1.0
-        self.tty = sys.stderr.isatty()
-
-    def step(self, k=1):
-        self.done += k
-        if not self.enabled:
-            return
-        el = time.perf_counter() - self.t0
-        # redraw at most 5 times a second on a terminal; elsewhere (logs,
-        # CI) print one line per 10% so the output stays readable
-        if self.done < self.total:
-            if self.tty and el - self.last < 0.2:
-                return
-            if not self.tty and (10 * self.done) // self.total == (10 * (self.done - k)) // self.total:
-                return
-        self.last = el
-        eta = el / self.done * (self.total - self.done) if self.done else 0.0
-        bar = "#" * int(30 * self.done / self.total)
-        sys.stderr.write(f"{chr(13) if self.tty else ''}{self.label} [{bar:<30}] "
-                         f"{self.done}/{self.total} {el:6.1f}s elapsed, ETA {eta:6.1f}s")
-        if self.done >= self.total or not self.tty:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
-PHASES = ("offline", "responses", "all")
 
 
 def _block_job(S, job):
@@ -156,11 +119,31 @@ def _block_job(S, job):
         resps.append(y)
     t["product"] = sum(c.product_seconds for c in clients) - prod0
     if upto != "all":
-        return n, members, None, None, (), t, nbytes, None
+        return (n, members, None, None, (), None), t, nbytes
     t0 = time.perf_counter()
     res = clients[n].decode(resps, members, verify=require_checked)
     t["decode"] += time.perf_counter() - t0
-    return n, members, res.sums, res.counts, res.faulty, t, nbytes, (b if not res.checked else None)
+    return (n, members, res.sums, res.counts, res.faulty, b if not res.checked else None), t, nbytes
+
+
+def make_parties(sets, params):
+    """Clients holding ``sets[n]`` (entity ids) and the server, public keys
+    exchanged: the parties of one round before any message."""
+    clients = [Client(i, params, s) for i, s in enumerate(sets)]
+    keys = [c.public_key for c in clients]
+    for c in clients:
+        c.set_peer_keys(keys)
+    return clients, Server(params)
+
+
+def run_union(clients, server, rnd=0):
+    """The private entity union among ``clients`` (Sec. 4.1); returns the
+    server's broadcast sum."""
+    k = max(len(c.ids) for c in clients)
+    total = server.psu_sum([c.psu_upload(k, rnd) for c in clients])
+    for c in clients:
+        c.psu_finish(total)
+    return total
 
 
 def union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0=None) -> int:
@@ -213,7 +196,7 @@ def plaintext_sums(local, params: SecEAParams):
     for emb in local:
         for key, vec in emb.items():
             q = fx.quantize(np.asarray(vec, dtype=np.float64).reshape(1, -1))[0].astype(object)
-            k = _key(key)
+            k = id_bytes(key)
             if k in tot:
                 tot[k][0] += q
                 tot[k][1] += 1
@@ -221,60 +204,15 @@ def plaintext_sums(local, params: SecEAParams):
                 tot[k] = [q.copy(), 1]
     out = []
     for emb in local:
-        keys = [_key(x) for x in emb]
+        keys = [id_bytes(x) for x in emb]
         out.append((np.array([tot[k][0] for k in keys], dtype=np.int64).reshape(len(keys), -1),
                     np.array([tot[k][1] for k in keys], dtype=np.int64)))
     return out
 
 
-def _key(x):
-    from .secea import _id_bytes
-    return _id_bytes(x)
-
-
-def check_pairs(pairs, N: int, name: str) -> set:
-    """``drop`` / ``corrupt``: an iterable of (querier, responder) pairs of
-    client indices in [0, N), as a set.  A pair naming an unknown client
-    (out of range, or an entity id instead of an index) would otherwise
-    never match and be ignored silently."""
-    if pairs is None:
-        return set()
-    if isinstance(pairs, (str, bytes, bytearray, memoryview, dict)):
-        raise TypeError(f"{name} must be a set of (querier, responder) pairs, "
-                        f"got {type(pairs).__name__}")
-    try:
-        items = list(pairs)
-    except TypeError:
-        raise TypeError(f"{name} must be a set of (querier, responder) pairs, "
-                        f"got {type(pairs).__name__}") from None
-    out = set()
-    for pair in items:
-        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
-            raise ValueError(f"{name}: {pair!r} is not a (querier, responder) pair of client indices")
-        for role, x in zip(("querier", "responder"), pair):
-            if isinstance(x, bool) or not isinstance(x, numbers.Integral) or not 0 <= int(x) < N:
-                raise ValueError(f"{name}: pair {tuple(pair)!r} names unknown client {x!r} as "
-                                 f"{role}; clients are the indices 0..{N - 1}")
-        out.add((int(pair[0]), int(pair[1])))
-    return out
-
-
-def resolve_executor(executor, processes):
-    """The executor of a round: ``executor`` if given (``processes``, if
-    also given, must match it), else a :class:`LocalExecutor` of
-    ``processes`` (default 1)."""
-    if executor is None:
-        return LocalExecutor(1 if processes is None else processes)
-    if not isinstance(executor, Executor):
-        raise TypeError(f"executor must be a secea_fast.executor.Executor, got {type(executor).__name__}")
-    if processes is not None and check_int(processes, "processes") != executor.processes:
-        raise ValueError(f"processes={processes} contradicts the executor's {executor.processes}")
-    return executor
-
-
 def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, processes=None,
               drop=None, corrupt=None, progress=False, verify=False, rnd=1, params=None,
-              threads=None, executor=None, upto="all", require_checked=False) -> RoundResult:
+              threads=None, executor=None, upto="all", require_checked=False) -> SecEARoundResult:
     """One SecEA round for all parties: ``local[n]`` is client n's dict
     entity id -> 1-D float embedding.  ``processes``: worker processes for
     the per-block phases (a local fork pool), or ``executor``: any
@@ -286,27 +224,19 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
     k = 2(K+T-1)+1 responses (no redundancy: a corrupted response is
     neither corrected nor detected) are listed in the result's
     ``unchecked``; ``require_checked=True`` refuses them instead
-    (``secea.DecodingError``, see ``secea.Client.decode``).  ``threads``: threads of each
+    (``DecodingError``, see ``Client.decode``).  ``threads``: threads of each
     response product (default: the library default with one process, 1 with
     several).  ``upto``: "all" (default), or "offline" / "responses" to stop
     every block after that phase -- throughput measurement of one phase
     (``secea-fast bench throughput``); nothing is decoded then and the
     result's embeddings are empty.  ``wall["blocks"]`` is the wall time of
     the per-block stage."""
-    if not isinstance(local, (list, tuple)) or not local:
-        raise TypeError("local must be a non-empty list of dicts (one per client)")
-    for n, emb in enumerate(local):
-        if not isinstance(emb, dict) or not emb:
-            raise ValueError(f"client {n}: expected a non-empty dict entity id -> embedding")
-        for key, vec in emb.items():
-            if not (isinstance(vec, np.ndarray) and vec.dtype.kind in "biuf"):
-                real_vector(vec, f"local[{n}][{key!r}]")
+    d = check_local(local)
     if upto not in PHASES:
         raise ValueError(f"upto must be one of {PHASES}, got {upto!r}")
     if verify and upto != "all":
         raise ValueError("verify needs upto='all'")
     N = len(local)
-    d = len(np.asarray(next(iter(local[0].values()))).reshape(-1))
     if params is None:
         params = SecEAParams(N=N, d=d, T=T, precision=precision, K=K, bound=bound)
     elif params.N != N or params.d != d:
@@ -317,11 +247,7 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
 
     # --- parties and the one-time entity union
     w0 = time.perf_counter()
-    clients = [Client(n, params, list(emb.keys())) for n, emb in enumerate(local)]
-    server = Server(params)
-    keys = [c.public_key for c in clients]
-    for c in clients:
-        c.set_peer_keys(keys)
+    clients, server = make_parties([list(emb.keys()) for emb in local], params)
     M = union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0)
     if upto != "offline":
         # the responders' packed shares, made before the workers fork: one
@@ -337,7 +263,7 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
     # --- per-block phases
     B = default_block_size(M) if block_size is None else check_int(block_size, "block_size")
     jobs = [(n, b, mem) for n, c in enumerate(clients) for b, mem in enumerate(c.blocks(B))]
-    for ph in ("offline", "responses", "noise", "decode", "product"):
+    for ph in _BLOCK_PHASES + ("product",):
         secs[ph] = 0.0
     for c in clients:
         c.threads = threads
@@ -345,37 +271,79 @@ def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, 
     sums = [np.zeros((len(c.ids), d), dtype=np.int64) for c in clients]
     counts = [np.zeros(len(c.ids), dtype=np.int64) for c in clients]
     faulty, unchecked = set(), set()
-    bar = _Progress(len(jobs), "SecEA blocks", progress)
     state = dict(clients=clients, server=server, drop=drop, corrupt=corrupt, round=rnd, upto=upto,
                  require_checked=bool(require_checked))
-    w0 = time.perf_counter()
 
     def collect(res):
-        n, members, s, cnt, bad, t, nb, blk = res
+        n, members, s, cnt, bad, blk = res
         if s is not None:
             sums[n][members] = s
             counts[n][members] = cnt
         faulty.update((n, v) for v in bad)
         if blk is not None:
             unchecked.add((n, blk))
-        for ph, x in t.items():
-            secs[ph] += x
-        for ph, x in nb.items():
-            nbytes[ph] += x
-        bar.step()
 
-    executor.map(_block_job, jobs, state, collect)
-    wall["blocks"] = wall_blocks = time.perf_counter() - w0
-    busy = sum(secs[ph] for ph in ("offline", "responses", "noise", "decode")) or 1.0
+    wall["blocks"] = wall_blocks = run_blocks(executor, _block_job, jobs, state, collect,
+                                              label="SecEA blocks", progress=progress,
+                                              secs=secs, nbytes=nbytes)
+    busy = sum(secs[ph] for ph in _BLOCK_PHASES) or 1.0
     wall["product"] = wall_blocks * secs["product"] / busy
-    for ph in ("offline", "responses", "noise", "decode"):
-        wall[ph] = wall_blocks * secs[ph] / busy      # wall time apportioned by work
+    apportion_wall(wall, secs, _BLOCK_PHASES, wall_blocks)
     embeddings = ([c.finish(s, cnt) for c, s, cnt in zip(clients, sums, counts)]
                   if upto == "all" else [])
-    res = RoundResult(params, embeddings, sums, counts, M, secs, wall, nbytes,
-                      sorted(faulty), executor.processes, sorted(unchecked))
     if verify:
         for n, (s_ref, c_ref) in enumerate(plaintext_sums(local, params)):
             if not (np.array_equal(s_ref, sums[n]) and np.array_equal(c_ref, counts[n])):
                 raise AssertionError(f"client {n}: SecEA sums differ from the plaintext sums")
-    return res
+    return SecEARoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes,
+                            verified=True if verify else None, processes=executor.processes,
+                            embeddings=embeddings, sums=sums, counts=counts, union_size=M,
+                            faulty=sorted(faulty), unchecked=sorted(unchecked))
+
+
+@dataclass(frozen=True)
+class _UnionParams(SecEAParams):
+    """Parameters of the private entity union alone (Sec. 4.1, eqs. 3-4): it
+    uses only N (the 2Nk masked Laurent terms and the pairwise masks), no
+    T, K, evaluation points or embeddings, so any N >= 2 is valid, while
+    ``SecEAParams`` needs K = floor((N+1)/2) - T >= 1 (eq. 7), which N = 2
+    cannot meet.  Only for ``entity_union``: parties built on it cannot share
+    or query."""
+
+    def __post_init__(self):
+        N = check_int(self.N, "N")
+        if N < 2:
+            raise ValueError(f"the entity union needs N >= 2 clients, got N = {N}")
+        object.__setattr__(self, "N", N)
+
+
+def entity_union(sets, params: SecEAParams | None = None) -> np.ndarray:
+    """Run the private entity union (Sec. 4.1) for all parties locally; returns
+    the union as sorted Goldilocks hashes (``hash_ids`` of the ids).  Any
+    N = len(sets) >= 2 works: the union has no collusion threshold T."""
+    if isinstance(sets, (str, bytes, bytearray, memoryview)):
+        raise TypeError("sets must be a list of entity collections, one per client")
+    sets = [entity_list(s, f"sets[{i}]") for i, s in enumerate(sets)]
+    if len(sets) < 2:
+        raise ValueError(f"the entity union needs N >= 2 clients, got {len(sets)}")
+    if params is None:
+        params = _UnionParams(N=len(sets), d=1)
+    elif params.N != len(sets):
+        raise ValueError(f"params.N = {params.N} but {len(sets)} sets were given")
+    clients, server = make_parties(sets, params)
+    run_union(clients, server)
+    return clients[0].union
+
+
+def aggregate(local, T: int = 1, precision: int = 8, *, d=None, K=None, bound: float = 100.0,
+              block_size=None, drop=None, require_checked: bool = False) -> list:
+    """SecEA end to end for all parties locally (union, sharing, queries,
+    responses, noise, decoding).  ``local[n]``: client n's dict entity id ->
+    1-D float array.  Returns one dict per client with the global embedding
+    (eq. 5) of each of its own entities.  ``drop``: optional set of
+    (querier, responder) pairs whose responses are lost (tests redundancy).
+    ``require_checked``: refuse (``DecodingError``) results decoded without
+    redundancy, which no decoder can check (``Client.decode``)."""
+    res = run_round(local, T=T, precision=precision, K=K, bound=bound, block_size=block_size,
+                    processes=1, drop=drop, require_checked=require_checked)
+    return res.embeddings

@@ -36,8 +36,8 @@ import time
 
 import numpy as np
 
-from ._native import available_cpus
-from .executor import get_executor, ray_available
+from .._native import available_cpus
+from ..executor import get_executor, ray_available
 
 __all__ = ["measure", "main", "PHASES"]
 
@@ -53,7 +53,7 @@ def _paillier_job(S, count):
 
 
 def _dpf_keygen_job(S, count):
-    from . import dpf
+    from .. import dpf
     rng = np.random.default_rng()       # benchmark points only; the keys' seeds come from secrets
     alphas = rng.integers(0, 1 << S["log_domain"], count, dtype=np.uint64)
     betas = rng.integers(0, 1 << 63, count, dtype=np.uint64)
@@ -62,7 +62,7 @@ def _dpf_keygen_job(S, count):
 
 
 def _dpf_eval_job(S, keys):
-    from . import dpf
+    from .. import dpf
     out = dpf.eval_full_batch(keys, threads=1)
     return int(out.shape[0])
 
@@ -74,19 +74,19 @@ class _Workload:
     def __init__(self, protocol, phase, opts):
         self.protocol, self.phase, self.opts = protocol, phase, opts
         if protocol == "secea":
-            from .protocols import workloads
+            from ..protocols import workloads
             self.local = workloads.workload(opts["workload"], N=opts["N"], d=opts["d"],
                                             seed=opts["seed"])
             self.items = sum(len(x) for x in self.local)
             self.info = {"workload": opts["workload"], "N": opts["N"], "T": opts["T"],
                          "d": len(next(iter(self.local[0].values()))), "entities": self.items}
         elif protocol == "paillier":
-            from . import paillier
+            from .. import paillier
             self.pk, _ = paillier.keygen(opts["key_bits"])
             self.items = opts["count"] or 2048
             self.info = {"key_bits": opts["key_bits"], "values": self.items}
         else:
-            from . import dpf
+            from .. import dpf
             self.items = opts["count"] or (16384 if phase == "keygen" else 512)
             logd = opts["log_domain"]
             self.info = {"log_domain": logd, "keys": self.items}
@@ -100,11 +100,11 @@ class _Workload:
     def run(self, executor) -> float:
         """Wall seconds of the phase on ``executor``."""
         if self.protocol == "secea":
-            from .protocols import runner
+            from ..protocols import secea
             upto = "all" if self.phase == "round" else self.phase
             # one thread per product at every process count: efficiency is
             # per core, the 1-process run included
-            res = runner.run_round(self.local, T=self.opts["T"], executor=executor, upto=upto,
+            res = secea.run_round(self.local, T=self.opts["T"], executor=executor, upto=upto,
                                    verify=(upto == "all"), threads=1)
             return res.wall["blocks"]
         if self.protocol == "paillier":
@@ -222,7 +222,7 @@ def _process_counts(processes):
 
 
 def _machine() -> dict:
-    from . import backend_info
+    from .. import backend_info
     info = backend_info()
     try:
         load = os.getloadavg()

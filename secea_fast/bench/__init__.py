@@ -1,0 +1,1 @@
+"""Measurement tools behind the `secea-fast bench` commands."""

@@ -1,0 +1,134 @@
+"""The shape every protocol's round has: ``run_round(...)`` returns a
+:class:`RoundResult` (per-phase core and wall seconds, bytes, whether the
+output was verified against plaintext), and rounds whose work splits into
+independent blocks run them through :func:`run_blocks` (any
+:class:`secea_fast.executor.Executor`, a progress bar, results collected in
+the parent as they arrive)."""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import ClassVar, Optional
+
+from ..._checks import check_int
+from ...executor import Executor, LocalExecutor
+
+__all__ = ["RoundResult", "Progress", "resolve_executor", "run_blocks", "apportion_wall"]
+
+
+@dataclass
+class RoundResult:
+    """One round of a protocol, every party simulated.  Subclasses add the
+    protocol's outputs (all with defaults) and name its ``PHASES``.
+
+    ``seconds``: phase -> core-seconds summed over the parties (the work a
+    deployment pays); ``wall``: phase -> wall-clock seconds of this run;
+    ``bytes``: phase -> bytes the parties send in that phase (the
+    protocol's own messages, as serialized); ``verified``: True when the
+    round compared its output with the plaintext computation (it raises
+    AssertionError on a difference), None when it was not asked to."""
+    params: object
+    seconds: dict
+    wall: dict
+    bytes: dict
+    verified: Optional[bool] = None
+    processes: int = 1
+
+    PROTOCOL: ClassVar[str] = ""
+    PHASES: ClassVar[tuple] = ()
+    BYTES_OF: ClassVar[dict] = {}      # phase -> its key in ``bytes`` when they differ
+
+    def table(self) -> str:
+        """Per-phase core seconds, wall seconds and protocol MB as text."""
+        phases = list(self.PHASES) + [p for p in self.seconds if p not in self.PHASES]
+        rows = [("phase", "core-s", "wall-s", "protocol MB")]
+        for ph in phases:
+            rows.append((ph, f"{self.seconds.get(ph, 0.0):.3f}", f"{self.wall.get(ph, 0.0):.3f}",
+                         f"{self.bytes.get(self.BYTES_OF.get(ph, ph), 0) / 1e6:.2f}"))
+        w = [max(len(r[i]) for r in rows) for i in range(4)]
+        return "\n".join("  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i])
+                                   for i, c in enumerate(r)) for r in rows)
+
+    def summary(self) -> dict:
+        """The protocol-independent part as JSON-serializable values."""
+        return {"protocol": self.PROTOCOL, "processes": int(self.processes),
+                "verified": self.verified,
+                "core_seconds": {k: float(v) for k, v in self.seconds.items()},
+                "wall_seconds": {k: float(v) for k, v in self.wall.items()},
+                "bytes": {k: int(v) for k, v in self.bytes.items()}}
+
+
+class Progress:
+    """A one-line progress bar on stderr with an ETA from the rate so far."""
+
+    def __init__(self, total, label, enabled):
+        self.total, self.label, self.enabled = total, label, enabled and total > 0
+        self.done, self.t0, self.last = 0, time.perf_counter(), -1.0
+        self.tty = sys.stderr.isatty()
+
+    def step(self, k=1):
+        self.done += k
+        if not self.enabled:
+            return
+        el = time.perf_counter() - self.t0
+        # redraw at most 5 times a second on a terminal; elsewhere (logs,
+        # CI) print one line per 10% so the output stays readable
+        if self.done < self.total:
+            if self.tty and el - self.last < 0.2:
+                return
+            if not self.tty and (10 * self.done) // self.total == (10 * (self.done - k)) // self.total:
+                return
+        self.last = el
+        eta = el / self.done * (self.total - self.done) if self.done else 0.0
+        bar = "#" * int(30 * self.done / self.total)
+        sys.stderr.write(f"{chr(13) if self.tty else ''}{self.label} [{bar:<30}] "
+                         f"{self.done}/{self.total} {el:6.1f}s elapsed, ETA {eta:6.1f}s")
+        if self.done >= self.total or not self.tty:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def resolve_executor(executor, processes):
+    """The executor of a round: ``executor`` if given (``processes``, if
+    also given, must match it), else a :class:`LocalExecutor` of
+    ``processes`` (default 1)."""
+    if executor is None:
+        return LocalExecutor(1 if processes is None else processes)
+    if not isinstance(executor, Executor):
+        raise TypeError(f"executor must be a secea_fast.executor.Executor, got {type(executor).__name__}")
+    if processes is not None and check_int(processes, "processes") != executor.processes:
+        raise ValueError(f"processes={processes} contradicts the executor's {executor.processes}")
+    return executor
+
+
+def run_blocks(executor, job, jobs, state, collect, *, label="blocks", progress=False,
+               secs=None, nbytes=None) -> float:
+    """Run ``job(state, j)`` for every j of ``jobs`` on ``executor``.  Each
+    job returns ``(payload, seconds, nbytes)``: the two dicts (phase ->
+    value) are added into ``secs`` / ``nbytes`` and ``collect(payload)`` is
+    called in this process, as results arrive.  Returns the wall time."""
+    secs = {} if secs is None else secs
+    nbytes = {} if nbytes is None else nbytes
+    bar = Progress(len(jobs), label, progress)
+
+    def on_result(res):
+        payload, t, nb = res
+        for ph, x in t.items():
+            secs[ph] = secs.get(ph, 0.0) + x
+        for ph, x in nb.items():
+            nbytes[ph] = nbytes.get(ph, 0) + x
+        collect(payload)
+        bar.step()
+
+    w0 = time.perf_counter()
+    executor.map(job, jobs, state, on_result)
+    return time.perf_counter() - w0
+
+
+def apportion_wall(wall: dict, secs: dict, phases, wall_total: float) -> None:
+    """Share ``wall_total`` (the wall time of phases run interleaved) among
+    ``phases`` in proportion to their core-seconds in ``secs``."""
+    busy = sum(secs.get(ph, 0.0) for ph in phases) or 1.0
+    for ph in phases:
+        wall[ph] = wall_total * secs.get(ph, 0.0) / busy

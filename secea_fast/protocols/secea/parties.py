@@ -1,0 +1,484 @@
+"""The SecEA parties (Tang, Zhu, Li, Zhang, Sun 2022, Sec. 4): ``Client`` (union
+upload, sharing, queries, answers, decoding) and ``Server`` (sum, relay,
+noise)."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ... import field, linalg, poly, tuning
+from ..._checks import check_int
+from ...executor import party_reduce
+from ...prg import Prg, X25519KeyPair, copy_stream, pairwise_seed, random_seed, uniform
+from ..common.inputs import entity_list, id_bytes, real_vector
+from .coding import DecodeResult, DecodingError, decode_values, union_from_sum
+from .messages import Message, as_u64, pad_domain
+from .params import PSU_PRIME, SecEAParams, hash_ids
+
+_SESSION_LABEL = b"secea_fast.secea.pair.v1"
+
+
+# ----------------------------------------------------------------- client
+class Client:
+    """Client ``index`` (0-based) holding ``entities`` (ids: str, bytes, int).
+
+    Secrets (X25519 key, pairwise seeds, union and query randomness) come
+    from ``secrets`` and AES-CTR streams seeded from it."""
+
+    def __init__(self, index: int, params: SecEAParams, entities):
+        if not isinstance(params, SecEAParams):
+            raise TypeError("params must be SecEAParams")
+        self.params = params
+        self.index = check_int(index, "index")
+        if not 0 <= self.index < params.N:
+            raise ValueError(f"client index must be in [0, {params.N}), got {index}")
+        self.ids = entity_list(entities, "entities")
+        if not self.ids:
+            raise ValueError(f"client {index} has no entities")
+        self.hashes = hash_ids(self.ids)
+        self._keypair = X25519KeyPair()
+        self._seeds = {}
+        self._self_seed = random_seed(32)
+        self._query_seed = random_seed(32)
+        self.union = None          # sorted uint64 hashes once known
+        self.positions = None      # union position of each own entity (ids order)
+        self._y = None             # y_v (M x sub), this client's aggregated shares
+        self._y_round = None
+        self._y_resp = None        # c_v y_v, the responses' right operand (per round)
+        self._y_packed = None      # c_v y_v packed for the response products (per round)
+        self._used = set()         # (round, purpose, block) already used for pads
+        self.threads = None        # threads of the response product (None: library default)
+        self.product_seconds = 0.0   # time spent in response products (for reports)
+
+    def __reduce__(self):
+        # refused except while an Executor ships the parties to its own
+        # workers; the copy keeps the derived seeds, not the X25519 key
+        return party_reduce(self, drop=("_keypair", "_y_packed", "_y_resp"))
+
+    # --- keys
+    @property
+    def public_key(self) -> bytes:
+        return self._own_keypair().public_bytes
+
+    def _own_keypair(self) -> X25519KeyPair:
+        if self._keypair is None:
+            raise RuntimeError("this is a worker copy of the client: it has no X25519 key")
+        return self._keypair
+
+    def set_peer_keys(self, public_keys, session: bytes = b""):
+        """Agree pairwise seeds a_{n,v} with every other client from their
+        X25519 public keys (relayed by the server)."""
+        if len(public_keys) != self.params.N:
+            raise ValueError(f"need {self.params.N} public keys, got {len(public_keys)}")
+        keypair = self._own_keypair()
+        n = self.index
+        for v, pk in enumerate(public_keys):
+            if v == n:
+                continue
+            lo, hi = min(n, v), max(n, v)
+            ctx = _SESSION_LABEL + session + f"/{lo}-{hi}".encode()
+            self._seeds[v] = pairwise_seed(keypair, pk, ctx)
+
+    def _pad(self, v, domain):
+        if v == self.index:
+            return Prg(self._self_seed, domain)
+        try:
+            return Prg(self._seeds[v], domain)
+        except KeyError:
+            raise RuntimeError("call set_peer_keys() before exchanging messages") from None
+
+    def _once(self, key):
+        if key in self._used:
+            raise ValueError(f"round {key[0]} {key[1]} block {key[2]} was already used: "
+                             "one-time pads are never reused; start a new round")
+        self._used.add(key)
+
+    # --- private entity union (Sec. 4.1)
+    def psu_upload(self, k: int, rnd: int = 0) -> Message:
+        """s~_n: the 2Nk Laurent terms of r_n/f_n plus the pairwise masks (eq. 4).
+        ``k`` is the public largest set size (footnote 1)."""
+        P = PSU_PRIME
+        N, n = self.params.N, self.index
+        k = check_int(k, "k")
+        if k < len(self.hashes):
+            raise ValueError(f"k = {k} is below this client's {len(self.hashes)} entities")
+        self._once((rnd, "psu", 0))
+        roots = self.hashes
+        if k > len(roots):       # footnote 1: repeat own hashes, chosen at random
+            import secrets as _s
+            extra = [roots[_s.randbelow(len(roots))] for _ in range(k - len(roots))]
+            roots = np.concatenate([roots, np.array(extra, dtype=np.uint64)])
+        f = poly.from_roots(roots, P)
+        r = uniform(k, P)                          # deg r_n <= k - 1
+        s = poly.laurent_tail(r, f, 2 * N * k, P)
+        for v in range(N):
+            if v == n:
+                continue
+            g = self._pad(v, pad_domain(rnd, "psu", min(n, v), max(n, v)))
+            g.field_into(s, P, base=s, negate=v < n)   # + PRG(a_{n,v}) for n < v, - for n > v
+        return Message("psu", n, Message.SERVER, rnd, 0, s.reshape(1, -1))
+
+    def psu_finish(self, msg: Message) -> np.ndarray:
+        """From the server's sum: u/L by rational reconstruction, the union as
+        the roots of L (sorted hashes); also fixes this client's positions."""
+        if msg.kind != "psu_sum":
+            raise ValueError(f"expected a psu_sum message, got {msg.kind}")
+        total = np.ascontiguousarray(msg.data.reshape(-1))
+        if total.size % (2 * self.params.N) or total.size < 2 * self.params.N * len(self.hashes):
+            raise ValueError("psu_sum has the wrong length")
+        union, deg = union_from_sum(total.tobytes(), PSU_PRIME)
+        pos = np.searchsorted(union, self.hashes)
+        if (pos >= len(union)).any() or (union[np.minimum(pos, len(union) - 1)] != self.hashes).any():
+            raise ValueError("entity union does not contain this client's entities: "
+                             "the sum was corrupted or a client deviated")
+        self.union, self.positions = union, pos
+        return union
+
+    @property
+    def M(self) -> int:
+        if self.union is None:
+            raise RuntimeError("run the entity union first")
+        return len(self.union)
+
+    # --- private embedding sharing (Sec. 4.2)
+    def encode_embeddings(self, embeddings) -> np.ndarray:
+        """(M, K*sub) expanded fixed-point embeddings (eq. 6): (h, 1) at own
+        entities, 0 elsewhere, zero-padded to K sub-vectors."""
+        prm = self.params
+        M = self.M
+        if not isinstance(embeddings, dict):
+            raise TypeError("embeddings must be a dict entity id -> 1-D float array")
+        H = np.zeros((M, prm.K * prm.sub), dtype=np.uint64)
+        idx = {}
+        for i, x in enumerate(self.ids):
+            idx[id_bytes(x)] = i
+        if len(embeddings) != len(self.ids):
+            raise ValueError(f"client {self.index}: need one embedding per entity "
+                             f"({len(self.ids)}), got {len(embeddings)}")
+        rows = np.empty((len(self.ids), prm.d), dtype=np.float64)
+        seen = np.zeros(len(self.ids), dtype=bool)
+        for key, vec in embeddings.items():
+            i = idx.get(id_bytes(key))
+            if i is None:
+                raise ValueError(f"client {self.index}: embedding for unknown entity {key!r}")
+            a = real_vector(vec, f"embeddings[{key!r}]")
+            if a.shape != (prm.d,):
+                raise ValueError(f"embedding of {key!r} must have shape ({prm.d},), got {a.shape}")
+            rows[i] = a
+            seen[i] = True
+        if not seen.all():
+            raise ValueError(f"client {self.index}: missing embeddings")
+        H[self.positions, :prm.d] = prm.fx.encode(rows)
+        H[self.positions, prm.d] = 1
+        return H
+
+    def share(self, embeddings, rnd: int) -> list:
+        """y_{n,v} = (phi_{n,e_m}(alpha_v))_m for every v (eq. 11), each padded
+        for its receiver (Remark 1); the share for v = n stays local."""
+        prm = self.params
+        H = self.encode_embeddings(embeddings)
+        self._once((rnd, "share", 0))
+        M, K, T, sub = self.M, prm.K, prm.T, prm.sub
+        # the Lagrange form (10) for all m at once, as the tall product
+        # X^T (M*sub x (K+T)) @ share_matrix^T ((K+T) x N): K data
+        # sub-vectors then T noise ones per (m, coordinate); the tall
+        # orientation runs the matmul kernel on 16-row panels (the wide one,
+        # N = 5 rows, was 20x slower)
+        XT = np.empty((M * sub, K + T), dtype=np.uint64)
+        XT[:, :K] = H.reshape(M, K, sub).transpose(0, 2, 1).reshape(M * sub, K)
+        XT[:, K:] = uniform(T * M * sub, prm.p).reshape(M * sub, T)
+        YT = linalg.matmul_unchecked(XT, np.ascontiguousarray(prm.share_matrix.T), prm.p)
+        out = []
+        for v in range(prm.N):
+            y = np.ascontiguousarray(YT[:, v])
+            if v != self.index:
+                self._pad(v, pad_domain(rnd, "share", self.index, v)).xor_into(y, y)
+            out.append(Message("share", self.index, v, rnd, 0, y.reshape(M, sub)))
+        return out
+
+    def receive_shares(self, msgs) -> None:
+        """y_v = sum_n y_{n,v} (eq. 12), removing the pads."""
+        prm = self.params
+        msgs = list(msgs)
+        if sorted(m.sender for m in msgs) != list(range(prm.N)):
+            raise ValueError("need exactly one share from every client")
+        rnds = {m.round for m in msgs}
+        if len(rnds) != 1:
+            raise ValueError("shares from different rounds")
+        rnd = rnds.pop()
+        acc = np.zeros((self.M, prm.sub), dtype=np.uint64)
+        for m in msgs:
+            if m.kind != "share" or m.receiver != self.index:
+                raise ValueError("not a share for this client")
+            if m.data.shape != acc.shape:
+                raise ValueError(f"share has shape {m.data.shape}, expected {acc.shape}")
+            y = as_u64(m.data)
+            if m.sender != self.index:
+                y = self._pad(m.sender, pad_domain(rnd, "share", m.sender, self.index)).xor_into(
+                    np.empty_like(y), y, prm.p, check=True)
+            acc = field.add(acc, y, prm.p)
+        self._y, self._y_round, self._y_resp, self._y_packed = acc, rnd, None, None
+
+    # --- coded queries (Sec. 4.3)
+    def blocks(self, block_size: int) -> list:
+        """Own entities (indices into ``ids``) in query blocks."""
+        b = check_int(block_size, "block_size")
+        if b < 1:
+            raise ValueError("block_size must be >= 1")
+        n = len(self.ids)
+        return [np.arange(i, min(i + b, n)) for i in range(0, n, b)]
+
+    def queries(self, rnd: int, block: int, members) -> list:
+        """q_{n,v,e} for the entities ``members`` (indices into ``ids``) and
+        every v (eq. 16), padded for their receivers; rows follow ``members``.
+
+        rho_{n,e}^m(alpha_v) = [e_m = e] sum_{i<=K} l_i(alpha_v)
+        + sum_{i>K} z^{m,i} l_i(alpha_v) (eq. 15), the z from this client's
+        secret stream.  Independent of embeddings: computable offline.
+
+        Deviation (pinned by ``tests/test_secea.py``): the query sent to v is
+        eq. (16)'s divided by c_v = l_{K+1}(alpha_v) (``query_scale``, public
+        and nonzero), and v answers with c_v y_v in place of y_v (its share is
+        scaled once per round), so A_{v,n,e} = <q / c_v, c_v y_v> is exactly
+        eq. (20)'s.  Any coalition's view is a public bijection of its view in
+        the paper's protocol, so privacy is unchanged; for T = 1 the query is
+        z + (onehot / c_v) e_e, with no multiplication per query entry."""
+        return list(self.iter_queries(rnd, block, members))
+
+    def iter_queries(self, rnd: int, block: int, members):
+        """``queries`` one receiver at a time (v = 0 .. N-1).
+
+        The queries of all receivers are built together, a tile of
+        ``tuning.SECEA_QUERY_TILE_ELEMS`` entries at a time, so the random
+        rows z (eq. 15) are drawn into cache-sized tiles and read from cache
+        by every receiver's pad instead of from memory (peak memory: the N
+        queries of the block).  z^{.,t} is the stream of domain "query-z"
+        (t = 0) or "query-z<t>" (t >= 1) of this client's query seed."""
+        prm = self.params
+        members = np.asarray(members, dtype=np.int64)
+        B, M, T, N, p = len(members), self.M, prm.T, prm.N, prm.p
+        if B == 0 or members.min() < 0 or members.max() >= len(self.ids):
+            raise ValueError(f"members must be indices of this client's {len(self.ids)} entities")
+        self._once((rnd, "query", block))
+        gens = [Prg(self._query_seed, pad_domain(rnd, "query-z" + (str(t) if t else ""),
+                                              self.index, self.index, block)) for t in range(T)]
+        sent_coefs, sent_onehot = prm.query_sent
+        coefs = [[int(x) for x in sent_coefs[v]] for v in range(N)]
+        pads = {v: self._pad(v, pad_domain(rnd, "query", self.index, v, block))
+                for v in range(N) if v != self.index}
+        flat_pos = np.arange(B) * M + self.positions[members]
+        qs = [np.empty(B * M, dtype=np.uint64) for _ in range(N)]
+        zsel = np.empty((T, B), dtype=np.uint64)           # z at the one-hot entries
+        rows = max(1, tuning.SECEA_QUERY_TILE_ELEMS // M)
+        Z = np.empty((T, min(B, rows) * M), dtype=np.uint64)
+        for r0 in range(0, B, rows):
+            r1 = min(B, r0 + rows)
+            lo, hi = r0 * M, r1 * M
+            Zt = Z[:, :hi - lo]
+            for t in range(T):
+                gens[t].field_into(Zt[t], p)
+            zsel[:, r0:r1] = Zt[:, flat_pos[r0:r1] - lo]
+            for v in range(N):
+                # streaming stores: the queries go to memory, not read back here
+                base = self._query_base(Zt, coefs[v])
+                if v != self.index:
+                    pads[v].xor_into(qs[v][lo:hi], base, stream=True)
+                else:
+                    copy_stream(qs[v][lo:hi], base)
+        for v in range(N):
+            # the B one-hot entries, fixed up through the same keystream words
+            val = np.ascontiguousarray(self._query_base(zsel, coefs[v]))
+            one = np.full(B, sent_onehot[v], dtype=np.uint64)
+            q = qs[v]
+            if v != self.index:
+                ks = q[flat_pos] ^ val
+                q[flat_pos] = field.add(val, one, p) ^ ks
+            else:
+                q[flat_pos] = field.add(val, one, p)
+            qs[v] = None                       # the caller owns it from here
+            yield Message("query", self.index, v, rnd, block, q.reshape(B, M))
+
+    def _query_base(self, Z, c):
+        """sum_t c_t Z_t: eq. (15)'s random part at one alpha_v, divided by
+        c_v (``SecEAParams.query_sent``, so c[0] = 1: for T = 1 it is Z[0]
+        itself, and no query entry is multiplied)."""
+        p = self.params.p
+        base = Z[0]
+        for t in range(1, len(c)):
+            base = field.add(base, field.mul(Z[t], c[t], p), p)
+        return base
+
+    def response_share(self) -> np.ndarray:
+        """c_v y_v (M x sub), c_v = ``params.query_scale[v]``: the right
+        operand of this client's response products, since queries arrive
+        divided by c_v (``iter_queries``).  Computed once per round."""
+        if self._y is None:
+            raise ValueError("no shares received yet")
+        if self._y_resp is None:
+            self._y_resp = field.mul(self._y, int(self.params.query_scale[self.index]), self.params.p)
+        return self._y_resp
+
+    def prepare_responses(self) -> None:
+        """Pack c_v y_v for this round's response products now rather than
+        at the first answer.  Called before worker processes fork, the packed
+        operand is then one copy in memory that every worker reads (and
+        shares the L3 cache for), instead of one copy packed per worker."""
+        if self._y_packed is None:
+            self._y_packed = linalg.PackedRight(self.response_share(), self.params.p)
+
+    def answer(self, msg: Message) -> Message:
+        """A_{v,n,e} = <q_{n,v,e}, y_v> for every row of a query (the response
+        product on the matmul kernel), padded for the querier.  Each
+        (round, querier, block) is answered once; a repeat raises ValueError."""
+        prm = self.params
+        if msg.kind != "query" or msg.receiver != self.index:
+            raise ValueError("not a query for this client")
+        if self._y is None or msg.round != self._y_round:
+            raise ValueError(f"no shares for round {msg.round}")
+        Q = msg.data
+        if Q.ndim != 2 or Q.shape[1] != self.M:
+            raise ValueError(f"query must have {self.M} columns, got shape {Q.shape}")
+        n = msg.sender
+        if not 0 <= n < prm.N:
+            raise ValueError(f"query from unknown client {n} (N = {prm.N})")
+        # one answer per (round, querier, block): a second one would carry the
+        # same response pad, and two answers to queries the relay altered
+        # (the query pad is an XOR stream) would differ by y_v times the change
+        self._once((msg.round, f"response to {n}", msg.block))
+        Q = as_u64(Q)
+        self.prepare_responses()         # packed once per round for every query block
+        t0 = time.perf_counter()
+        if n != self.index:
+            # decrypted 16 rows at a time into cache and multiplied from there
+            # (entries checked < p): the plaintext query never goes to memory
+            try:
+                A = self._y_packed.mul_decrypt(
+                    Q, self._pad(n, pad_domain(msg.round, "query", n, self.index, msg.block)),
+                    threads=self.threads)
+            except linalg.DecryptedRangeError:
+                raise ValueError("query entries must be < p") from None
+        else:
+            if Q.size and int(Q.max()) >= prm.p:
+                raise ValueError("query entries must be < p")
+            A = self._y_packed.mul(Q, threads=self.threads, check=False)
+        self.product_seconds += time.perf_counter() - t0
+        self._pad(n, pad_domain(msg.round, "response", self.index, n, msg.block)).field_into(
+            A, prm.p, base=A)
+        return Message("response", self.index, n, msg.round, msg.block, A)
+
+    def decode(self, responses, members, *, verify: bool = False) -> DecodeResult:
+        """From the N noised responses of one block (``None`` for a dropped
+        one): the sums sum_v h^_{v,e} (eq. 22) as (sums: (B, d) int64
+        quantized, counts: (B,) int64) and the positions of faulty responses,
+        as a ``DecodeResult`` (that tuple, plus ``checked`` / ``redundancy``).
+
+        The responses of one entity are evaluations of a polynomial with
+        k = 2(K+T-1)+1 coefficients (eq. 21): interpolation when every
+        response is present and consistent, Reed-Solomon decoding otherwise,
+        which corrects e corrupted and s dropped responses when
+        2e + s <= N - k and names the corrupted ones in ``faulty``.  With
+        exactly k responses (N - s = k: no redundancy, e.g. odd N with the
+        default K) any values interpolate: a corrupted response is neither
+        corrected nor detected, unless it happens to push a decoded count
+        outside [1, N].  Such a result has ``checked = False``;
+        ``verify=True`` refuses it with ``DecodingError`` (a ValueError).
+        Fewer than k responses raise ``DecodingError``."""
+        prm = self.params
+        responses = list(responses)
+        if len(responses) != prm.N:
+            raise ValueError(f"need N = {prm.N} response slots (None for missing)")
+        B = len(members)
+        Y = np.zeros((prm.N, B * prm.sub), dtype=np.uint64)
+        present = np.ones(prm.N, dtype=bool)
+        for v, m in enumerate(responses):
+            if m is None:
+                present[v] = False
+                continue
+            if m.kind != "response" or m.receiver != self.index or m.sender != v:
+                raise ValueError(f"slot {v}: not client {v}'s response to client {self.index}")
+            if m.data.shape != (B, prm.sub):
+                raise ValueError(f"response of client {v} has shape {m.data.shape}, "
+                                 f"expected {(B, prm.sub)}")
+            try:
+                self._pad(v, pad_domain(m.round, "response", v, self.index, m.block)).field_into(
+                    Y[v].reshape(B, prm.sub), prm.p, base=as_u64(m.data), negate=True)
+            except ValueError:
+                raise ValueError(f"response of client {v} has entries >= p") from None
+        full, faulty, redundancy = decode_values(prm, Y, present, B, verify=verify,
+                                                 who=f"client {self.index}")
+        sums = prm.fx.decode_int(np.ascontiguousarray(full[:, :prm.d]))
+        counts = full[:, prm.d].astype(np.int64)
+        if ((counts < 1) | (counts > prm.N)).any():
+            raise DecodingError("decoded entity counts outside [1, N]: responses were corrupted "
+                                "beyond what could be corrected")
+        return DecodeResult(sums, counts, faulty, redundancy)
+
+    def finish(self, sums, counts) -> dict:
+        """Global embeddings (eq. 5) for this client's own entities."""
+        prm = self.params
+        avg = sums.astype(np.float64) / prm.fx.scale / counts[:, None]
+        return {x: avg[i] for i, x in enumerate(self.ids)}
+
+
+# ----------------------------------------------------------------- server
+class Server:
+    """The honest-but-curious server: sums (eq. 4), relays, noises (eq. 20)."""
+
+    def __init__(self, params: SecEAParams):
+        if not isinstance(params, SecEAParams):
+            raise TypeError("params must be SecEAParams")
+        self.params = params
+        self._noise_seed = random_seed(32)
+        self.union = None
+        self._psi = None          # (round, n, block, size), psi evaluations of that block
+
+    def __reduce__(self):
+        return party_reduce(self)
+
+    def psu_sum(self, uploads) -> Message:
+        uploads = list(uploads)
+        N = self.params.N
+        if sorted(m.sender for m in uploads) != list(range(N)):
+            raise ValueError("need exactly one union upload from every client")
+        L = uploads[0].data.size
+        if L == 0 or L % (2 * N):
+            raise ValueError("union uploads must have 2Nk entries")
+        tot = np.zeros(L, dtype=np.uint64)
+        for m in uploads:
+            if m.kind != "psu" or m.data.size != L:
+                raise ValueError("union uploads differ in kind or length")
+            v = np.ascontiguousarray(m.data.reshape(-1))
+            if int(v.max()) >= PSU_PRIME:
+                raise ValueError("union upload entries must be < p")
+            tot = field.add(tot, v, PSU_PRIME)
+        self.union = union_from_sum(tot.tobytes(), PSU_PRIME)[0]
+        return Message("psu_sum", Message.SERVER, Message.SERVER, uploads[0].round, 0, tot.reshape(1, -1))
+
+    def noise(self, msg: Message) -> Message:
+        """Y_{v,n,e} = A_{v,n,e} + psi_{n,e}(alpha_v) (eq. 20), added to the
+        padded response (the pad commutes with the addition)."""
+        prm = self.params
+        if msg.kind != "response":
+            raise ValueError("the server noises responses only")
+        n, v = msg.receiver, msg.sender
+        if not (0 <= n < prm.N and 0 <= v < prm.N):
+            raise ValueError("response between unknown clients")
+        A = np.array(msg.data, dtype=np.uint64, order="C")
+        if A.ndim != 2 or A.shape[1] != prm.sub:
+            raise ValueError(f"response must have {prm.sub} columns")
+        if A.size and int(A.max()) >= prm.p:
+            raise ValueError("response entries must be < p")
+        key = (msg.round, n, msg.block, A.size)
+        if self._psi is None or self._psi[0] != key:
+            # psi_{n,e}(alpha_v) for every responder v at once: the K+2T-1
+            # random streams of (round, n, block) are drawn once and the
+            # evaluations are one N-row product; kept until the next block
+            m = prm.K + 2 * prm.T - 1
+            g = Prg(self._noise_seed, pad_domain(msg.round, "psi", n, n, msg.block))
+            Z = np.empty((m, A.size), dtype=np.uint64)
+            for i in range(m):
+                g.field_into(Z[i], prm.p)
+            self._psi = (key, linalg.matmul_unchecked(prm.noise_matrix, Z, prm.p))
+        psi = self._psi[1][v].reshape(A.shape)
+        return Message("response", v, n, msg.round, msg.block, field.add(A, psi, prm.p))

@@ -1,0 +1,250 @@
+"""A SecEA-PHE round with every party simulated (Tang, Zhu, Li, Sun 2022, Sec. III-B),
+its result, and the ``secea-fast run --protocol secea-phe`` job."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field as dc_field
+
+import numpy as np
+
+from ... import paillier
+from ..._checks import check_int
+from ..._native import available_cpus
+from .. import secea
+from ..common.inputs import check_local, check_pairs
+from ..common.jobs import job_options, jsonable
+from ..common.rounds import RoundResult, apportion_wall, resolve_executor, run_blocks
+from ..secea import SecEAParams
+from .params import DEFAULT_BLOCK, DEFAULT_KEY_BITS, DEFAULT_STAT_BITS, PHEParams
+from .parties import Client, Server
+
+
+# ----------------------------------------------------------------- local round
+_BLOCK_PHASES = ("offline", "responses", "encrypt", "noise", "decrypt", "decode")
+
+
+@dataclass
+class PHERoundResult(RoundResult):
+    """A SecEA-PHE round: the common fields of :class:`RoundResult`
+    (``bytes`` are the bytes through the server) and, per client, the
+    global embeddings (eq. 2) as exact fractions: mean = numerator /
+    (denominator * scale)."""
+    embeddings: list = dc_field(default_factory=list)    # per client: id -> global embedding (eq. 2)
+    numerators: list = dc_field(default_factory=list)    # per client: (|E_n|, d) int64
+    denominators: list = dc_field(default_factory=list)  # per client: (|E_n|, d) int64, 1 <= b <= N
+    union_size: int = 0
+    ciphertexts: int = 0             # ciphertexts the responders sent
+    faulty: list = dc_field(default_factory=list)
+
+    PROTOCOL = "secea-phe"
+    PHASES = ("keygen", "union", "encode") + _BLOCK_PHASES
+
+    def as_dict(self) -> dict:
+        """JSON-serializable summary (no embeddings)."""
+        b = self.params.base
+        s = self.summary()
+        return {"N": b.N, "T": b.T, "K": b.K, "d": b.d, "precision": b.precision, "p": b.p,
+                "key_bits": self.params.key_bits, "stat_bits": self.params.stat_bits,
+                "slot_bits": self.params.slot_bits, "slots_per_ciphertext": self.params.slots,
+                "ciphertexts_per_response": self.params.cols, "M": int(self.union_size),
+                "entities": [len(x) for x in self.numerators], "ciphertexts": int(self.ciphertexts),
+                "processes": self.processes, "core_seconds": s["core_seconds"],
+                "wall_seconds": s["wall_seconds"], "bytes_via_server": s["bytes"]}
+
+    def matches(self, sums, counts) -> bool:
+        """Whether every mean equals sums / counts exactly (per client, e.g.
+        ``secea.plaintext_sums`` or a SecEA round's ``sums`` / ``counts``)."""
+        for a, b, s, c in zip(self.numerators, self.denominators, sums, counts):
+            s = np.asarray(s, dtype=object)
+            c = np.asarray(c, dtype=object).reshape(-1, 1)
+            if a.shape != s.shape or not (a.astype(object) * c == s * b.astype(object)).all():
+                return False
+        return True
+
+
+def _block_job(S, job):
+    """One query block of client n (an executor shard; ``S``: the round's
+    parties and settings)."""
+    n, b, members = job
+    clients, server, drop, rnd = S["clients"], S["server"], S["drop"], S["round"]
+    t = {ph: 0.0 for ph in ("offline", "responses", "encrypt", "noise", "decrypt", "decode")}
+    nbytes = {"offline": 0, "responses": 0}
+    B = len(members)
+    t0 = time.perf_counter()
+    server.prepare(n, rnd, b, B)                 # offline: r and Enc(psi + p u), eq. (12)
+    t["offline"] += time.perf_counter() - t0
+    queries = clients[n].iter_queries(rnd, b, members)
+    vals = []
+    cts = 0
+    for v in range(len(clients)):
+        t0 = time.perf_counter()
+        q = next(queries)
+        t["offline"] += time.perf_counter() - t0
+        if v != n:
+            nbytes["offline"] += 2 * q.nbytes
+        if (n, v) in drop:
+            vals.append(None)
+            continue
+        t0 = time.perf_counter()
+        A = clients[v].answer_plain(q)
+        t1 = time.perf_counter()
+        c = clients[v].encrypt_response(A, q)
+        t2 = time.perf_counter()
+        y = server.noise(c)
+        t3 = time.perf_counter()
+        vals.append(clients[n].decrypt(y, B))
+        t4 = time.perf_counter()
+        t["responses"] += t1 - t0
+        t["encrypt"] += t2 - t1
+        t["noise"] += t3 - t2
+        t["decrypt"] += t4 - t3
+        nbytes["responses"] += c.nbytes + y.nbytes
+        cts += len(c.cts)
+    t0 = time.perf_counter()
+    num, den, faulty = clients[n].decode_values(vals, members)
+    t["decode"] += time.perf_counter() - t0
+    server._prepared.pop((rnd, n, b), None)      # dropped responders' noise is never used
+    return (n, members, num, den, faulty, cts), t, nbytes
+
+
+def run_round(local, T: int = 1, precision: int = 8, key_bits: int = DEFAULT_KEY_BITS,
+              processes: int | None = None, *, K=None, bound: float = 100.0,
+              stat_bits: int = DEFAULT_STAT_BITS, insecure_keys: bool = False, keys=None,
+              block_size=None, drop=None, progress=False, verify=False, rnd: int = 1, params=None,
+              threads=None, executor=None) -> PHERoundResult:
+    """One SecEA-PHE round for all parties: ``local[n]`` is client n's dict
+    entity id -> 1-D float embedding.
+
+    ``key_bits``: Paillier modulus size of every client (keys below 2048 bits
+    need ``insecure_keys=True``); ``keys``: optional list of N (pk, sk) pairs
+    to reuse instead of generating fresh ones; ``processes``: worker
+    processes (fork) for the per-block phases, or ``executor``: any
+    ``secea_fast.executor.Executor``; ``block_size``: query rows
+    per block (default 16); ``drop``: (querier, responder) pairs whose
+    responses are lost; ``verify``: compare with ``secea.plaintext_sums``
+    and raise AssertionError on any difference; ``params``: a ``PHEParams``
+    (overrides T, precision, K, bound, key_bits, stat_bits)."""
+    d = check_local(local)
+    N = len(local)
+    if params is None:
+        params = PHEParams(SecEAParams(N=N, d=d, T=T, precision=precision, K=K, bound=bound),
+                           key_bits=key_bits, stat_bits=stat_bits, insecure_keys=insecure_keys)
+    elif not isinstance(params, PHEParams):
+        raise TypeError("params must be PHEParams")
+    elif params.N != N or params.base.d != d:
+        raise ValueError("params do not match the clients' data (N or d)")
+    executor = resolve_executor(executor, processes)
+    B = DEFAULT_BLOCK if block_size is None else check_int(block_size, "block_size")
+    drop = check_pairs(drop, N, "drop")
+    if keys is not None:
+        keys = list(keys)
+        if len(keys) != N:
+            raise ValueError(f"need {N} key pairs, got {len(keys)}")
+    prm = params.base
+    secs, wall, nbytes = {}, {}, {}
+
+    # --- Paillier keys (one-time)
+    w0 = time.perf_counter()
+    if keys is None:
+        keys = [paillier.keygen(params.key_bits, insecure=params.insecure_keys) for _ in range(N)]
+    secs["keygen"] = wall["keygen"] = time.perf_counter() - w0
+    clients = [Client(n, params, list(emb.keys()), keys[n]) for n, emb in enumerate(local)]
+    server = Server(params)
+    xkeys = [c.public_key for c in clients]
+    pks = [c.paillier_public_key for c in clients]
+    for c in clients:
+        c.set_peer_keys(xkeys)
+        c.set_paillier_keys(pks)
+    server.set_paillier_keys(pks)
+    nbytes["keygen"] = N * N * len(pks[0].to_bytes())     # each key up, then to the N - 1 others
+
+    # --- the one-time entity union and the sharing (as secea.run_round)
+    M = secea.union_and_share(clients, server, local, rnd, secs, wall, nbytes)
+
+    # --- retrieval, per query block
+    jobs = [(n, b, mem) for n, c in enumerate(clients) for b, mem in enumerate(c.blocks(B))]
+    for ph in _BLOCK_PHASES:
+        secs[ph] = 0.0
+    nbytes["offline"] = nbytes["responses"] = 0
+    for c in clients:
+        c.threads = threads
+    nums = [np.zeros((len(c.ids), d), dtype=np.int64) for c in clients]
+    dens = [np.zeros((len(c.ids), d), dtype=np.int64) for c in clients]
+    faulty = set()
+    counter = [0]
+
+    def collect(res):
+        n, members, a, b_, bad, cts = res
+        nums[n][members] = a
+        dens[n][members] = b_
+        faulty.update((n, v) for v in bad)
+        counter[0] += cts
+
+    for pk in pks:      # no precomputed obfuscators may be copied into forked workers
+        pk.clear_pool()
+    state = dict(clients=clients, server=server, drop=drop, round=rnd)
+    wall_blocks = run_blocks(executor, _block_job, jobs, state, collect, label="SecEA-PHE blocks",
+                             progress=progress, secs=secs, nbytes=nbytes)
+    apportion_wall(wall, secs, _BLOCK_PHASES, wall_blocks)
+    embeddings = [c.finish(a, b_) for c, a, b_ in zip(clients, nums, dens)]
+    res = PHERoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes,
+                         processes=executor.processes, embeddings=embeddings, numerators=nums,
+                         denominators=dens, union_size=M, ciphertexts=counter[0],
+                         faulty=sorted(faulty))
+    if verify:
+        ref = secea.plaintext_sums(local, prm)
+        if not res.matches([s for s, _ in ref], [c for _, c in ref]):
+            raise AssertionError("SecEA-PHE means differ from the plaintext sums / counts")
+        res.verified = True
+    return res
+
+
+def aggregate(local, T: int = 1, precision: int = 8, *, key_bits: int = DEFAULT_KEY_BITS,
+              insecure_keys: bool = False, K=None, bound: float = 100.0, block_size=None,
+              drop=None, processes: int = 1) -> list:
+    """SecEA-PHE end to end for all parties locally.  ``local[n]``: client
+    n's dict entity id -> 1-D float array.  Returns one dict per client with
+    the global embedding (eq. 2) of each of its entities."""
+    return run_round(local, T=T, precision=precision, key_bits=key_bits, insecure_keys=insecure_keys,
+                     K=K, bound=bound, block_size=block_size, drop=drop,
+                     processes=processes).embeddings
+
+
+# ----------------------------------------------------------------- CLI job
+_JOB_DEFAULTS = {"workload": "tiny", "N": 3, "T": 1, "d": None, "precision": 8,
+                 "key_bits": DEFAULT_KEY_BITS, "insecure_keys": False, "stat_bits": DEFAULT_STAT_BITS,
+                 "processes": None, "block_size": None, "seed": 0, "compare": True}
+
+
+def main_job(args=None, **kwargs) -> dict:
+    """The ``secea-fast run --protocol secea-phe`` job: one verified SecEA-PHE
+    round on a small workload (default: the "tiny" shape, N = 3, T = 1,
+    2048-bit keys, every CPU up to 4; well under a minute) and, with
+    ``compare``, the information-theoretic SecEA round on the same data.
+    ``args``: dict of options (keys of ``_JOB_DEFAULTS``, '-' or '_') and/or
+    keyword arguments.  Returns a JSON-serializable dict of per-phase
+    core/wall seconds and bytes."""
+    from .. import workloads
+    opts = job_options(_JOB_DEFAULTS, args, kwargs, "secea-phe", ("insecure_keys", "compare"))
+    procs = opts["processes"]
+    if procs is None:
+        procs = min(4, available_cpus())
+    t0 = time.perf_counter()
+    local = workloads.workload(opts["workload"], N=opts["N"], d=opts["d"], seed=opts["seed"])
+    t_gen = time.perf_counter() - t0
+    res = run_round(local, T=opts["T"], precision=opts["precision"], key_bits=opts["key_bits"],
+                    insecure_keys=opts["insecure_keys"], stat_bits=opts["stat_bits"],
+                    processes=procs, block_size=opts["block_size"])
+    ref = secea.plaintext_sums(local, res.params.base)
+    out = {"protocol": "secea-phe", "workload": opts["workload"], "seed": opts["seed"],
+           "workload_seconds": t_gen, **res.as_dict(),
+           "verified": res.matches([s for s, _ in ref], [c for _, c in ref]),
+           "table": res.table()}
+    if opts["compare"]:
+        it = secea.run_round(local, T=opts["T"], precision=opts["precision"], processes=procs,
+                              params=res.params.base)
+        out["secea"] = {"core_seconds": {k: float(v) for k, v in it.seconds.items()},
+                        "wall_seconds": {k: float(v) for k, v in it.wall.items()},
+                        "bytes_via_server": {k: int(v) for k, v in it.bytes.items()},
+                        "same_means": res.matches(it.sums, it.counts)}
+    return jsonable(out)

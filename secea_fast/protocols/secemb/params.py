@@ -1,0 +1,193 @@
+"""SecEmb parameters and encodings (Mai et al. 2025, Sec. 4; Appendix C, L.2):
+the fixed point over Z_2^64, additive shares, the padding of item sets to
+m' and the DP noise scale."""
+from __future__ import annotations
+
+import math
+import secrets
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..._checks import check_int
+from ...prg import Prg, random_seed
+
+
+
+
+# Conversion domain of the aggregation payloads on the retrieval paths (the
+# retrieval keys use domain 0): module docstring, "Why reusing ... is private".
+AGGREGATION_DOMAIN = 1
+# AggregationUpload layout version: 2 since the aggregation converts in its own
+# domain (a version-1 peer would make the sum wrong, so its uploads are refused).
+UPLOAD_VERSION = 2
+
+
+def check_real(x, name, *, positive=False):
+    """A finite real number, >= 0 (> 0 if positive); TypeError/ValueError naming it."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
+    x = float(x)
+    if not math.isfinite(x) or x < 0 or (positive and x == 0):
+        raise ValueError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {x}")
+    return x
+
+
+def item_ids(items, name="items") -> np.ndarray:
+    """A 1-D sequence of integer item ids as int64 (floats are refused, even
+    integral ones, so that 1.9 never becomes item 1)."""
+    if isinstance(items, (str, bytes)) or not hasattr(items, "__len__"):
+        raise TypeError(f"{name} must be a sequence of integer item ids, got {type(items).__name__}")
+    a = np.asarray(items)
+    if a.size == 0 and a.dtype.kind == "f":
+        a = a.astype(np.int64)                       # [] has dtype float64
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integer item ids, got dtype {a.dtype}")
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D sequence of item ids, got shape {a.shape}")
+    if a.dtype.kind == "u" and a.size and int(a.max()) >= 1 << 63:
+        raise ValueError(f"{name}: item id {int(a.max())} is out of range")
+    return a.astype(np.int64)
+
+
+
+# ----------------------------------------------------------------- parameters
+@dataclass(frozen=True)
+class SecEmbParams:
+    """Public parameters of a SecEmb deployment.
+
+    m: number of items; d: embedding size; m_prime: unified number of items per
+    user (Appendix C, eq. 11); frac_bits: fixed-point fraction bits;
+    n_users: the most users aggregated in one round (n_p of Appendix L.2);
+    dense_size: length of the dense update (0 if none)."""
+
+    m: int
+    d: int
+    m_prime: int
+    frac_bits: int = 16
+    n_users: int = 1024
+    dense_size: int = 0
+
+    def __post_init__(self):
+        for name in ("m", "d", "m_prime", "frac_bits", "n_users", "dense_size"):
+            check_int(getattr(self, name), name)
+        if self.m < 1 or self.d < 1 or self.n_users < 1 or self.dense_size < 0:
+            raise ValueError("m, d and n_users must be >= 1 and dense_size >= 0")
+        if not 1 <= self.m_prime <= self.m:
+            raise ValueError(f"m_prime must be in [1, m = {self.m}], got {self.m_prime}")
+        if not 0 <= self.frac_bits <= 40:
+            raise ValueError(f"frac_bits must be in [0, 40], got {self.frac_bits}")
+        if self.user_bound_fixed < 1:
+            raise ValueError("n_users is too large for 64-bit fixed point at this frac_bits")
+
+    @property
+    def log_domain(self) -> int:
+        return max(1, (self.m - 1).bit_length())
+
+    @property
+    def scale(self) -> int:
+        return 1 << self.frac_bits
+
+    @property
+    def user_bound_fixed(self) -> int:
+        """R_u in fixed-point units: n_p R_u <= 2^63 - 1, so no sum wraps."""
+        return (2**63 - 1) // self.n_users
+
+    @property
+    def user_bound(self) -> float:
+        """Largest |value| a user may upload (R_u of Appendix L.2)."""
+        return self.user_bound_fixed / self.scale
+
+
+def encode_fixed(x, params: SecEmbParams, bound_fixed=None) -> np.ndarray:
+    """round(x 2^f) as uint64 two's complement; refuses NaN/inf and |.| > bound."""
+    x = np.asarray(x, dtype=np.float64)
+    if not np.isfinite(x).all():
+        raise ValueError("values contain NaN or infinity")
+    q = np.rint(x * params.scale)
+    lim = params.user_bound_fixed if bound_fixed is None else bound_fixed
+    if q.size and np.abs(q).max() > lim:
+        raise ValueError(f"a value exceeds the per-user range {lim / params.scale:.6g} "
+                         f"(R_u of Appendix L.2 for n_users = {params.n_users})")
+    return q.astype(np.int64).view(np.uint64)
+
+
+def decode_fixed(u, params: SecEmbParams) -> np.ndarray:
+    return np.asarray(u, dtype=np.uint64).view(np.int64) / params.scale
+
+
+def encode_table(Q, params: SecEmbParams) -> np.ndarray:
+    """The public item table as Z_2^64 fixed point (|Q| < 2^63 / 2^f)."""
+    Q = np.asarray(Q, dtype=np.float64)
+    if Q.shape != (params.m, params.d):
+        raise ValueError(f"Q must have shape ({params.m}, {params.d}), got {Q.shape}")
+    return encode_fixed(Q, params, bound_fixed=2**62)
+
+
+def gaussian_sigma(epsilon: float, delta: float, clip: float) -> float:
+    """sigma = sqrt(ln(1.25/delta)) Delta_2 / epsilon (Appendix G, eq. 14).
+    (The Gaussian mechanism's constant is sqrt(2 ln(1.25/delta)); the paper's
+    eq. 14 omits the 2.  Each server adds its own noise, so the released sum
+    carries two independent draws; callers wanting the textbook guarantee can
+    pass sqrt(2) * this value.)"""
+    if not (epsilon > 0 and 0 < delta < 1 and clip > 0):
+        raise ValueError("need epsilon > 0, 0 < delta < 1, clip > 0")
+    return math.sqrt(math.log(1.25 / delta)) * clip / epsilon
+
+
+def additive_shares(x, domain: bytes):
+    """Two-server additive shares over Z_2^64 of a uint64 array: (x - r, r)
+    with r uniform from a fresh CSPRNG seed (wraps mod 2^64 as intended)."""
+    x = np.asarray(x, dtype=np.uint64)
+    r = Prg(random_seed(), domain).uint64(x.size).reshape(x.shape)
+    return x - r, r
+
+
+def count_shares(count: int):
+    """A user's two additive shares (over Z_2^64) of its number of rated items,
+    for the secure average of Appendix C."""
+    c = check_int(count, "count")
+    if c < 0:
+        raise ValueError(f"count must be >= 0, got {c}")
+    s0, s1 = additive_shares(np.array([c], dtype=np.uint64), b"secemb/count-share")
+    return int(s0[0]), int(s1[0])
+
+
+def unified_m_prime(shares0, shares1, n_users: int, alpha: float, m: int) -> int:
+    """Eq. 11: m' = alpha * (1/n) sum_u m'_u, from the two servers' sums of the
+    users' count shares (neither server sees an individual count); clipped to
+    [1, m]."""
+    n = check_int(n_users, "n_users")
+    if n < 1 or not alpha > 0:
+        raise ValueError("need n_users >= 1 and alpha > 0")
+    total = (sum(int(x) for x in shares0) + sum(int(x) for x in shares1)) % 2**64
+    return int(min(m, max(1, round(alpha * total / n))))
+
+
+def pad_or_trunc_idx(items, m, m_prime):
+    """Algorithm 1: returns (indices of length m', positions of the kept real
+    items in ``items`` (-1 for padding)).  Sampling uses ``secrets``."""
+    items = item_ids(items)
+    if items.size and (items.min() < 0 or items.max() >= m):
+        raise ValueError(f"item ids must be in [0, {m})")
+    if len(np.unique(items)) != len(items):
+        raise ValueError("items has duplicates")
+    n = len(items)
+    sysrand = secrets.SystemRandom()
+    if n >= m_prime:
+        keep = sorted(sysrand.sample(range(n), m_prime)) if n > m_prime else list(range(n))
+        return items[keep].copy(), np.array(keep, dtype=np.int64)
+    rated = set(int(i) for i in items)
+    pool = [j for j in range(m) if j not in rated] if m <= 1 << 22 else None
+    pads = []
+    if pool is not None:
+        pads = sysrand.sample(pool, m_prime - n)
+    else:   # huge catalogue: rejection sampling
+        while len(pads) < m_prime - n:
+            j = secrets.randbelow(m)
+            if j not in rated and j not in pads:
+                pads.append(j)
+    idx = np.concatenate([items, np.array(pads, dtype=np.int64)])
+    pos = np.concatenate([np.arange(n), -np.ones(m_prime - n, dtype=np.int64)])
+    perm = sysrand.sample(range(m_prime), m_prime)       # hide which slots are padding
+    return idx[perm], pos[perm]

@@ -1,0 +1,162 @@
+"""The SecEmb parties (Mai et al. 2025, Sec. 4, Algorithm 3): ``User``
+(retrieval keys, reconstruction, aggregation upload) and ``Server``
+(answers, aggregation, noise)."""
+from __future__ import annotations
+
+
+import numpy as np
+
+from ... import dpf
+from ...prg import Prg, random_seed
+from .messages import AggregateShare, AggregationUpload, RetrievalRequest, RetrievalResponse
+from .params import (AGGREGATION_DOMAIN, SecEmbParams, additive_shares, check_real, decode_fixed,
+                     encode_fixed, item_ids, pad_or_trunc_idx)
+
+
+# ----------------------------------------------------------------- parties
+class User:
+    """One user's side of a SecEmb round (Algorithm 3, "User")."""
+
+    def __init__(self, params: SecEmbParams, items):
+        if not isinstance(params, SecEmbParams):
+            raise TypeError(f"params must be SecEmbParams, got {type(params).__name__}")
+        self.params = params
+        self.items = item_ids(items)
+        pad_or_trunc_idx(self.items, params.m, params.m_prime)     # range and duplicate checks now
+        self._round = None
+
+    def retrieval_request(self):
+        """Algorithm 1 + PathGen + retrieval keys: (request to server 0, to server 1)."""
+        P = self.params
+        idx, pos = pad_or_trunc_idx(self.items, P.m, P.m_prime)
+        paths0, paths1, secrets_ = dpf.path_gen_batch(idx, P.log_domain, threads=1)
+        cws = dpf.convert_gen_batch(secrets_, np.ones(len(idx), dtype=np.uint64))
+        keys0 = [dpf.Key.from_path(p0, cw, vector=False) for p0, cw in zip(paths0, cws)]
+        keys1 = [dpf.Key.from_path(p1, cw, vector=False) for p1, cw in zip(paths1, cws)]
+        self._round = {"idx": idx, "pos": pos, "paths": secrets_}
+        return RetrievalRequest(0, keys0), RetrievalRequest(1, keys1)
+
+    def reconstruct(self, resp0: RetrievalResponse, resp1: RetrievalResponse) -> np.ndarray:
+        """Eq. 4: the rows of Q at this user's items (NaN for items dropped by truncation)."""
+        st = self._need_round()
+        P = self.params
+        for r, b in ((resp0, 0), (resp1, 1)):
+            if not isinstance(r, RetrievalResponse) or r.party != b:
+                raise ValueError(f"expected server {b}'s RetrievalResponse")
+            if r.shares.shape != (P.m_prime, P.d):
+                raise ValueError(f"a response must have shape ({P.m_prime}, {P.d}), got {r.shares.shape}")
+        rows = decode_fixed(resp0.shares + resp1.shares, P)      # wraps mod 2^64 as intended
+        out = np.full((len(self.items), P.d), np.nan)
+        real = st["pos"] >= 0
+        out[st["pos"][real]] = rows[real]
+        return out
+
+    def aggregation_upload(self, grads, dense=None, clip=None):
+        """PadOrTruncEmb + ConvertGen on the retrieval paths (Sec. 4.3.2) and
+        additive shares of the dense update.  ``grads``: one row per item of
+        ``self.items`` (rows of truncated items are dropped with them)."""
+        st = self._need_round()
+        P = self.params
+        g = np.asarray(grads, dtype=np.float64)
+        if g.shape != (len(self.items), P.d):
+            raise ValueError(f"grads must have shape ({len(self.items)}, {P.d}), got {g.shape}")
+        if clip is not None:
+            clip = check_real(clip, "clip", positive=True)
+            norms = np.linalg.norm(g, axis=1, keepdims=True)
+            g = g * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+        rows = np.zeros((P.m_prime, P.d))
+        real = st["pos"] >= 0
+        rows[real] = g[st["pos"][real]]
+        enc = encode_fixed(rows, P)
+        cws = dpf.convert_gen_batch(st["paths"], enc, domain=AGGREGATION_DOMAIN)
+        dense0, dense1 = self._dense_shares(dense)
+        self._round = None                    # one upload per round: the paths are spent
+        return AggregationUpload(0, cws, dense0), AggregationUpload(1, cws, dense1)
+
+    def _dense_shares(self, dense):
+        P = self.params
+        if dense is None:
+            dense = np.zeros(P.dense_size)
+        x = encode_fixed(np.asarray(dense, dtype=np.float64).reshape(-1), P)
+        if x.size != P.dense_size:
+            raise ValueError(f"dense must have {P.dense_size} entries, got {x.size}")
+        return additive_shares(x, b"secemb/dense-share")
+
+    def _need_round(self):
+        if self._round is None:
+            raise ValueError("no retrieval in progress: call retrieval_request() first")
+        return self._round
+
+
+class Server:
+    """Server b of SecEmb (Algorithm 3, "Server").  ``table``: the public item
+    table Q as Z_2^64 fixed point (``encode_table``)."""
+
+    def __init__(self, party: int, params: SecEmbParams, table: np.ndarray, threads=None):
+        if party not in (0, 1):
+            raise ValueError(f"party must be 0 or 1, got {party}")
+        if not isinstance(table, np.ndarray) or table.dtype != np.uint64 or table.shape != (params.m, params.d):
+            raise ValueError(f"table must be a uint64 array of shape ({params.m}, {params.d})")
+        self.party = party
+        self.params = params
+        self.table = np.ascontiguousarray(table)
+        self.threads = threads
+        self._requests = {}
+
+    def answer(self, user_id, request: RetrievalRequest) -> RetrievalResponse:
+        """Eq. 3 for every key of the request; remembers the paths for aggregation."""
+        P = self.params
+        if not isinstance(request, RetrievalRequest) or request.party != self.party:
+            raise ValueError(f"expected a RetrievalRequest for server {self.party}")
+        if len(request.keys) != P.m_prime:
+            raise ValueError(f"a request must hold m' = {P.m_prime} keys, got {len(request.keys)}")
+        for k in request.keys:
+            if k.log_domain != P.log_domain or k.vector or k.early:
+                raise ValueError("retrieval keys must be scalar, non-early, of the deployment's log_domain")
+        shares = dpf.eval_full_dot(request.keys, self.table, threads=self.threads)
+        self._requests[user_id] = [k.path_key() for k in request.keys]
+        return RetrievalResponse(self.party, shares)
+
+    def aggregate(self, uploads: dict, noise_sigma=0.0) -> AggregateShare:
+        """Server b's share of sum over the uploading users (Algorithm 3).  Users
+        who retrieved but did not upload (dropouts, Appendix L.2) are left out;
+        an upload without a retrieval is refused.  ``noise_sigma``: standard
+        deviation of the Gaussian noise this server adds (Appendix G)."""
+        P = self.params
+        noise_sigma = check_real(noise_sigma, "noise_sigma")
+        acc = np.zeros((P.m, P.d), dtype=np.uint64)
+        dense = np.zeros(P.dense_size, dtype=np.uint64)
+        for uid, up in uploads.items():
+            paths = self._requests.get(uid)
+            if paths is None:
+                raise ValueError(f"user {uid!r} uploaded without a retrieval this round")
+            if not isinstance(up, AggregationUpload) or up.party != self.party:
+                raise ValueError(f"user {uid!r}: expected an AggregationUpload for server {self.party}")
+            if up.cws.shape != (P.m_prime, P.d) or up.dense.shape != (P.dense_size,):
+                raise ValueError(f"user {uid!r}: upload shapes {up.cws.shape}, {up.dense.shape} do not match "
+                                 f"({P.m_prime}, {P.d}) and ({P.dense_size},)")
+            states = dpf.path_eval_full(paths, P.m, threads=self.threads)
+            dpf.convert_accumulate(acc, states, self.party, up.cws, domain=AGGREGATION_DOMAIN,
+                                   threads=self.threads)
+            dense += up.dense
+        self._requests = {}
+        if noise_sigma:
+            acc += _gaussian_fixed(acc.shape, noise_sigma, P)
+            dense += _gaussian_fixed(dense.shape, noise_sigma, P)
+        return AggregateShare(self.party, acc, dense)
+
+
+def _gaussian_fixed(shape, sigma, params):
+    """N(0, sigma^2) noise in fixed point from a CSPRNG (Box-Muller on 53-bit uniforms)."""
+    n = int(np.prod(shape))
+    words = Prg(random_seed(), b"secemb/dp-noise").uint64(2 * n)
+    u = ((words >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
+    z = np.sqrt(-2.0 * np.log(u[:n])) * np.cos(2.0 * np.pi * u[n:])
+    return np.rint(z * sigma * params.scale).astype(np.int64).view(np.uint64).reshape(shape)
+
+
+def reconstruct_aggregate(share0: AggregateShare, share1: AggregateShare, params: SecEmbParams):
+    """Server 0's reconstruction: (sum of sparse updates m x d, dense sum) as floats."""
+    if share0.party != 0 or share1.party != 1:
+        raise ValueError("need server 0's and server 1's shares")
+    return decode_fixed(share0.sparse + share1.sparse, params), decode_fixed(share0.dense + share1.dense, params)
