@@ -4,9 +4,10 @@ tests); run with
     python -m pip install -e ".[bench]"
     python -m pytest bench --benchmark-json=bench/results/run.json
 
-and summarise ratios with ``python bench/report.py bench/results/run.json``.
+and summarise ratios with ``secea-fast bench summary bench/results/run.json``.
 Peers (python-flint, galois, cryptography/OpenSSL) come from the ``bench`` extra.
 """
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -30,3 +31,23 @@ def uniform(rng, p, shape):
     if p <= 2**63:
         return rng.integers(0, p, size=shape, dtype=np.uint64)
     return rng.integers(0, 2**64 - 1, size=shape, dtype=np.uint64, endpoint=True) % np.uint64(p)
+
+
+def zero_page(nbytes):
+    """``nbytes`` zero bytes, read-only, backed by the kernel's zero page: a private
+    read-only anonymous mapping is never written, so its pages all map the zero page and
+    reading it touches no memory beyond that page.  OpenSSL (through `cryptography`) has
+    no keystream call; encrypting this buffer is its keystream write, reading nothing from
+    memory, like ours.  The mapping asks for transparent huge pages (then reads map the 2 MiB
+    huge zero page): with 4 KiB pages every page of the buffer is another TLB entry for the
+    same physical page, and OpenSSL read 64 MiB of it at 7.5 GB/s against 9.0 GB/s from
+    the huge zero page and 9.0-9.1 GB/s from ordinary zeros or random data (2026-11-24)."""
+    try:
+        m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+    except (AttributeError, TypeError, ValueError, OSError):    # pragma: no cover - not POSIX
+        return np.zeros(nbytes, dtype=np.uint8)
+    try:
+        m.madvise(mmap.MADV_HUGEPAGE)
+    except (AttributeError, ValueError, OSError):                # pragma: no cover - no THP
+        pass
+    return np.frombuffer(m, dtype=np.uint8)

@@ -1,13 +1,30 @@
-"""AES-128-CTR bulk keystream: secea_fast vs OpenSSL through `cryptography`,
-both writing into a preallocated buffer (no allocation, no page faults).
+"""AES-128-CTR: secea_fast vs OpenSSL through `cryptography`, one thread, the same
+work on both sides in every group (group and test names say which work):
 
-Target: >= 3x OpenSSL, one thread.
+* ``aes128-ctr keystream N B``: the keystream written into a preallocated
+  buffer.  Ours: ``prg.aes128_ctr_into``.  OpenSSL has no keystream call: it
+  encrypts a buffer of zeros that is a read-only mapping of the kernel's zero
+  page (``conftest.zero_page``), so it reads no memory either; both write N
+  bytes.
+* ``aes128-ctr encrypt N B``: N bytes of random data encrypted into a
+  preallocated buffer, both reading the data and writing the output.  Ours:
+  ``Prg.xor_into`` (the CTR keystream XORed into the data in one pass),
+  default stores; ``..., ours stream=True``: the same with non-temporal stores
+  (``Prg.xor_into(..., stream=True)``, for outputs larger than the caches),
+  with its own OpenSSL run.  OpenSSL: ``encryptor().update_into(data, out)``.
+  Key setup is outside the timing on both sides.
+* ``aes128-ctr bytes N B``: the one-shot call returning the keystream as a new
+  bytes object, ``prg.aes128_ctr(key, iv, n)`` against
+  ``Cipher(AES(key), CTR(iv)).encryptor().update(zeros)`` with the zeros from
+  the zero page: key schedule, allocation and page faults on both sides, for
+  16 B, 4 KiB, 1 MiB and 64 MiB.
 
-Also the bytes-returning one-shot call ``prg.aes128_ctr(key, iv, n)`` against
-its OpenSSL equivalent, ``Cipher(AES(key), CTR(iv)).encryptor().update(zeros)``
-(key schedule included on both sides, the zeros preallocated), for 16 B,
-4 KiB, 1 MiB and 64 MiB: both allocate their result, so this includes page
-faults (target: at least as fast as OpenSSL at every size).
+Targets (the project's): keystream >= 3x OpenSSL, one thread; the bytes call at
+least as fast as OpenSSL at every size.
+
+Until 2026-11-24 OpenSSL's side of the keystream groups encrypted an ordinary
+buffer of zeros (one read more than ours) and there was no encrypt group:
+measured ratios are in docs/PERFORMANCE.md, "AES-128-CTR".
 """
 import os
 
@@ -17,31 +34,77 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from secea_fast import prg
 
+from conftest import zero_page
+
 SIZES = [1 << 14, 1 << 20, 1 << 26]
+OURS = "secea_fast"
+OPENSSL = "openssl (cryptography)"
 
 
 @pytest.fixture(scope="module")
 def bufs():
-    return {n: (np.empty(n, dtype=np.uint8), np.zeros(n, dtype=np.uint8)) for n in SIZES}
+    """Per size: a preallocated output (pages touched), random data, zeros on the zero page."""
+    out = {}
+    for n in SIZES:
+        o = np.empty(n, dtype=np.uint8)
+        o[:] = 1
+        out[n] = (o, np.frombuffer(os.urandom(n), dtype=np.uint8).copy(), zero_page(n))
+    return out
 
 
+def _openssl(key=None, iv=None):
+    return Cipher(algorithms.AES(key or os.urandom(16)), modes.CTR(iv or os.urandom(16))).encryptor()
+
+
+# ---- keystream into a preallocated buffer: write N bytes, read nothing
 @pytest.mark.parametrize("nbytes", SIZES)
-def test_ctr_ours(benchmark, bufs, nbytes):
-    out, _ = bufs[nbytes]
+def test_keystream_ours(benchmark, bufs, nbytes):
+    out = bufs[nbytes][0]
     key, iv = os.urandom(16), os.urandom(16)
-    benchmark.group = f"aes128-ctr {nbytes} B"
-    benchmark.extra_info.update(bytes=nbytes, impl="secea_fast")
+    benchmark.group = f"aes128-ctr keystream {nbytes} B"
+    benchmark.extra_info.update(bytes=nbytes, impl=OURS, threads=1, api="prg.aes128_ctr_into")
     benchmark(prg.aes128_ctr_into, key, iv, out)
 
 
 @pytest.mark.parametrize("nbytes", SIZES)
-def test_ctr_openssl(benchmark, bufs, nbytes):
-    out, zeros = bufs[nbytes]
+def test_keystream_openssl_zero_page(benchmark, bufs, nbytes):
+    out, _, zeros = bufs[nbytes]
     key, iv = os.urandom(16), os.urandom(16)
-    enc = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
-    benchmark.group = f"aes128-ctr {nbytes} B"
-    benchmark.extra_info.update(bytes=nbytes, impl="openssl (cryptography)")
+    enc = _openssl(key, iv)
+    enc.update_into(zeros[:16], out[:16])               # the same stream as ours, checked once
+    assert bytes(out[:16]) == prg.aes128_ctr(key, iv, 16)
+    benchmark.group = f"aes128-ctr keystream {nbytes} B"
+    benchmark.extra_info.update(bytes=nbytes, impl=OPENSSL, threads=1,
+                                api="encryptor().update_into(zero page, out)")
     benchmark(enc.update_into, zeros, out)
+
+
+# ---- encrypt N bytes of data into a preallocated buffer: read N, write N
+def _encrypt_group(nbytes, stream):
+    return f"aes128-ctr encrypt {nbytes} B" + (", ours stream=True" if stream else "")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["default", "stream"])
+@pytest.mark.parametrize("nbytes", SIZES)
+def test_encrypt_ours(benchmark, bufs, nbytes, stream):
+    out, data, _ = bufs[nbytes]
+    out64, data64 = out.view(np.uint64), data.view(np.uint64)
+    g = prg.Prg(os.urandom(32), "bench/aes-encrypt")
+    benchmark.group = _encrypt_group(nbytes, stream)
+    benchmark.extra_info.update(bytes=nbytes, impl=OURS, threads=1,
+                                api=f"Prg.xor_into(out, data, stream={stream})")
+    benchmark(lambda: g.xor_into(out64, data64, stream=stream))
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["default", "stream"])
+@pytest.mark.parametrize("nbytes", SIZES)
+def test_encrypt_openssl(benchmark, bufs, nbytes, stream):
+    out, data, _ = bufs[nbytes]
+    enc = _openssl()
+    benchmark.group = _encrypt_group(nbytes, stream)
+    benchmark.extra_info.update(bytes=nbytes, impl=OPENSSL, threads=1,
+                                api="encryptor().update_into(data, out)")
+    benchmark(enc.update_into, data, out)
 
 
 # ---- the bytes-returning call, side by side
@@ -49,22 +112,23 @@ ONESHOT_SIZES = [16, 1 << 12, 1 << 20, 1 << 26]
 
 
 @pytest.mark.parametrize("nbytes", ONESHOT_SIZES)
-def test_ctr_bytes_ours(benchmark, nbytes):
+def test_keystream_bytes_ours(benchmark, nbytes):
     key, iv = os.urandom(16), os.urandom(16)
     benchmark.group = f"aes128-ctr bytes {nbytes} B"
-    benchmark.extra_info.update(bytes=nbytes, impl="secea_fast prg.aes128_ctr")
+    benchmark.extra_info.update(bytes=nbytes, impl=OURS, threads=1, api="prg.aes128_ctr")
     out = benchmark(prg.aes128_ctr, key, iv, nbytes)
     assert type(out) is bytes and len(out) == nbytes
 
 
 @pytest.mark.parametrize("nbytes", ONESHOT_SIZES)
-def test_ctr_bytes_openssl(benchmark, nbytes):
+def test_keystream_bytes_openssl_zero_page(benchmark, nbytes):
     key, iv = os.urandom(16), os.urandom(16)
-    zeros = bytes(nbytes)
+    zeros = zero_page(nbytes)
     benchmark.group = f"aes128-ctr bytes {nbytes} B"
-    benchmark.extra_info.update(bytes=nbytes, impl="openssl (cryptography) encryptor().update(zeros)")
-    out = benchmark(lambda: Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor().update(zeros))
-    assert len(out) == nbytes
+    benchmark.extra_info.update(bytes=nbytes, impl=OPENSSL, threads=1,
+                                api="Cipher(...).encryptor().update(zero page)")
+    out = benchmark(lambda: _openssl(key, iv).update(zeros))
+    assert len(out) == nbytes and out[:16] == prg.aes128_ctr(key, iv, min(16, nbytes))
 
 
 # ---- protocol uses of the keystream (SecEA relay pads and field sampling) --
@@ -83,7 +147,7 @@ def message():
 def test_pad_xor_ours(benchmark, message):
     out = np.empty_like(message)
     benchmark.group = "relay pad: XOR 2^20 words"
-    benchmark.extra_info.update(impl="secea_fast Prg.xor_into")
+    benchmark.extra_info.update(impl=OURS, threads=1, api="Prg.xor_into")
     benchmark(lambda: prg.Prg(bytes(32), "bench").xor_into(out, message))
 
 
@@ -91,7 +155,7 @@ def test_pad_xor_openssl(benchmark, message):
     src = message.view(np.uint8)
     out = np.empty_like(src)
     benchmark.group = "relay pad: XOR 2^20 words"
-    benchmark.extra_info.update(impl="openssl AES-CTR encrypt (cryptography)")
+    benchmark.extra_info.update(impl=OPENSSL, threads=1, api="encryptor().update_into(message, out)")
     benchmark(lambda: Cipher(algorithms.AES(bytes(16)), modes.CTR(bytes(16))).encryptor()
               .update_into(src, out))
 
@@ -99,12 +163,12 @@ def test_pad_xor_openssl(benchmark, message):
 def test_field_sample_ours(benchmark):
     out = np.empty(WORDS, dtype=np.uint64)
     benchmark.group = "uniform field elements: 2^20 mod 63*2^44+1"
-    benchmark.extra_info.update(impl="secea_fast Prg.field_into")
+    benchmark.extra_info.update(impl=OURS, threads=1, api="Prg.field_into")
     benchmark(lambda: prg.Prg(bytes(32), "bench").field_into(out, P_EMB))
 
 
 def test_field_sample_openssl_numpy(benchmark):
-    zeros = np.zeros(8 * (WORDS + WORDS // 32 + 64), dtype=np.uint8)
+    zeros = zero_page(8 * (WORDS + WORDS // 32 + 64))     # a keystream write, as ours
     ks = np.empty_like(zeros)
     mask = np.uint64((1 << 50) - 1)
 
@@ -114,5 +178,5 @@ def test_field_sample_openssl_numpy(benchmark):
         return w[w < np.uint64(P_EMB)][:WORDS]
 
     benchmark.group = "uniform field elements: 2^20 mod 63*2^44+1"
-    benchmark.extra_info.update(impl="openssl keystream + NumPy rejection")
+    benchmark.extra_info.update(impl="openssl keystream (zero page) + NumPy rejection", threads=1)
     benchmark(draw)

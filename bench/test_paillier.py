@@ -2,7 +2,7 @@
 in the same run, 2048-bit keys, one key pair shared by both libraries.
 
 Every group processes the same number of plaintext values in each entry, so
-``report.py`` ratios are per value.  ``threads`` in extra_info is the
+``secea-fast bench summary`` ratios are per value.  ``threads`` in extra_info is the
 ``processes=`` argument (the calling process plus workers).  phe appears
 twice where it has both: its public API (``encrypt`` / ``decrypt`` /
 ``EncryptedNumber * int``) and its raw kernel (``raw_encrypt`` /
@@ -14,7 +14,7 @@ decryption >= 1x per ciphertext (CRT + powmod_sec) and >= 10x per value
 packed; scalar multiplication by a 64-bit r >= 2x per value.
 
     python -m pytest bench/test_paillier.py --benchmark-json=bench/results/paillier.json
-    python bench/report.py bench/results/paillier.json
+    secea-fast bench summary bench/results/paillier.json
 """
 import secrets
 
