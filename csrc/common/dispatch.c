@@ -1,6 +1,7 @@
 /* Runtime CPU dispatch: the package is compiled with portable baseline flags;
  * hot kernels carry __attribute__((target(...))) variants that are selected
- * here with __builtin_cpu_supports (ARCHITECTURE.md habit 6). */
+ * here with __builtin_cpu_supports (docs/ARCHITECTURE.md, "Run-time CPU
+ * dispatch"). */
 #include <string.h>
 #include "secea.h"
 #include "internal.h"

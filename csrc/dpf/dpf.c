@@ -30,7 +30,12 @@
  * Constant time: key generation selects with masks derived from alpha, never
  * branches on alpha, beta or seeds; evaluation corrects with masks derived
  * from t.  Only lengths, the party bit and the (public) evaluation points
- * steer control flow. */
+ * steer control flow.
+ *
+ * Length (about 1,070 lines): key generation and every evaluator share the
+ * private tree-walk state and the correction-word layout of dpf_internal.h;
+ * the x86 AES-NI/VAES variants live in dpf_x86.c.
+ */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

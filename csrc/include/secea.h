@@ -2,7 +2,7 @@
  * also the cffi cdef source: the build script strips preprocessor lines, so
  * keep every declaration on plain C lines (no macros in prototypes).
  *
- * Conventions (ARCHITECTURE.md "raw versus managed"): every function here is
+ * Conventions (docs/ARCHITECTURE.md, "Kernels"): every function here is
  * a raw kernel.  It assumes valid, allocated, non-overlapping buffers (unless
  * documented otherwise), a prime modulus p with 2 <= p < 2^64 and inputs
  * already reduced below p.  Validation happens once, in Python.

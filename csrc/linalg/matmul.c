@@ -5,8 +5,9 @@
  * units of secea__pool_run (csrc/common/threads.c; the Python caller has
  * released the GIL).
  *
- * Variants (ARCHITECTURE.md habit 1), measured on AMD Zen 4 (EPYC Genoa) (see
- * secea_fast/tuning.py for the figures):
+ * Variants (chosen at run time, docs/ARCHITECTURE.md "Run-time CPU dispatch"),
+ * measured on AMD Zen 4 (EPYC Genoa) (figures in docs/PERFORMANCE.md,
+ * "Matrix product"):
  *   ifma1     p <= 2^52: AVX-512 IFMA, one 52-bit limb, 2 IFMA per multiply-add
  *   ifma2     p <  2^64: AVX-512 IFMA, limbs 52 + 12 bits, 7 IFMA per multiply-add
  *   avx2      scalar 64x64->128 products (mulx) with 192-bit accumulators,

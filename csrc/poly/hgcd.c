@@ -51,6 +51,12 @@
  * Memory: one arena per call (chunks reused after release, LIFO marks);
  * NTT plans are cached per (p, log length) for the process lifetime, behind
  * a mutex (plans are read only once built).
+ *
+ * Length (about 1,300 lines): one algorithm. The recursion, its Euclid
+ * base case and the products, series inverses and divisions it calls all
+ * allocate from the call's arena (above) and reuse its cached NTT plans;
+ * the general poly kernels allocate per call, so moving these routines out
+ * would export arena-taking variants with this file as their only caller.
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -68,6 +68,9 @@
  * x2 < q2 and q1 + q2 < 2^64 - 2^33, that sum is below p 2^64, so it is one
  * 128-bit value reduced by a single Moller-Granlund division (internal.h).
  * The constant multiplications mod q1, q2 use Shoup's method.
+ *
+ * Length (about 740 lines): plans, portable kernels and their selection
+ * must agree on one twiddle layout; the AVX-512 kernels are in ntt_avx512.c.
  */
 #include <stdlib.h>
 #include <string.h>

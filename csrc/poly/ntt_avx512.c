@@ -28,6 +28,9 @@
  * 8 x 8 tile (24 shuffles), run 8-point DFTs across registers and
  * transpose back.  The inner DFTs are specialised for the four possible
  * exponents of w_8 = 2^e8 (e8 in {24, 72, 120, 168}).
+ *
+ * Length (about 640 lines): the Goldilocks stage kernels and the radix-2
+ * kernels for other primes share the vector helpers of this file.
  */
 #include "ntt_internal.h"
 #include "gl_avx512.h"

@@ -2,7 +2,7 @@
  *
  * These are the base cases under the fast algorithms of secea_fast.poly
  * (NTT products, subproduct trees, half-GCD): below the crossovers recorded in
- * secea_fast/tuning.py they are faster than the asymptotically fast routes.
+ * secea_fast/tuning.py (measured in docs/PERFORMANCE.md) they are faster than the asymptotically fast routes.
  * Products accumulate exactly in 192 bits (one reduction per coefficient);
  * division and Euclid steps use one modular inverse per step.
  */

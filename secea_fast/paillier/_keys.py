@@ -1,5 +1,10 @@
 """Paillier keys: generation, encryption, decryption, homomorphic operations,
-packing and serialization.  See the package docstring for the conventions."""
+packing and serialization.  See the package docstring for the conventions.
+
+Length (about 650 lines): ``PublicKey`` and ``PrivateKey`` with their
+single and batch paths and serialization; the batch paths share the key's
+precomputed state, so they stay methods of one class.
+"""
 from __future__ import annotations
 
 import os

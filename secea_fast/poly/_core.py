@@ -5,6 +5,10 @@ first; the zero polynomial is the empty array.  Batches are 2-D arrays with one
 polynomial per row (all of one length).  Every routine is exact; the choice
 between classical C kernels and NTT-based ones is made on the crossovers in
 ``secea_fast.tuning`` and never changes a result.
+
+Length (about 680 lines): the one place where each polynomial operation
+chooses between the classical C kernel and the NTT route; keeping every
+crossover decision in one module is the point of it.
 """
 from __future__ import annotations
 
