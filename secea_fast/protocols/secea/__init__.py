@@ -86,7 +86,7 @@ Deviations and choices, each pinned by a test:
   most M^2 / 2p: 2.7e-10 for M = 10^5 entities, 2.7e-8 for 10^6.  A
   collision inside one client raises.
 """
-from .coding import DecodeResult, DecodingError, decode_values
+from .coding import DecodeResult, DecodingError, decode_values, gather_responses
 from .messages import Message, as_u64, pad_domain
 from .params import PSU_PRIME, SecEAParams, hash_ids, max_clients
 from .parties import Client, Server
@@ -95,6 +95,6 @@ from .round import (PHASES, SecEARoundResult, aggregate, default_block_size, ent
 
 __all__ = ["SecEAParams", "Client", "Server", "Message", "hash_ids", "entity_union",
            "aggregate", "run_round", "SecEARoundResult", "PSU_PRIME", "DecodingError",
-           "DecodeResult", "decode_values", "max_clients", "pad_domain", "as_u64",
+           "DecodeResult", "decode_values", "gather_responses", "max_clients", "pad_domain", "as_u64",
            "default_block_size", "plaintext_sums", "make_parties", "run_union",
            "union_and_share", "PHASES"]

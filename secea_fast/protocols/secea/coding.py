@@ -58,6 +58,24 @@ def decode_values(prm: SecEAParams, Y: np.ndarray, present: np.ndarray, B: int, 
     return S.reshape(prm.K, B, prm.sub).transpose(1, 0, 2).reshape(B, prm.K * prm.sub), faulty, redundancy
 
 
+def gather_responses(slots, N: int, B: int, sub: int, fill):
+    """The (N, B*sub) matrix Y of a block's responses and the (N,) mask of
+    the present ones, from N slots (``None`` for a missing response):
+    ``fill(v, slot, out)`` checks slot v and writes its B x sub values of
+    F_p into ``out`` (a view of row v of Y)."""
+    slots = list(slots)
+    if len(slots) != N:
+        raise ValueError(f"need N = {N} response slots (None for missing)")
+    Y = np.zeros((N, B * sub), dtype=np.uint64)
+    present = np.ones(N, dtype=bool)
+    for v, slot in enumerate(slots):
+        if slot is None:
+            present[v] = False
+        else:
+            fill(v, slot, Y[v].reshape(B, sub))
+    return Y, present
+
+
 class DecodeResult(tuple):
     """``Client.decode``'s result: the tuple (sums, counts, faulty) as before,
     plus how far it was checked.  (SecEA-PHE's decode returns one too, its

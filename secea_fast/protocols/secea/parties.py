@@ -12,7 +12,7 @@ from ..._checks import check_int
 from ...executor import party_reduce
 from ...prg import Prg, X25519KeyPair, copy_stream, pairwise_seed, random_seed, uniform
 from ..common.inputs import entity_list, id_bytes, real_vector
-from .coding import DecodeResult, DecodingError, decode_values, union_from_sum
+from .coding import DecodeResult, DecodingError, decode_values, gather_responses, union_from_sum
 from .messages import Message, as_u64, pad_domain
 from .params import PSU_PRIME, SecEAParams, hash_ids
 
@@ -385,16 +385,9 @@ class Client:
         ``verify=True`` refuses it with ``DecodingError`` (a ValueError).
         Fewer than k responses raise ``DecodingError``."""
         prm = self.params
-        responses = list(responses)
-        if len(responses) != prm.N:
-            raise ValueError(f"need N = {prm.N} response slots (None for missing)")
         B = len(members)
-        Y = np.zeros((prm.N, B * prm.sub), dtype=np.uint64)
-        present = np.ones(prm.N, dtype=bool)
-        for v, m in enumerate(responses):
-            if m is None:
-                present[v] = False
-                continue
+
+        def fill(v, m, out):
             if m.kind != "response" or m.receiver != self.index or m.sender != v:
                 raise ValueError(f"slot {v}: not client {v}'s response to client {self.index}")
             if m.data.shape != (B, prm.sub):
@@ -402,9 +395,11 @@ class Client:
                                  f"expected {(B, prm.sub)}")
             try:
                 self._pad(v, pad_domain(m.round, "response", v, self.index, m.block)).field_into(
-                    Y[v].reshape(B, prm.sub), prm.p, base=as_u64(m.data), negate=True)
+                    out, prm.p, base=as_u64(m.data), negate=True)
             except ValueError:
                 raise ValueError(f"response of client {v} has entries >= p") from None
+
+        Y, present = gather_responses(responses, prm.N, B, prm.sub, fill)
         full, faulty, redundancy = decode_values(prm, Y, present, B, verify=verify,
                                                  who=f"client {self.index}")
         sums = prm.fx.decode_int(np.ascontiguousarray(full[:, :prm.d]))

@@ -136,20 +136,15 @@ class Client(secea.Client):
         exactly k = 2(K+T-1)+1 responses a corrupted one goes unnoticed
         (``checked`` False), and ``verify=True`` refuses such a result."""
         prm, lay = self.params, self.phe
-        values = list(values)
-        if len(values) != prm.N:
-            raise ValueError(f"need N = {prm.N} response slots (None for missing)")
         B = len(members)
-        Y = np.zeros((prm.N, B * prm.sub), dtype=np.uint64)
-        present = np.ones(prm.N, dtype=bool)
-        for v, a in enumerate(values):
-            if a is None:
-                present[v] = False
-                continue
+
+        def fill(v, a, out):
             a = as_u64(a)
             if a.shape != (B, prm.sub) or (a.size and int(a.max()) >= prm.p):
                 raise ValueError(f"response {v}: expected {(B, prm.sub)} elements of F_p")
-            Y[v] = a.reshape(-1)
+            out[...] = a
+
+        Y, present = secea.gather_responses(values, prm.N, B, prm.sub, fill)
         full, faulty, redundancy = secea.decode_values(prm, Y, present, B, verify=verify,
                                                        who=f"client {self.index}")
         rs = np.ascontiguousarray(full[:, :prm.d])          # r S   (eq. 16)
