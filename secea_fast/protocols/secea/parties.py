@@ -327,12 +327,11 @@ class Client:
         if self._y_packed is None:
             self._y_packed = linalg.PackedRight(self.response_share(), self.params.p)
 
-    def answer(self, msg: Message) -> Message:
-        """A_{v,n,e} = <q_{n,v,e}, y_v> for every row of a query (the response
-        product on the matmul kernel), padded for the querier.  Each
-        (round, querier, block) is answered once; a repeat raises ValueError."""
-        prm = self.params
-        if msg.kind != "query" or msg.receiver != self.index:
+    def _check_query(self, msg) -> tuple:
+        """(querier n, query data as uint64) of a query this client can
+        answer: addressed to it, for the round of its shares, M columns, from
+        a client of the round."""
+        if not isinstance(msg, Message) or msg.kind != "query" or msg.receiver != self.index:
             raise ValueError("not a query for this client")
         if self._y is None or msg.round != self._y_round:
             raise ValueError(f"no shares for round {msg.round}")
@@ -340,13 +339,20 @@ class Client:
         if Q.ndim != 2 or Q.shape[1] != self.M:
             raise ValueError(f"query must have {self.M} columns, got shape {Q.shape}")
         n = msg.sender
-        if not 0 <= n < prm.N:
-            raise ValueError(f"query from unknown client {n} (N = {prm.N})")
+        if not 0 <= n < self.params.N:
+            raise ValueError(f"query from unknown client {n} (N = {self.params.N})")
+        return n, as_u64(Q)
+
+    def answer(self, msg: Message) -> Message:
+        """A_{v,n,e} = <q_{n,v,e}, y_v> for every row of a query (the response
+        product on the matmul kernel), padded for the querier.  Each
+        (round, querier, block) is answered once; a repeat raises ValueError."""
+        prm = self.params
+        n, Q = self._check_query(msg)
         # one answer per (round, querier, block): a second one would carry the
         # same response pad, and two answers to queries the relay altered
         # (the query pad is an XOR stream) would differ by y_v times the change
         self._once((msg.round, f"response to {n}", msg.block))
-        Q = as_u64(Q)
         self.prepare_responses()         # packed once per round for every query block
         t0 = time.perf_counter()
         if n != self.index:

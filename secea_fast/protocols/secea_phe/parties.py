@@ -64,17 +64,7 @@ class Client(secea.Client):
         arrives divided by c_v and meets ``response_share()`` = c_v y_v
         (``secea.Client.iter_queries``)."""
         prm = self.params
-        if not isinstance(msg, Message) or msg.kind != "query" or msg.receiver != self.index:
-            raise ValueError("not a query for this client")
-        if self._y is None or msg.round != self._y_round:
-            raise ValueError(f"no shares for round {msg.round}")
-        Q = msg.data
-        if Q.ndim != 2 or Q.shape[1] != self.M:
-            raise ValueError(f"query must have {self.M} columns, got shape {Q.shape}")
-        n = msg.sender
-        if not 0 <= n < prm.N:
-            raise ValueError("query from an unknown client")
-        Q = as_u64(Q)
+        n, Q = self._check_query(msg)
         if n != self.index:
             Q = self._pad(n, pad_domain(msg.round, "query", n, self.index, msg.block)).xor_into(
                 np.empty_like(Q), Q, prm.p, check=True)
