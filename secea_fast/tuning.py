@@ -35,3 +35,6 @@ SECEA_QUERY_TILE_ELEMS = 1 << 19    # z entries per tile (4 MB, read from L3 by 
 # ---- executors (secea_fast.executor) ---------------------------------------
 RAY_TASK_TARGET_S = 0.025           # RayExecutor: short shards go in tasks of about this many seconds
 RAY_TASK_MAX_SHARDS = 64            # RayExecutor: at most this many shards per task
+
+# ---- deployment on Flower (secea_fast.flower) ------------------------------
+FLOWER_STAGE_QUERY_BYTES = 256 << 20  # coded queries in flight per SecEA stage: bounds every process's memory

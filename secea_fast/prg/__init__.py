@@ -414,6 +414,24 @@ class X25519KeyPair:
     def __reduce__(self):
         raise TypeError("X25519KeyPair holds a private key and is not picklable")
 
+    @classmethod
+    def from_private_bytes(cls, private: bytes) -> "X25519KeyPair":
+        """The key pair of a 32-byte private key written by
+        :meth:`private_bytes` (a party restoring its own saved state)."""
+        private = _check_bytes(private, "private", 32)
+        obj = cls.__new__(cls)
+        obj._sk = X25519PrivateKey.from_private_bytes(private)
+        obj.public_bytes = obj._sk.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        return obj
+
+    def private_bytes(self) -> bytes:
+        """The raw 32-byte private key, for a party saving its own state
+        between the processes of one deployment (it never leaves the party's
+        host; ``secea_fast.flower`` keeps it in the node's ``context.state``)."""
+        return self._sk.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
+                                      serialization.NoEncryption())
+
     def exchange(self, peer_public: bytes) -> bytes:
         peer_public = _check_bytes(peer_public, "peer_public", 32)
         try:

@@ -3,6 +3,7 @@ upload, sharing, queries, answers, decoding) and ``Server`` (sum, relay,
 noise)."""
 from __future__ import annotations
 
+import hashlib
 import time
 
 import numpy as np
@@ -12,11 +13,13 @@ from ..._checks import check_int
 from ...executor import party_reduce
 from ...prg import Prg, X25519KeyPair, copy_stream, pairwise_seed, random_seed, uniform
 from ..common.inputs import entity_list, id_bytes, real_vector
+from ..common.wire import Reader, Writer
 from .coding import DecodeResult, DecodingError, decode_values, gather_responses, union_from_sum
 from .messages import Message, as_u64, pad_domain
 from .params import PSU_PRIME, SecEAParams, hash_ids
 
 _SESSION_LABEL = b"secea_fast.secea.pair.v1"
+_STATE_MAGIC = b"SEEs"
 
 
 # ----------------------------------------------------------------- client
@@ -55,6 +58,65 @@ class Client:
         # refused except while an Executor ships the parties to its own
         # workers; the copy keeps the derived seeds, not the X25519 key
         return party_reduce(self, drop=("_keypair", "_y_packed", "_y_resp"))
+
+    # --- state kept between the processes of a deployment
+    def export_state(self) -> bytes:
+        """This client's whole protocol state as versioned bytes (no pickle):
+        its X25519 private key, pairwise / self / query seeds, the union and
+        its positions, its aggregated shares y_v and the one-time-pad guard
+        (which (round, purpose, block) were used).  For a deployment where
+        each protocol stage runs in a fresh process of the same party
+        (``secea_fast.flower``): the bytes hold secrets and never leave the
+        party's host.  :meth:`import_state` restores it."""
+        w = Writer(_STATE_MAGIC).u64(self.index).u64(self.params.N).blob(self._entity_digest())
+        w.blob(self._own_keypair().private_bytes()).blob(self._self_seed).blob(self._query_seed)
+        w.u64(len(self._seeds))
+        for v in sorted(self._seeds):
+            w.u64(v).blob(self._seeds[v])
+        w.u64(self.union is not None)
+        if self.union is not None:
+            w.array(self.union).array(self.positions.astype(np.uint64))
+        w.u64(self._y is not None)
+        if self._y is not None:
+            w.u64(self._y_round).array(self._y)
+        used = sorted(f"{r}\t{purpose}\t{b}" for r, purpose, b in self._used)
+        return w.blob("\n".join(used).encode()).bytes()
+
+    @classmethod
+    def import_state(cls, params: SecEAParams, entities, data) -> "Client":
+        """The client saved by :meth:`export_state`, for the same ``params``
+        and the same entities (refused otherwise: ValueError)."""
+        r = Reader(data, _STATE_MAGIC, "SecEA client state")
+        index, N, digest = r.u64(), r.u64(), r.blob(64)
+        if N != params.N:
+            raise ValueError(f"SecEA client state: saved for N = {N}, params have N = {params.N}")
+        c = cls(index, params, entities)
+        if c._entity_digest() != digest:
+            raise ValueError("SecEA client state: saved for a different entity set")
+        c._keypair = X25519KeyPair.from_private_bytes(r.blob(32))
+        c._self_seed, c._query_seed = r.blob(64), r.blob(64)
+        for _ in range(r.u64()):
+            v = r.u64()
+            if not 0 <= v < N or v == index:
+                raise ValueError(f"SecEA client state: pairwise seed for client {v}")
+            c._seeds[v] = r.blob(64)
+        if r.u64():
+            c.union = r.array(1)
+            c.positions = r.array(1).astype(np.int64)
+            if c.positions.shape != c.hashes.shape or (c.positions >= len(c.union)).any():
+                raise ValueError("SecEA client state: union positions do not fit the entities")
+        if r.u64():
+            c._y_round = r.u64()
+            c._y = r.array(2)
+        used = r.blob().decode()
+        r.done()
+        for line in filter(None, used.split("\n")):
+            rnd, purpose, b = line.split("\t")
+            c._used.add((int(rnd), purpose, int(b)))
+        return c
+
+    def _entity_digest(self) -> bytes:
+        return hashlib.sha256(np.ascontiguousarray(self.hashes, dtype="<u8").tobytes()).digest()
 
     # --- keys
     @property
@@ -128,6 +190,19 @@ class Client:
         if total.size % (2 * self.params.N) or total.size < 2 * self.params.N * len(self.hashes):
             raise ValueError("psu_sum has the wrong length")
         union, deg = union_from_sum(total.tobytes(), PSU_PRIME)
+        return self.set_union(union)
+
+    def set_union(self, union) -> np.ndarray:
+        """Take ``union`` (sorted uint64 entity hashes) as this round's union
+        and fix this client's positions in it: the end of :meth:`psu_finish`,
+        or a union already computed among more clients (a deployment that
+        restarts a round without a lost client keeps the union it revealed,
+        so the union of the remaining clients is never revealed beside it)."""
+        union = np.asarray(union)
+        if union.dtype != np.uint64 or union.ndim != 1 or (union.size > 1 and (np.diff(union) == 0).any()):
+            raise ValueError("union must be a 1-D uint64 array of distinct hashes")
+        if union.size > 1 and not (union[1:] > union[:-1]).all():
+            raise ValueError("union must be sorted")
         pos = np.searchsorted(union, self.hashes)
         if (pos >= len(union)).any() or (union[np.minimum(pos, len(union) - 1)] != self.hashes).any():
             raise ValueError("entity union does not contain this client's entities: "

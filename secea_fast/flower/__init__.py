@@ -1,0 +1,18 @@
+"""Deployment on Flower (``pip install secea_fast[flower]``): each party of a
+protocol in its own Flower node process, on one host or many.
+
+* :mod:`secea_fast.flower.secea`: SecEA with the clients as SuperNodes
+  (``handle_message`` in their ClientApp) and the server as the ServerApp
+  (``run_secea``).
+* :mod:`secea_fast.flower.records`: the package's byte messages in Flower
+  records, and one protocol stage over a ``Grid``.
+* :mod:`secea_fast.flower.deployment`: a local deployment (a SuperLink and
+  N SuperNodes as real processes, TLS on) for tests, benchmarks and trials.
+
+docs/FLOWER.md describes the stages, what each phase tolerates when a node
+is lost, and how to run a deployment on one or several hosts.
+"""
+try:
+    import flwr  # noqa: F401
+except ImportError as exc:          # pragma: no cover - depends on the environment
+    raise ImportError("secea_fast.flower needs Flower: pip install 'secea_fast[flower]'") from exc

@@ -1,0 +1,252 @@
+"""SecEA's Flower stages (secea_fast.flower.secea) driven in this process:
+the server's stage runner and the clients' stage handler exchange exactly
+the bytes Flower carries, through a loopback in place of the transport.
+Real Flower processes: tests/test_flower_deployment.py and the simulation
+test at the end of this file."""
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("flwr", reason="the flower extra is not installed (pip install -e '.[flower]')")
+
+from secea_fast.flower import secea as fsecea  # noqa: E402
+from secea_fast.flower.records import StageResult, pack, unpack  # noqa: E402
+from secea_fast.protocols import secea, workloads  # noqa: E402
+
+
+class Loopback:
+    """Nodes 101, 102, ... holding ``local[i]``; ``die[node] = (stage, step)``
+    makes that node stop answering from that stage on (``step`` None: any)."""
+
+    def __init__(self, local, die=None):
+        self.local = {101 + i: emb for i, emb in enumerate(local)}
+        self.state = {}
+        self.results = {}
+        self.die = dict(die or {})
+        self.dead = set()
+        self.log = []
+
+    def __call__(self, outbox):
+        res = StageResult()
+        t0 = time.perf_counter()
+        for node, (cfg, blobs) in outbox.items():
+            # through Flower's own records, as on the wire
+            cfg, blobs = unpack(pack(cfg, blobs))
+            res.bytes_down += sum(map(len, blobs))
+            when = self.die.get(node)
+            if node in self.dead or (when and when[0] == cfg["stage"]
+                                     and when[1] in (None, cfg.get("step"))):
+                self.dead.add(node)
+                res.failed[node] = "killed"
+                continue
+            rcfg, out, self.state[node], result = fsecea.handle(cfg, blobs, self.state.get(node),
+                                                                self.local[node])
+            self.log.append((node, cfg["stage"], cfg.get("step"), cfg.get("psu"), cfg["attempt"]))
+            if result is not None:
+                self.results[node] = result
+            res.bytes_up += sum(map(len, out))
+            res.replies[node] = unpack(pack(rcfg, out))
+        res.wall = time.perf_counter() - t0
+        return res
+
+
+def _local(N=5, M=60, d=6, seed=0):
+    rng = np.random.default_rng(seed)
+    ids = [f"e{i}" for i in range(M)]
+    out = []
+    for n in range(N):
+        own = rng.choice(M, size=rng.integers(M // 4, M // 2), replace=False)
+        out.append({ids[i]: rng.uniform(-1, 1, d) for i in own})
+    return out
+
+
+def _same(results, expect, nodes):
+    for node, want in zip(nodes, expect):
+        got = results[node]
+        assert set(got) == set(want)
+        for key in want:
+            assert np.array_equal(got[key], want[key]), key
+
+
+@pytest.mark.parametrize("bps", [None, 1])
+def test_stages_equal_in_process_round(bps):
+    local = _local()
+    loop = Loopback(local)
+    runner = fsecea.SecEAStageRunner(loop, d=6, block_size=16, blocks_per_stage=bps)
+    res = runner.run(list(loop.local))
+    expect = secea.aggregate(local, T=1, precision=8)
+    _same(loop.results, expect, list(loop.local))
+    assert res.attempts == 1 and not res.dropped and not res.failed_blocks
+    assert sorted(res.done) == sorted(loop.local)
+    nb = max(-(-len(e) // 16) for e in local)
+    names = [s["stage"] for s in res.stages]
+    assert names[:2] == ["keys", "peers"]
+    # keys, peers, then emit every block, two more steps to answer and decode
+    assert len(names) == 2 + (1 if bps is None else nb) + 2
+    assert res.summary()["phases"]["step"]["bytes_up"] > 0
+
+
+def test_one_block_round_takes_five_stages():
+    local = _local(M=40)
+    loop = Loopback(local)
+    res = fsecea.SecEAStageRunner(loop, d=6).run(list(loop.local))
+    assert [s["stage"] for s in res.stages] == ["keys", "peers", "step", "step", "step"]
+    _same(loop.results, secea.aggregate(local), list(loop.local))
+
+
+def test_torch_like_rows_are_accepted():
+    class FakeTensor:               # what the handler needs of a torch tensor
+        def __init__(self, a):
+            self.a = a
+
+        def detach(self):
+            return self
+
+        def cpu(self):
+            return self
+
+        def numpy(self):
+            return self.a
+    local = _local(N=3, M=20, d=4)
+    wrapped = [{k: FakeTensor(v) for k, v in e.items()} for e in local]
+    loop = Loopback(wrapped)
+    fsecea.SecEAStageRunner(loop, d=4).run(list(loop.local))
+    _same(loop.results, secea.aggregate(local), list(loop.local))
+
+
+@pytest.mark.parametrize("stage,step", [("keys", None), ("peers", None), ("step", 0), ("step", 1)])
+def test_early_loss_restarts_without_the_node(stage, step):
+    local = _local(N=6, M=50)
+    nodes = [101 + i for i in range(6)]
+    loop = Loopback(local, die={103: (stage, step)})
+    res = fsecea.SecEAStageRunner(loop, d=6).run(nodes)
+    assert res.attempts == 2 and 103 in res.dropped and res.dropped[103][1] == stage
+    rest = [e for i, e in enumerate(local) if i != 2]
+    expect = secea.aggregate(rest)
+    _same(loop.results, expect, [x for x in nodes if x != 103])
+    # a restart after the union was computed keeps it (no second union upload);
+    # a loss in "peers" comes before the server summed the uploads: a new union
+    uploads = [x for x in loop.log if x[1] == "peers" and x[3]]
+    assert len({a for *_, a in uploads}) == (2 if stage == "peers" else 1)
+    assert len({a for *_, a in loop.log}) == 2
+    if stage == "step":
+        assert res.union_size == len(set().union(*[set(e) for e in local]))
+
+
+def test_late_loss_is_absorbed_by_reed_solomon():
+    # N = 6, T = 1, K = 1: k = 3 responses decode, so one lost responder is absorbed
+    local = _local(N=6, M=70)
+    nodes = [101 + i for i in range(6)]
+    loop = Loopback(local, die={104: ("step", 2)})
+    res = fsecea.SecEAStageRunner(loop, d=6, K=1, block_size=16, blocks_per_stage=1).run(nodes)
+    assert res.attempts == 1 and 104 in res.dropped
+    expect = secea.aggregate(local, K=1)
+    done = [x for x in nodes if x != 104]
+    _same(loop.results, expect[:3] + expect[4:], done)
+    assert all(x == 104 for x, _ in res.failed_blocks)
+
+
+def test_late_loss_beyond_the_bound_fails_blocks_without_restart():
+    # default K for N = 5 leaves no redundancy: a late loss cannot be absorbed,
+    # and restarting would let a querier difference two sums
+    local = _local(N=5, M=80)
+    nodes = [101 + i for i in range(5)]
+    loop = Loopback(local, die={102: ("step", 2)})
+    res = fsecea.SecEAStageRunner(loop, d=6, block_size=16, blocks_per_stage=1).run(nodes)
+    assert res.attempts == 1
+    assert any(x != 102 for x, _ in res.failed_blocks)
+    assert len({a for *_, a in loop.log}) == 1
+
+
+def test_client_state_round_trips_and_refuses_other_entities():
+    local = _local(N=3, M=20, d=4)
+    prm = secea.SecEAParams(N=3, d=4)
+    clients, server = secea.make_parties([list(e) for e in local], prm)
+    secea.run_union(clients, server)
+    st = clients[0].export_state()
+    again = secea.Client.import_state(prm, list(local[0]), st)
+    assert again.export_state() == st and again.public_key == clients[0].public_key
+    with pytest.raises(ValueError, match="different entity set"):
+        secea.Client.import_state(prm, list(local[1]), st)
+    with pytest.raises(ValueError, match="N = 3"):
+        secea.Client.import_state(secea.SecEAParams(N=5, d=4), list(local[0]), st)
+    with pytest.raises(ValueError):
+        secea.Client.import_state(prm, list(local[0]), st[:-3])
+
+
+def test_used_pads_survive_the_state():
+    """The answer-once guard is part of the saved state: a query block
+    answered in one process is refused in the next."""
+    local = _local(N=3, M=20, d=4)
+    prm = secea.SecEAParams(N=3, d=4)
+    clients, server = secea.make_parties([list(e) for e in local], prm)
+    secea.union_and_share(clients, server, local, 1, {}, {}, {})
+    q = clients[0].queries(1, 0, np.arange(2))[1]
+    clients[1].answer(q)
+    c1 = secea.Client.import_state(prm, list(local[1]), clients[1].export_state())
+    with pytest.raises(ValueError, match="already used"):
+        c1.answer(q)
+
+
+def test_runner_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="d"):
+        fsecea.SecEAStageRunner(lambda o: None, d=0)
+    with pytest.raises(ValueError, match="blocks_per_stage"):
+        fsecea.SecEAStageRunner(lambda o: None, d=4, blocks_per_stage=0)
+    with pytest.raises(TypeError, match="block_size"):
+        fsecea.SecEAStageRunner(lambda o: None, d=4, block_size=2.5)
+
+
+def test_too_few_clients_left_is_a_clear_error():
+    local = _local(N=3, M=20, d=4)
+    loop = Loopback(local, die={101: ("keys", None)})
+    with pytest.raises(RuntimeError, match="2 clients remain"):
+        fsecea.SecEAStageRunner(loop, d=4).run(list(loop.local))
+
+
+def test_handler_refuses_out_of_order_stages():
+    local = _local(N=3, M=20, d=4)
+    cfg = {"stage": "step", "attempt": 1, "round": 1, "N": 3, "d": 4, "T": 1, "K": 1,
+           "precision": 8, "bound": 100.0, "B": 16}
+    with pytest.raises(ValueError, match="no SecEA state"):
+        fsecea.handle(cfg, [], None, local[0])
+    _, _, st, _ = fsecea.handle(dict(cfg, stage="keys", party=0), [], None, local[0])
+    with pytest.raises(ValueError, match="attempt"):
+        fsecea.handle(dict(cfg, attempt=2), [], st, local[0])
+
+
+def test_simulation_engine_round_equals_in_process(tmp_path):
+    """The demo App in Flower's simulation engine (Ray actors for the
+    ClientApps): every client's global embeddings equal secea.aggregate's."""
+    from flwr.simulation import run_simulation
+
+    from secea_fast.flower import demo
+    over = {"workload": "synthetic", "entities": 120, "d": 8, "num-clients": 3,
+            "out-dir": str(tmp_path), "block-size": 16, "blocks-per-stage": 2}
+    server_app, client_app = demo.make_apps(**over)
+    run_simulation(server_app, client_app, num_supernodes=3,
+                   backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}})
+    expect = secea.aggregate(demo.demo_local(dict(demo.DEFAULTS, **over)))
+    for party in range(3):
+        got = demo.load_embeddings(tmp_path / f"client-{party}.npz")
+        assert set(got) == set(expect[party])
+        for key, row in expect[party].items():
+            assert np.array_equal(got[key], row), (party, key)
+    import json
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["attempts"] == 1 and len(summary["done"]) == 3
+    assert [s["stage"] for s in summary["stages"]][:2] == ["keys", "peers"]
+
+
+def test_later_rounds_reuse_the_union():
+    local = _local(N=3, M=30, d=4)
+    loop = Loopback(local)
+    first = fsecea.SecEAStageRunner(loop, d=4).run(list(loop.local))
+    moved = [{k: v + 0.5 for k, v in e.items()} for e in local]
+    loop2 = Loopback(moved)
+    loop2.state = loop.state
+    res = fsecea.SecEAStageRunner(loop2, d=4, round_index=2, union=first.union).run(list(loop2.local))
+    assert not any(x[3] for x in loop2.log if x[1] == "peers")      # no union upload
+    assert res.union_size == first.union_size
+    _same(loop2.results, secea.aggregate(moved), list(loop2.local))
