@@ -3,52 +3,21 @@ the server's stage runner and the clients' stage handler exchange exactly
 the bytes Flower carries, through a loopback in place of the transport.
 Real Flower processes: tests/test_flower_deployment.py and the simulation
 test at the end of this file."""
-import time
-
 import numpy as np
 import pytest
 
 pytest.importorskip("flwr", reason="the flower extra is not installed (pip install -e '.[flower]')")
 
 from secea_fast.flower import secea as fsecea  # noqa: E402
-from secea_fast.flower.records import StageResult, pack, unpack  # noqa: E402
+import _flower_loop  # noqa: E402
 from secea_fast.protocols import secea, workloads  # noqa: E402
 
 
-class Loopback:
-    """Nodes 101, 102, ... holding ``local[i]``; ``die[node] = (stage, step)``
-    makes that node stop answering from that stage on (``step`` None: any)."""
-
-    def __init__(self, local, die=None):
-        self.local = {101 + i: emb for i, emb in enumerate(local)}
-        self.state = {}
-        self.results = {}
-        self.die = dict(die or {})
-        self.dead = set()
-        self.log = []
-
-    def __call__(self, outbox):
-        res = StageResult()
-        t0 = time.perf_counter()
-        for node, (cfg, blobs) in outbox.items():
-            # through Flower's own records, as on the wire
-            cfg, blobs = unpack(pack(cfg, blobs))
-            res.bytes_down += sum(map(len, blobs))
-            when = self.die.get(node)
-            if node in self.dead or (when and when[0] == cfg["stage"]
-                                     and when[1] in (None, cfg.get("step"))):
-                self.dead.add(node)
-                res.failed[node] = "killed"
-                continue
-            rcfg, out, self.state[node], result = fsecea.handle(cfg, blobs, self.state.get(node),
-                                                                self.local[node])
-            self.log.append((node, cfg["stage"], cfg.get("step"), cfg.get("psu"), cfg["attempt"]))
-            if result is not None:
-                self.results[node] = result
-            res.bytes_up += sum(map(len, out))
-            res.replies[node] = unpack(pack(rcfg, out))
-        res.wall = time.perf_counter() - t0
-        return res
+def Loopback(local, die=None):
+    """SecEA clients 101, 102, ... holding ``local[i]`` behind a loopback."""
+    def client(emb):
+        return lambda cfg, blobs, state: fsecea.handle(cfg, blobs, state, emb)
+    return _flower_loop.Loopback({101 + i: client(e) for i, e in enumerate(local)}, die)
 
 
 def _local(N=5, M=60, d=6, seed=0):
@@ -74,11 +43,11 @@ def test_stages_equal_in_process_round(bps):
     local = _local()
     loop = Loopback(local)
     runner = fsecea.SecEAStageRunner(loop, d=6, block_size=16, blocks_per_stage=bps)
-    res = runner.run(list(loop.local))
+    res = runner.run(loop.nodes)
     expect = secea.aggregate(local, T=1, precision=8)
-    _same(loop.results, expect, list(loop.local))
+    _same(loop.results, expect, loop.nodes)
     assert res.attempts == 1 and not res.dropped and not res.failed_blocks
-    assert sorted(res.done) == sorted(loop.local)
+    assert sorted(res.done) == sorted(loop.nodes)
     nb = max(-(-len(e) // 16) for e in local)
     names = [s["stage"] for s in res.stages]
     assert names[:2] == ["keys", "peers"]
@@ -90,9 +59,9 @@ def test_stages_equal_in_process_round(bps):
 def test_one_block_round_takes_five_stages():
     local = _local(M=40)
     loop = Loopback(local)
-    res = fsecea.SecEAStageRunner(loop, d=6).run(list(loop.local))
+    res = fsecea.SecEAStageRunner(loop, d=6).run(loop.nodes)
     assert [s["stage"] for s in res.stages] == ["keys", "peers", "step", "step", "step"]
-    _same(loop.results, secea.aggregate(local), list(loop.local))
+    _same(loop.results, secea.aggregate(local), loop.nodes)
 
 
 def test_torch_like_rows_are_accepted():
@@ -111,8 +80,8 @@ def test_torch_like_rows_are_accepted():
     local = _local(N=3, M=20, d=4)
     wrapped = [{k: FakeTensor(v) for k, v in e.items()} for e in local]
     loop = Loopback(wrapped)
-    fsecea.SecEAStageRunner(loop, d=4).run(list(loop.local))
-    _same(loop.results, secea.aggregate(local), list(loop.local))
+    fsecea.SecEAStageRunner(loop, d=4).run(loop.nodes)
+    _same(loop.results, secea.aggregate(local), loop.nodes)
 
 
 @pytest.mark.parametrize("stage,step", [("keys", None), ("peers", None), ("step", 0), ("step", 1)])
@@ -202,7 +171,7 @@ def test_too_few_clients_left_is_a_clear_error():
     local = _local(N=3, M=20, d=4)
     loop = Loopback(local, die={101: ("keys", None)})
     with pytest.raises(RuntimeError, match="2 clients remain"):
-        fsecea.SecEAStageRunner(loop, d=4).run(list(loop.local))
+        fsecea.SecEAStageRunner(loop, d=4).run(loop.nodes)
 
 
 def test_handler_refuses_out_of_order_stages():
@@ -242,11 +211,11 @@ def test_simulation_engine_round_equals_in_process(tmp_path):
 def test_later_rounds_reuse_the_union():
     local = _local(N=3, M=30, d=4)
     loop = Loopback(local)
-    first = fsecea.SecEAStageRunner(loop, d=4).run(list(loop.local))
+    first = fsecea.SecEAStageRunner(loop, d=4).run(loop.nodes)
     moved = [{k: v + 0.5 for k, v in e.items()} for e in local]
     loop2 = Loopback(moved)
     loop2.state = loop.state
-    res = fsecea.SecEAStageRunner(loop2, d=4, round_index=2, union=first.union).run(list(loop2.local))
+    res = fsecea.SecEAStageRunner(loop2, d=4, round_index=2, union=first.union).run(loop2.nodes)
     assert not any(x[3] for x in loop2.log if x[1] == "peers")      # no union upload
     assert res.union_size == first.union_size
-    _same(loop2.results, secea.aggregate(moved), list(loop2.local))
+    _same(loop2.results, secea.aggregate(moved), loop2.nodes)

@@ -403,6 +403,37 @@ class PathSecret:
     def __reduce__(self):
         raise TypeError("PathSecret holds secret seeds and is not picklable")
 
+    def export_secret(self) -> bytes:
+        """The secret seeds and the conversion domains used so far as bytes
+        (``SEPS`` | version | 3 zero bytes | log_domain u64 | 32 seed bytes |
+        count u64 | domains u64...), for a party saving its own state between
+        the processes of one deployment (never sent to anyone).  The domain
+        record travels with the seeds, so a restored path still refuses a
+        second payload in a used domain."""
+        doms = sorted(self._domains)
+        return (struct.pack("<4sB3xQ", b"SEPS", VERSION, self.log_domain) + self._finals
+                + struct.pack(f"<Q{len(doms)}Q", len(doms), *doms))
+
+    @classmethod
+    def import_secret(cls, data) -> "PathSecret":
+        """The path secret written by :meth:`export_secret` (ValueError on
+        anything else)."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"PathSecret bytes must be bytes, got {type(data).__name__}")
+        data = bytes(data)
+        if len(data) < 56:
+            raise ValueError("PathSecret: truncated")
+        magic, version, n = struct.unpack_from("<4sB3xQ", data)
+        if magic != b"SEPS" or version != VERSION or data[5:8] != bytes(3):
+            raise ValueError("PathSecret: bad header")
+        n = _check_log_domain(n)
+        (count,) = struct.unpack_from("<Q", data, 48)
+        if len(data) != 56 + 8 * count:
+            raise ValueError("PathSecret: length does not match its domain count")
+        obj = cls(n, data[16:48])
+        obj._domains = set(struct.unpack_from(f"<{count}Q", data, 56))
+        return obj
+
 
 def _parse(data, magic):
     if not isinstance(data, (bytes, bytearray, memoryview)):

@@ -29,16 +29,18 @@ from flwr.serverapp import Grid, ServerApp
 
 from ..protocols import workloads
 from . import secea as fsecea
+from . import secemb as fsecemb
 
-__all__ = ["DEFAULTS", "demo_local", "party_of", "make_apps", "save_embeddings", "load_embeddings"]
+__all__ = ["DEFAULTS", "demo_local", "party_of", "make_apps", "save_embeddings", "load_embeddings",
+           "SECEMB_DEFAULTS", "secemb_data", "secemb_role", "make_secemb_apps"]
 
 DEFAULTS = {"workload": "synthetic", "entities": 2000, "num-clients": 5, "d": 64, "T": 1, "K": 0,
             "precision": 8, "seed": 0, "block-size": 0, "blocks-per-stage": 0,
             "stage-timeout": 300.0, "out-dir": ""}
 
 
-def _cfg(context: Context | None, overrides: dict) -> dict:
-    cfg = dict(DEFAULTS)
+def _cfg(context: Context | None, overrides: dict, defaults=DEFAULTS) -> dict:
+    cfg = dict(defaults)
     cfg.update(overrides)
     if context is not None:
         cfg.update(dict(context.run_config))
@@ -118,5 +120,75 @@ def make_apps(**overrides):
                 out.mkdir(parents=True, exist_ok=True)
                 save_embeddings(out / f"client-{party}.npz", embeddings)
         return fsecea.handle_message(msg, context, local, on_result=keep)
+
+    return server_app, client_app
+
+
+# ----------------------------------------------------------------- SecEmb
+SECEMB_DEFAULTS = {"users": 5, "items": 3883, "d": 64, "m-prime": 300, "frac-bits": 16, "seed": 0,
+                   "stage-timeout": 300.0, "out-dir": ""}
+
+
+def secemb_data(cfg: dict):
+    """(Q, items, grads) of the SecEmb demo: the public item table, and per
+    user its rated items (MovieLens-like counts, 20 to ~2 m') and gradient
+    rows, seeded by the run config (the same on every node)."""
+    U, m, d = int(cfg["users"]), int(cfg["items"]), int(cfg["d"])
+    rng = np.random.default_rng(int(cfg["seed"]))
+    Q = rng.normal(scale=0.1, size=(m, d))
+    items, grads = [], []
+    for _ in range(U):
+        k = int(min(m, max(1, min(20, m), rng.zipf(1.5) * 20)))
+        it = np.sort(rng.choice(m, size=k, replace=False))
+        items.append(it.tolist())
+        grads.append(rng.normal(scale=0.01, size=(k, d)))
+    return Q, items, grads
+
+
+def secemb_role(context: Context):
+    """("server1", None) or ("user", data index) of a node: ``role`` and
+    ``party-id`` of its node config in deployment; in the simulation engine
+    partition 0 is server 1 and partition u + 1 is user u."""
+    nc = context.node_config
+    if "role" in nc:
+        role = str(nc["role"])
+        return (role, None) if role == "server1" else (role, int(nc["party-id"]))
+    p = int(nc["partition-id"])
+    return ("server1", None) if p == 0 else ("user", p - 1)
+
+
+def make_secemb_apps(**overrides):
+    """(ServerApp, ClientApp) of a SecEmb round on the demo data: server 0 is
+    the ServerApp; server 1 and the users are SuperNodes (:func:`secemb_role`)."""
+    server_app = ServerApp()
+    client_app = ClientApp()
+
+    @server_app.main()
+    def _main(grid: Grid, context: Context) -> None:
+        cfg = _cfg(context, overrides, SECEMB_DEFAULTS)
+        Q, _, _ = secemb_data(cfg)
+        res = fsecemb.run_secemb(grid, Q, m_prime=int(cfg["m-prime"]), frac_bits=int(cfg["frac-bits"]),
+                                 min_nodes=int(cfg["users"]) + 1, timeout=float(cfg["stage-timeout"]))
+        if cfg["out-dir"]:
+            out = Path(str(cfg["out-dir"]))
+            out.mkdir(parents=True, exist_ok=True)
+            np.save(out / "aggregate.npy", res.aggregate)
+            (out / "summary.json").write_text(json.dumps(res.summary(), indent=1))
+
+    @client_app.query("secemb")
+    def _stage(msg, context: Context):
+        cfg = _cfg(context, overrides, SECEMB_DEFAULTS)
+        role, u = secemb_role(context)
+        if role == "server1":
+            return fsecemb.handle_message(msg, context, "server1")
+        _, items, grads = secemb_data(cfg)
+
+        def keep(ctx, rows):
+            if cfg["out-dir"]:
+                out = Path(str(cfg["out-dir"]))
+                out.mkdir(parents=True, exist_ok=True)
+                np.save(out / f"rows-{u}.npy", rows)
+        return fsecemb.handle_message(msg, context, "user", items[u], lambda rows: grads[u],
+                                      on_retrieved=keep)
 
     return server_app, client_app

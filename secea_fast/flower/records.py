@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from flwr.app import Array, ArrayRecord, ConfigRecord, Message, RecordDict
 
-__all__ = ["pack", "unpack", "exchange", "StageResult", "BYTES_STYPE"]
+__all__ = ["pack", "unpack", "exchange", "grid_exchange", "StageResult", "BYTES_STYPE",
+           "load_state", "save_state"]
 
 BYTES_STYPE = "secea_fast.bytes"      # Array.stype of an opaque protocol message
 
@@ -57,20 +58,25 @@ def unpack(content: RecordDict) -> tuple[dict, list]:
 class StageResult:
     """One stage's replies by node id, the nodes that failed (error reply or
     no reply before the timeout) with the reason, the bytes sent down and
-    up (protocol parts only) and the stage's wall seconds."""
+    up (protocol parts only), the stage's wall seconds and the seconds of
+    the server's own work done while the nodes computed."""
     replies: dict = field(default_factory=dict)
     failed: dict = field(default_factory=dict)
     bytes_down: int = 0
     bytes_up: int = 0
     wall: float = 0.0
+    work: float = 0.0
 
 
 def exchange(grid, outbox: dict, message_type: str, *, timeout: float, poll: float = 0.05,
-             group_id: str = "") -> StageResult:
+             group_id: str = "", work=None) -> StageResult:
     """Send ``outbox[node_id] = (cfg, blobs)`` to every node and collect the
     replies as ``(cfg, blobs)``.  A node whose reply is a Flower error (a
     ClientApp exception, or the SuperLink reporting the node lost) or that
-    has not replied after ``timeout`` seconds is in ``failed``."""
+    has not replied after ``timeout`` seconds is in ``failed``.  ``work``:
+    a callable run once the messages are pushed, while the nodes compute
+    (the server's own share of the stage); its seconds are in
+    ``StageResult.work``."""
     t0 = time.perf_counter()
     res = StageResult()
     msgs = []
@@ -80,6 +86,10 @@ def exchange(grid, outbox: dict, message_type: str, *, timeout: float, poll: flo
                             message_type=message_type, group_id=group_id,
                             ttl=max(timeout, 1.0) + 60.0))
     ids = list(grid.push_messages(msgs))
+    if work is not None:
+        w0 = time.perf_counter()
+        work()
+        res.work = time.perf_counter() - w0
     pending = {}
     for mid, m in zip(ids, msgs):
         if mid is None:
@@ -111,3 +121,27 @@ def exchange(grid, outbox: dict, message_type: str, *, timeout: float, poll: flo
         time.sleep(poll)
     res.wall = time.perf_counter() - t0
     return res
+
+
+def grid_exchange(grid, message_type: str, *, timeout: float = 300.0, poll: float = 0.05):
+    """``exchange(outbox, work=None)`` over a Flower ``Grid``: what the
+    protocols' stage runners call for one stage."""
+    def run(outbox, work=None):
+        return exchange(grid, outbox, message_type, timeout=timeout, poll=poll, work=work)
+    return run
+
+
+def load_state(context, key: str):
+    """The bytes a protocol saved in this node's ``context.state`` under
+    ``key`` (None if nothing was saved).  Flower keeps ``context.state`` in
+    the SuperNode and hands it to each ClientApp process of the run; it is
+    never sent to the SuperLink."""
+    if key not in context.state:
+        return None
+    rec = context.state[key]
+    return rec["state"].data if "state" in rec else None
+
+
+def save_state(context, key: str, data: bytes) -> None:
+    """Save ``data`` in this node's ``context.state`` under ``key``."""
+    context.state[key] = ArrayRecord({"state": Array("uint8", (len(data),), BYTES_STYPE, bytes(data))})

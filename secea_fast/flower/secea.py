@@ -73,9 +73,10 @@ from ..protocols.common.wire import Reader, Writer
 from ..protocols.secea import (Client, DecodingError, Message, SecEAParams, Server,
                                default_block_size)
 from ..protocols.secea.params import PSU_PRIME
+from .records import grid_exchange, load_state, pack, save_state, unpack
 
 __all__ = ["MESSAGE_TYPE", "STATE_KEY", "handle", "handle_message", "SecEAStageRunner",
-           "SecEAFlowerResult", "run_secea", "flower_exchange"]
+           "SecEAFlowerResult", "run_secea"]
 
 log = logging.getLogger("secea_fast.flower")
 
@@ -288,16 +289,11 @@ def handle_message(msg, context, local, on_result=None):
     embeddings)`` is called once, at the stage where this client's last block
     is decoded, with its entities' global embeddings (eq. 5).  The node's
     protocol state lives in ``context.state[STATE_KEY]``."""
-    from flwr.app import Array, ArrayRecord, Message as FlowerMessage
-    from .records import pack, unpack
+    from flwr.app import Message as FlowerMessage
     cfg, blobs = unpack(msg.content)
-    rec = context.state.get(STATE_KEY) if STATE_KEY in context.state else None
-    state = rec["state"].data if rec is not None and "state" in rec else None
-    if cfg.get("stage") == "keys":
-        state = None
+    state = None if cfg.get("stage") == "keys" else load_state(context, STATE_KEY)
     reply_cfg, out, new_state, result = handle(cfg, blobs, state, local)
-    context.state[STATE_KEY] = ArrayRecord({"state": Array("uint8", (len(new_state),), "secea_fast.bytes",
-                                                           new_state)})
+    save_state(context, STATE_KEY, new_state)
     if result is not None and on_result is not None:
         on_result(context, result)
     return FlowerMessage(pack(reply_cfg, out), reply_to=msg)
@@ -354,7 +350,7 @@ class SecEAStageRunner:
 
     ``exchange(outbox) -> records.StageResult``: sends ``outbox[node] =
     (cfg, blobs)`` to each node and returns their replies and failures
-    (:func:`flower_exchange` on a Flower Grid).  Parameters as
+    (:func:`secea_fast.flower.records.grid_exchange` on a Flower Grid).  Parameters as
     :class:`~secea_fast.protocols.secea.SecEAParams` (N is the number of
     nodes); ``block_size``: query rows per block (default
     ``secea.default_block_size(M)``); ``blocks_per_stage``: query blocks per
@@ -550,15 +546,6 @@ class SecEAStageRunner:
             step += 1
 
 
-def flower_exchange(grid, *, timeout=300.0, poll=0.05):
-    """An ``exchange`` for :class:`SecEAStageRunner` over a Flower ``Grid``."""
-    from .records import exchange
-
-    def run(outbox):
-        return exchange(grid, outbox, MESSAGE_TYPE, timeout=timeout, poll=poll)
-    return run
-
-
 def run_secea(grid, *, d, T=1, precision=8, K=None, bound=100.0, block_size=None,
               blocks_per_stage=None, nodes=None, min_nodes=None, timeout=300.0, poll=0.05,
               wait_nodes=120.0, round_index=1, union=None) -> SecEAFlowerResult:
@@ -581,7 +568,7 @@ def run_secea(grid, *, d, T=1, precision=8, K=None, bound=100.0, block_size=None
         if len(nodes) < need:
             raise RuntimeError(f"only {len(nodes)} SuperNodes connected after {wait_nodes:g} s, "
                                f"need {need}")
-    runner = SecEAStageRunner(flower_exchange(grid, timeout=timeout, poll=poll), d=d, T=T,
+    runner = SecEAStageRunner(grid_exchange(grid, MESSAGE_TYPE, timeout=timeout, poll=poll), d=d, T=T,
                               precision=precision, K=K, bound=bound, block_size=block_size,
                               blocks_per_stage=blocks_per_stage, round_index=round_index,
                               union=union)

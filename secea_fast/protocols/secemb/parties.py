@@ -8,9 +8,14 @@ import numpy as np
 
 from ... import dpf
 from ...prg import Prg, random_seed
+from ..common.wire import Reader, Writer
 from .messages import AggregateShare, AggregationUpload, RetrievalRequest, RetrievalResponse
 from .params import (AGGREGATION_DOMAIN, SecEmbParams, additive_shares, check_real, decode_fixed,
                      encode_fixed, item_ids, pad_or_trunc_idx)
+
+
+_USER_STATE = b"SEUs"
+_SERVER_STATE = b"SESr"
 
 
 # ----------------------------------------------------------------- parties
@@ -82,6 +87,38 @@ class User:
             raise ValueError(f"dense must have {P.dense_size} entries, got {x.size}")
         return additive_shares(x, b"secemb/dense-share")
 
+    def export_state(self) -> bytes:
+        """This user's round state (the kept item selection and the secret
+        PathGen outputs between retrieval and upload) as versioned bytes, for
+        a deployment where the two stages run in different processes of the
+        user's own device (``secea_fast.flower``); never sent to anyone."""
+        w = Writer(_USER_STATE).array(self.items.astype(np.uint64)).u64(self._round is not None)
+        if self._round is not None:
+            st = self._round
+            w.array(st["idx"].astype(np.uint64)).array(st["pos"].astype(np.int64).view(np.uint64))
+            w.u64(len(st["paths"]))
+            for x in st["paths"]:
+                w.blob(x.export_secret())
+        return w.bytes()
+
+    @classmethod
+    def import_state(cls, params: SecEmbParams, items, data) -> "User":
+        """The user saved by :meth:`export_state`, for the same items."""
+        u = cls(params, items)
+        r = Reader(data, _USER_STATE, "SecEmb user state")
+        saved = r.array(1)
+        if not np.array_equal(saved, u.items.astype(np.uint64)):
+            raise ValueError("SecEmb user state: saved for other items")
+        if r.u64():
+            idx = r.array(1).astype(np.int64)
+            pos = r.array(1).view(np.int64)
+            paths = [dpf.PathSecret.import_secret(r.blob(4096)) for _ in range(r.u64())]
+            if not (len(idx) == len(pos) == len(paths) == params.m_prime):
+                raise ValueError("SecEmb user state: round state does not fit m'")
+            u._round = {"idx": idx, "pos": pos, "paths": paths}
+        r.done()
+        return u
+
     def _need_round(self):
         if self._round is None:
             raise ValueError("no retrieval in progress: call retrieval_request() first")
@@ -116,6 +153,34 @@ class Server:
         shares = dpf.eval_full_dot(request.keys, self.table, threads=self.threads)
         self._requests[user_id] = [k.path_key() for k in request.keys]
         return RetrievalResponse(self.party, shares)
+
+    def export_requests(self) -> bytes:
+        """The retrieval paths this server remembers for the aggregation
+        (user id -> path keys), as versioned bytes: the server's state
+        between the two stages of a deployment.  User ids must be ints."""
+        w = Writer(_SERVER_STATE).u64(self.party).u64(len(self._requests))
+        for uid in sorted(self._requests):
+            if isinstance(uid, bool) or not isinstance(uid, (int, np.integer)) or uid < 0:
+                raise TypeError(f"export_requests needs non-negative int user ids, got {uid!r}")
+            keys = self._requests[uid]
+            w.u64(int(uid)).u64(len(keys))
+            for k in keys:
+                w.blob(k.to_bytes())
+        return w.bytes()
+
+    def import_requests(self, data) -> None:
+        """Restore what :meth:`export_requests` saved (the same server)."""
+        r = Reader(data, _SERVER_STATE, "SecEmb server state")
+        if r.u64() != self.party:
+            raise ValueError(f"SecEmb server state: saved by the other server, not server {self.party}")
+        req = {}
+        for _ in range(r.u64()):
+            uid, count = r.u64(), r.u64()
+            if count != self.params.m_prime:
+                raise ValueError(f"SecEmb server state: user {uid} has {count} paths, m' = {self.params.m_prime}")
+            req[uid] = [dpf.PathKey.from_bytes(r.blob(1 << 20)) for _ in range(count)]
+        r.done()
+        self._requests = req
 
     def aggregate(self, uploads: dict, noise_sigma=0.0) -> AggregateShare:
         """Server b's share of sum over the uploading users (Algorithm 3).  Users
