@@ -459,7 +459,18 @@ def main(argv=None) -> int:
                                     "secea-fast bench summary RESULTS.json")
     bp.add_argument("what", choices=("throughput", "report", "summary"))
     bp.add_argument("rest", nargs=argparse.REMAINDER, help="options of the bench command (--help)")
+    fp = sub.add_parser("flower", help="a protocol round on Flower (simulation engine or a local deployment)",
+                        description="secea-fast flower sim|local [--protocol secea|secemb] [--set KEY=VALUE] "
+                                    "[--json FILE]  (needs the flower extra)")
+    fp.add_argument("rest", nargs=argparse.REMAINDER, help="options of the flower command (--help)")
     args = parser.parse_args(argv)
+    if args.command == "flower":
+        try:
+            from .flower import cli as flower_cli
+        except ImportError as exc:
+            print(f"secea-fast flower: {exc}", file=sys.stderr)
+            return 2
+        return flower_cli.main(args.rest)
     if args.command == "bench":
         if args.what == "throughput":
             from .bench import throughput

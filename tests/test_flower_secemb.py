@@ -193,15 +193,7 @@ def test_simulation_engine_round(tmp_path):
     server_app, client_app = demo.make_secemb_apps(**over)
     run_simulation(server_app, client_app, num_supernodes=4,
                    backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}})
-    cfg = dict(demo.SECEMB_DEFAULTS, **over)
-    Q, items, grads = demo.secemb_data(cfg)
-    # users hold more than m' items: each keeps a random m' of them (PadOrTrunc),
-    # so the check reads which ones from the retrieved rows (NaN: truncated away)
-    params = secemb.SecEmbParams(m=Q.shape[0], d=Q.shape[1], m_prime=int(cfg["m-prime"]), n_users=3)
-    got = secemb.SecEmbRoundResult(params=params, seconds={}, wall={}, bytes={},
-                                   retrieved=[np.load(tmp_path / f"rows-{u}.npy") for u in range(3)],
-                                   aggregate=np.load(tmp_path / "aggregate.npy"))
-    ok, why = secemb.plaintext_check(Q, items, grads, params, got)
+    ok, why = demo.verify_secemb(tmp_path, over)
     assert ok, why
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["uploaded"] == 3

@@ -27,12 +27,13 @@ from flwr.app import Context
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
-from ..protocols import workloads
+from ..protocols import secea, secemb, workloads
 from . import secea as fsecea
 from . import secemb as fsecemb
 
 __all__ = ["DEFAULTS", "demo_local", "party_of", "make_apps", "save_embeddings", "load_embeddings",
-           "SECEMB_DEFAULTS", "secemb_data", "secemb_role", "make_secemb_apps"]
+           "SECEMB_DEFAULTS", "secemb_data", "secemb_role", "make_secemb_apps", "verify_secea",
+           "verify_secemb", "make_example_apps"]
 
 DEFAULTS = {"workload": "synthetic", "entities": 2000, "num-clients": 5, "d": 64, "T": 1, "K": 0,
             "precision": 8, "seed": 0, "block-size": 0, "blocks-per-stage": 0,
@@ -87,40 +88,46 @@ def load_embeddings(path) -> dict:
         return {str(k): z["rows"][i] for i, k in enumerate(z["ids"])}
 
 
+def secea_server_main(grid: Grid, context: Context, overrides: dict) -> None:
+    """The demo's ServerApp body: one SecEA round, summary to ``out-dir``."""
+    cfg = _cfg(context, overrides)
+    res = fsecea.run_secea(grid, d=int(cfg["d"]), T=int(cfg["T"]), K=int(cfg["K"]) or None,
+                           precision=int(cfg["precision"]), block_size=int(cfg["block-size"]) or None,
+                           blocks_per_stage=int(cfg["blocks-per-stage"]) or None,
+                           min_nodes=int(cfg["num-clients"]), timeout=float(cfg["stage-timeout"]))
+    _write(cfg, "summary.json", json.dumps(res.summary(), indent=1))
+
+
+def secea_client_stage(msg, context: Context, overrides: dict):
+    """The demo's ClientApp handler of SecEA stages: this node's part of the
+    workload in, its global embeddings to ``out-dir``."""
+    cfg = _cfg(context, overrides)
+    party = party_of(context)
+
+    def keep(ctx, embeddings):
+        if cfg["out-dir"]:
+            save_embeddings(_out(cfg) / f"client-{party}.npz", embeddings)
+    return fsecea.handle_message(msg, context, demo_local(cfg)[party], on_result=keep)
+
+
+def _out(cfg) -> Path:
+    out = Path(str(cfg["out-dir"]))
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _write(cfg, name, text):
+    if cfg["out-dir"]:
+        (_out(cfg) / name).write_text(text)
+
+
 def make_apps(**overrides):
-    """(ServerApp, ClientApp) of the demo; ``overrides`` replace defaults
+    """(ServerApp, ClientApp) of the SecEA demo; ``overrides`` replace defaults
     of the run config (the run config itself wins, as ``flwr run
     --run-config`` sets it)."""
-    server_app = ServerApp()
-    client_app = ClientApp()
-
-    @server_app.main()
-    def _main(grid: Grid, context: Context) -> None:
-        cfg = _cfg(context, overrides)
-        N = int(cfg["num-clients"])
-        res = fsecea.run_secea(grid, d=int(cfg["d"]), T=int(cfg["T"]), K=int(cfg["K"]) or None,
-                               precision=int(cfg["precision"]),
-                               block_size=int(cfg["block-size"]) or None,
-                               blocks_per_stage=int(cfg["blocks-per-stage"]) or None,
-                               min_nodes=N, timeout=float(cfg["stage-timeout"]))
-        if cfg["out-dir"]:
-            out = Path(str(cfg["out-dir"]))
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "summary.json").write_text(json.dumps(res.summary(), indent=1))
-
-    @client_app.query("secea")
-    def _stage(msg, context: Context):
-        cfg = _cfg(context, overrides)
-        party = party_of(context)
-        local = demo_local(cfg)[party]
-
-        def keep(ctx, embeddings):
-            if cfg["out-dir"]:
-                out = Path(str(cfg["out-dir"]))
-                out.mkdir(parents=True, exist_ok=True)
-                save_embeddings(out / f"client-{party}.npz", embeddings)
-        return fsecea.handle_message(msg, context, local, on_result=keep)
-
+    server_app, client_app = ServerApp(), ClientApp()
+    server_app.main()(lambda grid, context: secea_server_main(grid, context, overrides))
+    client_app.query("secea")(lambda msg, context: secea_client_stage(msg, context, overrides))
     return server_app, client_app
 
 
@@ -157,38 +164,94 @@ def secemb_role(context: Context):
     return ("server1", None) if p == 0 else ("user", p - 1)
 
 
+def secemb_server_main(grid: Grid, context: Context, overrides: dict) -> None:
+    """The SecEmb demo's ServerApp body (server 0): one round; the aggregate
+    and the summary to ``out-dir``."""
+    cfg = _cfg(context, overrides, SECEMB_DEFAULTS)
+    Q, _, _ = secemb_data(cfg)
+    res = fsecemb.run_secemb(grid, Q, m_prime=int(cfg["m-prime"]), frac_bits=int(cfg["frac-bits"]),
+                             min_nodes=int(cfg["users"]) + 1, timeout=float(cfg["stage-timeout"]))
+    if cfg["out-dir"]:
+        np.save(_out(cfg) / "aggregate.npy", res.aggregate)
+    _write(cfg, "summary.json", json.dumps(res.summary(), indent=1))
+
+
+def secemb_client_stage(msg, context: Context, overrides: dict):
+    """The SecEmb demo's ClientApp handler: server 1 or a user
+    (:func:`secemb_role`); a user's retrieved rows go to ``out-dir``."""
+    cfg = _cfg(context, overrides, SECEMB_DEFAULTS)
+    role, u = secemb_role(context)
+    if role == "server1":
+        return fsecemb.handle_message(msg, context, "server1")
+    _, items, grads = secemb_data(cfg)
+
+    def keep(ctx, rows):
+        if cfg["out-dir"]:
+            np.save(_out(cfg) / f"rows-{u}.npy", rows)
+    return fsecemb.handle_message(msg, context, "user", items[u], lambda rows: grads[u],
+                                  on_retrieved=keep)
+
+
 def make_secemb_apps(**overrides):
     """(ServerApp, ClientApp) of a SecEmb round on the demo data: server 0 is
     the ServerApp; server 1 and the users are SuperNodes (:func:`secemb_role`)."""
-    server_app = ServerApp()
-    client_app = ClientApp()
+    server_app, client_app = ServerApp(), ClientApp()
+    server_app.main()(lambda grid, context: secemb_server_main(grid, context, overrides))
+    client_app.query("secemb")(lambda msg, context: secemb_client_stage(msg, context, overrides))
+    return server_app, client_app
 
-    @server_app.main()
-    def _main(grid: Grid, context: Context) -> None:
-        cfg = _cfg(context, overrides, SECEMB_DEFAULTS)
-        Q, _, _ = secemb_data(cfg)
-        res = fsecemb.run_secemb(grid, Q, m_prime=int(cfg["m-prime"]), frac_bits=int(cfg["frac-bits"]),
-                                 min_nodes=int(cfg["users"]) + 1, timeout=float(cfg["stage-timeout"]))
-        if cfg["out-dir"]:
-            out = Path(str(cfg["out-dir"]))
-            out.mkdir(parents=True, exist_ok=True)
-            np.save(out / "aggregate.npy", res.aggregate)
-            (out / "summary.json").write_text(json.dumps(res.summary(), indent=1))
 
-    @client_app.query("secemb")
-    def _stage(msg, context: Context):
-        cfg = _cfg(context, overrides, SECEMB_DEFAULTS)
-        role, u = secemb_role(context)
-        if role == "server1":
-            return fsecemb.handle_message(msg, context, "server1")
-        _, items, grads = secemb_data(cfg)
+def verify_secea(out_dir, cfg: dict) -> tuple:
+    """(ok, message): every client's global embeddings in ``out_dir`` equal
+    ``secea.aggregate`` on the same data, bit for bit."""
+    cfg = dict(DEFAULTS, **cfg)
+    local = demo_local(cfg)
+    expect = secea.aggregate(local, T=int(cfg["T"]), precision=int(cfg["precision"]),
+                             K=int(cfg["K"]) or None)
+    for party, want in enumerate(expect):
+        path = Path(out_dir) / f"client-{party}.npz"
+        if not path.exists():
+            return False, f"client {party} wrote no result"
+        got = load_embeddings(path)
+        if set(got) != {str(k) for k in want}:
+            return False, f"client {party}: entities differ"
+        for key, row in want.items():
+            if not np.array_equal(got[str(key)], row):
+                return False, f"client {party}: the global embedding of {key!r} differs"
+    return True, f"{len(expect)} clients' global embeddings equal secea.aggregate bit for bit"
 
-        def keep(ctx, rows):
-            if cfg["out-dir"]:
-                out = Path(str(cfg["out-dir"]))
-                out.mkdir(parents=True, exist_ok=True)
-                np.save(out / f"rows-{u}.npy", rows)
-        return fsecemb.handle_message(msg, context, "user", items[u], lambda rows: grads[u],
-                                      on_retrieved=keep)
 
+def verify_secemb(out_dir, cfg: dict) -> tuple:
+    """(ok, message): the aggregate and every user's retrieved rows in
+    ``out_dir`` pass ``secemb.plaintext_check`` (users with more than m'
+    items keep a random m' of them: the rows say which)."""
+    cfg = dict(SECEMB_DEFAULTS, **cfg)
+    Q, items, grads = secemb_data(cfg)
+    out = Path(out_dir)
+    params = secemb.SecEmbParams(m=Q.shape[0], d=Q.shape[1], m_prime=int(cfg["m-prime"]),
+                                 frac_bits=int(cfg["frac-bits"]), n_users=len(items))
+    try:
+        rows = [np.load(out / f"rows-{u}.npy") for u in range(len(items))]
+        agg = np.load(out / "aggregate.npy")
+    except FileNotFoundError as exc:
+        return False, f"missing result: {exc.filename}"
+    res = secemb.SecEmbRoundResult(params=params, seconds={}, wall={}, bytes={}, retrieved=rows,
+                                   aggregate=agg)
+    return secemb.plaintext_check(Q, items, grads, params, res)
+
+
+def make_example_apps(**overrides):
+    """One (ServerApp, ClientApp) for both demos, the App of
+    ``examples/flower_secea``: the run config's ``protocol`` (``secea`` or
+    ``secemb``) picks the round; every other key is the demo's."""
+    server_app, client_app = ServerApp(), ClientApp()
+
+    def main(grid: Grid, context: Context) -> None:
+        protocol = str(dict(context.run_config).get("protocol", overrides.get("protocol", "secea")))
+        if protocol not in ("secea", "secemb"):
+            raise ValueError(f"run config protocol must be secea or secemb, got {protocol!r}")
+        (secea_server_main if protocol == "secea" else secemb_server_main)(grid, context, overrides)
+    server_app.main()(main)
+    client_app.query("secea")(lambda msg, context: secea_client_stage(msg, context, overrides))
+    client_app.query("secemb")(lambda msg, context: secemb_client_stage(msg, context, overrides))
     return server_app, client_app
