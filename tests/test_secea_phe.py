@@ -341,3 +341,21 @@ def test_main_job_is_json_serializable():
         secea_phe.main_job(compare="yes")
     with pytest.raises(TypeError):
         secea_phe.main_job([1, 2])
+
+
+def test_a_query_block_is_answered_once(keys):
+    """As in SecEA: a second answer to one (round, querier, block) is refused,
+    so a relay that alters a query cannot have the querier and the server
+    difference two answers of one block (same server noise) into y_v times
+    the change."""
+    rng = np.random.default_rng(31)
+    local = make_local(rng, 3, 2, universe=8, lo=2, hi=5)
+    clients, _ = setup_parties(local, phe_params(3, 2), keys)
+    members = np.arange(len(clients[0].ids))
+    queries = clients[0].queries(1, 0, members)
+    clients[1].answer_plain(queries[1])
+    with pytest.raises(ValueError, match="already used"):
+        clients[1].answer_plain(queries[1])
+    with pytest.raises(ValueError, match="already used"):
+        clients[1].answer(queries[1])
+    clients[2].answer(queries[2])           # other responders and blocks are unaffected

@@ -62,9 +62,13 @@ class Client(secea.Client):
         """A_{v,n,e} = <q_{n,v,e}, y_v> over F_p for every row of the query
         (B, sub): the response product, before encryption.  The query
         arrives divided by c_v and meets ``response_share()`` = c_v y_v
-        (``secea.Client.iter_queries``)."""
+        (``secea.Client.iter_queries``).  Each (round, querier, block) is
+        answered once, as in SecEA: two answers to queries a relay altered
+        (the query pad is an XOR stream) would, once the querier and the
+        server compare them, differ by y_v times the change."""
         prm = self.params
         n, Q = self._check_query(msg)
+        self._once((msg.round, f"response to {n}", msg.block))
         if n != self.index:
             Q = self._pad(n, pad_domain(msg.round, "query", n, self.index, msg.block)).xor_into(
                 np.empty_like(Q), Q, prm.p, check=True)
