@@ -92,6 +92,43 @@ def _samples():
         out[f"osfl.{cls.__name__}"] = (cls.from_bytes, cls.to_bytes, [msg.to_bytes()])
         out[f"osfl.{cls.__name__}(params)"] = (lambda b, cls=cls: cls.from_bytes(b, oprm), cls.to_bytes,
                                                [msg.to_bytes()])
+    # states a party saves between the processes of a deployment (secea_fast.flower)
+    sprm = SecEAParams(N=3, d=2)
+    sets = [["a", "b"], ["b", "c"], ["c", "d", "e"]]
+    sclients, sserver = secea.make_parties(sets, sprm)
+    fresh = sclients[0].export_state()
+    secea.run_union(sclients, sserver)
+    sclients[0].queries(1, 0, np.arange(2))
+    shares = [sclients[n].share({k: [0.5, -0.5] for k in sets[n]}, 2) for n in range(3)]
+    sclients[0].receive_shares([shares[n][0] for n in range(3)])
+    out["secea.Client.import_state"] = (lambda b: secea.Client.import_state(sprm, sets[0], b),
+                                        secea.Client.export_state, [fresh, sclients[0].export_state()])
+    from secea_fast.flower import secea as fsecea, secemb as fsecemb
+    node = fsecea._NodeState(attempt=2, client=b"abc", own_share=b"xy", own_queries={1: b"q1", 4: b"q4"},
+                             sums=np.arange(6, dtype=np.int64).reshape(3, 2) - 3,
+                             counts=np.array([1, 2, 3], dtype=np.int64), decoded={0, 2}, failed={5})
+    out["flower._NodeState"] = (fsecea._NodeState.from_bytes, fsecea._NodeState.to_bytes,
+                                [node.to_bytes(), fsecea._NodeState(attempt=1).to_bytes()])
+    u2 = secemb.User(prm, [1, 7, 19, 4])
+    u2.retrieval_request()
+    out["secemb.User.import_state"] = (lambda b: secemb.User.import_state(prm, [1, 7, 19, 4], b),
+                                       secemb.User.export_state, [u2.export_state(), user.export_state()])
+    srv = secemb.Server(1, prm, np.zeros((20, 2), dtype=np.uint64))
+    srv.answer(3, req1)
+    srv.answer(8, u2.retrieval_request()[1])
+
+    def _reqs(b):
+        x = secemb.Server(1, prm, np.zeros((20, 2), dtype=np.uint64))
+        x.import_requests(b)
+        return x
+    out["secemb.Server.import_requests"] = (_reqs, secemb.Server.export_requests, [srv.export_requests()])
+    _, _, ps = dpf.path_gen(5, 6)
+    dpf.convert_gen(ps, 3, domain=2)
+    dpf.convert_gen(ps, 3, domain=9)
+    out["dpf.PathSecret.import_secret"] = (dpf.PathSecret.import_secret, dpf.PathSecret.export_secret,
+                                           [ps.export_secret(), dpf.path_gen(1, 3)[2].export_secret()])
+    out["flower.secemb table"] = (lambda b: fsecemb._table_from(b, prm), fsecemb._table_bytes,
+                                  [fsecemb._table_bytes(u64(20, 2))])
     return out
 
 
@@ -109,7 +146,8 @@ def test_every_parser_is_fuzzed():
     for path in root.rglob("*.py"):
         text = path.read_text()
         cls = None
-        for m in re.finditer(r"^class (\w+)|^    def (from_bytes|from_json)\b|^def (ciphertexts_from_bytes)\b",
+        for m in re.finditer(r"^class (\w+)|^    def (from_bytes|from_json|import_state|import_secret|"
+                             r"import_requests)\b|^def (ciphertexts_from_bytes|_table_from)\b",
                              text, re.M):
             if m.group(1):
                 cls = m.group(1)
@@ -121,7 +159,9 @@ def test_every_parser_is_fuzzed():
                "PublicKey.from_json", "PrivateKey.from_bytes", "PrivateKey.from_json",
                "ciphertexts_from_bytes", "RetrievalRequest.from_bytes", "RetrievalResponse.from_bytes",
                "AggregationUpload.from_bytes", "AggregateShare.from_bytes", "Key.from_bytes",
-               "PathKey.from_bytes", "ShareMessage.from_bytes", "Query.from_bytes", "Answer.from_bytes"}
+               "PathKey.from_bytes", "ShareMessage.from_bytes", "Query.from_bytes", "Answer.from_bytes",
+               "Client.import_state", "_NodeState.from_bytes", "User.import_state",
+               "Server.import_requests", "PathSecret.import_secret", "_table_from"}
     assert found <= covered, f"parsers without a fuzz test: {sorted(found - covered)}"
     for name in NAMES:                               # and every valid sample parses and round-trips
         parse, ser, valid = SAMPLES[name]

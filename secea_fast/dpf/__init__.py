@@ -430,8 +430,11 @@ class PathSecret:
         (count,) = struct.unpack_from("<Q", data, 48)
         if len(data) != 56 + 8 * count:
             raise ValueError("PathSecret: length does not match its domain count")
+        doms = struct.unpack_from(f"<{count}Q", data, 56)
+        if any(a >= b for a, b in zip(doms, doms[1:])):
+            raise ValueError("PathSecret: domains must be strictly increasing")
         obj = cls(n, data[16:48])
-        obj._domains = set(struct.unpack_from(f"<{count}Q", data, 56))
+        obj._domains = set(doms)
         return obj
 
 

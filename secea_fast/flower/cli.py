@@ -64,8 +64,7 @@ def run_sim(protocol: str, over: dict, out_dir: Path) -> None:
     from flwr.simulation import run_simulation
     defaults = demo.DEFAULTS if protocol == "secea" else demo.SECEMB_DEFAULTS
     cfg = dict(defaults, **over, **{"out-dir": str(out_dir)})
-    make = demo.make_apps if protocol == "secea" else demo.make_secemb_apps
-    server_app, client_app = make(**cfg)
+    server_app, client_app = demo.make_example_apps(**cfg, protocol=protocol)
     run_simulation(server_app, client_app, num_supernodes=_nodes(protocol, cfg),
                    backend_config={"client_resources": {"num_cpus": 1}})
 

@@ -33,7 +33,7 @@ from . import secemb as fsecemb
 
 __all__ = ["DEFAULTS", "demo_local", "party_of", "make_apps", "save_embeddings", "load_embeddings",
            "SECEMB_DEFAULTS", "secemb_data", "secemb_role", "make_secemb_apps", "verify_secea",
-           "verify_secemb", "make_example_apps"]
+           "verify_secemb", "make_example_apps", "measure_floor", "FLOOR_TYPE"]
 
 DEFAULTS = {"workload": "synthetic", "entities": 2000, "num-clients": 5, "d": 64, "T": 1, "K": 0,
             "precision": 8, "seed": 0, "block-size": 0, "blocks-per-stage": 0,
@@ -103,11 +103,27 @@ def secea_client_stage(msg, context: Context, overrides: dict):
     workload in, its global embeddings to ``out-dir``."""
     cfg = _cfg(context, overrides)
     party = party_of(context)
+    if cfg["out-dir"]:
+        # progress, one line per stage: how an operator (or a test) follows a node
+        from .records import unpack
+        stage = unpack(msg.content)[0]
+        with open(_out(cfg) / f"progress-{party}.log", "a") as f:
+            f.write(f"{stage.get('stage')} {stage.get('step', '')} attempt {stage.get('attempt')}\n")
 
     def keep(ctx, embeddings):
         if cfg["out-dir"]:
             save_embeddings(_out(cfg) / f"client-{party}.npz", embeddings)
     return fsecea.handle_message(msg, context, demo_local(cfg)[party], on_result=keep)
+
+
+def _wait_nodes(grid, need, wait=120.0):
+    import time
+    deadline = time.time() + wait
+    while True:
+        nodes = sorted(grid.get_node_ids())
+        if len(nodes) >= need or time.time() > deadline:
+            return nodes
+        time.sleep(0.5)
 
 
 def _out(cfg) -> Path:
@@ -154,12 +170,15 @@ def secemb_data(cfg: dict):
 
 def secemb_role(context: Context):
     """("server1", None) or ("user", data index) of a node: ``role`` and
-    ``party-id`` of its node config in deployment; in the simulation engine
+    ``user-id`` (or ``party-id``) of its node config in deployment, so one
+    set of SuperNodes can serve both demos; in the simulation engine
     partition 0 is server 1 and partition u + 1 is user u."""
     nc = context.node_config
     if "role" in nc:
         role = str(nc["role"])
-        return (role, None) if role == "server1" else (role, int(nc["party-id"]))
+        if role == "server1":
+            return role, None
+        return role, int(nc["user-id"] if "user-id" in nc else nc["party-id"])
     p = int(nc["partition-id"])
     return ("server1", None) if p == 0 else ("user", p - 1)
 
@@ -201,14 +220,19 @@ def make_secemb_apps(**overrides):
     return server_app, client_app
 
 
-def verify_secea(out_dir, cfg: dict) -> tuple:
-    """(ok, message): every client's global embeddings in ``out_dir`` equal
-    ``secea.aggregate`` on the same data, bit for bit."""
+def verify_secea(out_dir, cfg: dict, parties=None, without=()) -> tuple:
+    """(ok, message): the global embeddings in ``out_dir`` of the clients
+    ``parties`` (default: all) equal ``secea.aggregate`` on the same data,
+    bit for bit; ``without``: parties left out of the round (a restart
+    without them), so the expected sums are the others'."""
     cfg = dict(DEFAULTS, **cfg)
     local = demo_local(cfg)
-    expect = secea.aggregate(local, T=int(cfg["T"]), precision=int(cfg["precision"]),
-                             K=int(cfg["K"]) or None)
-    for party, want in enumerate(expect):
+    kept = [n for n in range(len(local)) if n not in set(without)]
+    agg = secea.aggregate([local[n] for n in kept], T=int(cfg["T"]), precision=int(cfg["precision"]),
+                          K=int(cfg["K"]) or None)
+    expect = dict(zip(kept, agg))
+    for party in (kept if parties is None else parties):
+        want = expect[party]
         path = Path(out_dir) / f"client-{party}.npz"
         if not path.exists():
             return False, f"client {party} wrote no result"
@@ -218,7 +242,8 @@ def verify_secea(out_dir, cfg: dict) -> tuple:
         for key, row in want.items():
             if not np.array_equal(got[str(key)], row):
                 return False, f"client {party}: the global embedding of {key!r} differs"
-    return True, f"{len(expect)} clients' global embeddings equal secea.aggregate bit for bit"
+    n = len(kept if parties is None else parties)
+    return True, f"{n} clients' global embeddings equal secea.aggregate bit for bit"
 
 
 def verify_secemb(out_dir, cfg: dict) -> tuple:
@@ -240,6 +265,46 @@ def verify_secemb(out_dir, cfg: dict) -> tuple:
     return secemb.plaintext_check(Q, items, grads, params, res)
 
 
+FLOOR_TYPE = "query.floor"
+
+
+def measure_floor(grid, nodes, *, repeats=3, payload=32 << 20, timeout=300.0) -> dict:
+    """Flower's own cost of a stage, measured on ``grid`` with this App:
+    the wall time of an empty stage (one tiny message to every node and its
+    reply: Flower's polling and a fresh ClientApp process per message), and
+    of a stage moving ``payload`` bytes down and up in total (split over the
+    nodes, as opaque bytes in the same records the protocols use).  Returns
+    {"empty_s", "payload_s", "payload_bytes", "bytes_per_s"} (medians)."""
+    from .records import grid_exchange
+    ex = grid_exchange(grid, FLOOR_TYPE, timeout=timeout)
+    nodes = list(nodes)
+    empty = []
+    for _ in range(repeats):
+        empty.append(ex({x: ({"echo": 0}, []) for x in nodes}).wall)
+    each = max(1, payload // (2 * len(nodes)))
+    full = []
+    for _ in range(repeats):
+        blob = np.random.default_rng().bytes(each)
+        full.append(ex({x: ({"echo": each}, [blob]) for x in nodes}).wall)
+    e, f = float(np.median(empty)), float(np.median(full))
+    moved = 2 * each * len(nodes)
+    # the bytes' own cost is what the payload stage takes beyond an empty one;
+    # None when it is lost in the noise of the empty stage (simulation engine)
+    bps = moved / (f - e) if f - e > 0.05 * f else None
+    return {"empty_s": e, "payload_s": f, "payload_bytes": moved, "bytes_per_s": bps,
+            "repeats": repeats}
+
+
+def _floor_stage(msg, context: Context):
+    """A node's side of :func:`measure_floor`: an empty reply, or as many
+    bytes back as it was asked for."""
+    from flwr.app import Message as FlowerMessage
+    from .records import pack, unpack
+    cfg, _ = unpack(msg.content)
+    n = int(cfg.get("echo", 0))
+    return FlowerMessage(pack({"echo": n}, [bytes(n)] if n else []), reply_to=msg)
+
+
 def make_example_apps(**overrides):
     """One (ServerApp, ClientApp) for both demos, the App of
     ``examples/flower_secea``: the run config's ``protocol`` (``secea`` or
@@ -247,11 +312,21 @@ def make_example_apps(**overrides):
     server_app, client_app = ServerApp(), ClientApp()
 
     def main(grid: Grid, context: Context) -> None:
-        protocol = str(dict(context.run_config).get("protocol", overrides.get("protocol", "secea")))
+        rc = dict(overrides, **dict(context.run_config))
+        protocol = str(rc.get("protocol", "secea"))
         if protocol not in ("secea", "secemb"):
             raise ValueError(f"run config protocol must be secea or secemb, got {protocol!r}")
+        floor_bytes = int(rc.get("floor-bytes", 0))
+        if floor_bytes:
+            # the transport floor first, on the same nodes, in the same run
+            need = int(rc.get("num-clients", DEFAULTS["num-clients"])) if protocol == "secea" \
+                else int(rc.get("users", SECEMB_DEFAULTS["users"])) + 1
+            nodes = _wait_nodes(grid, need)
+            _write(dict(DEFAULTS, **rc), "floor.json", json.dumps(measure_floor(grid, nodes,
+                                                                               payload=floor_bytes)))
         (secea_server_main if protocol == "secea" else secemb_server_main)(grid, context, overrides)
     server_app.main()(main)
+    client_app.query("floor")(_floor_stage)
     client_app.query("secea")(lambda msg, context: secea_client_stage(msg, context, overrides))
     client_app.query("secemb")(lambda msg, context: secemb_client_stage(msg, context, overrides))
     return server_app, client_app

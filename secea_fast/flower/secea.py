@@ -69,7 +69,7 @@ import numpy as np
 from .. import tuning
 from .._checks import check_int
 from ..protocols.common.inputs import check_local, entity_list
-from ..protocols.common.wire import Reader, Writer
+from ..protocols.common.wire import Reader, Writer, check_increasing
 from ..protocols.secea import (Client, DecodingError, Message, SecEAParams, Server,
                                default_block_size)
 from ..protocols.secea.params import PSU_PRIME
@@ -118,17 +118,26 @@ class _NodeState:
 
     @classmethod
     def from_bytes(cls, data) -> "_NodeState":
+        """Parse the node's saved state; only the form ``to_bytes`` writes is
+        accepted (ValueError otherwise)."""
         r = Reader(data, _NODE_MAGIC, "SecEA node state")
         st = cls(attempt=r.u64(), client=r.blob(), own_share=r.blob())
+        blocks = []
         for _ in range(r.u64()):
-            b = r.u64()
-            st.own_queries[b] = r.blob()
-        if r.u64():
+            blocks.append(r.u64())
+            st.own_queries[blocks[-1]] = r.blob()
+        check_increasing(blocks, "SecEA node state: own query blocks")
+        if r.flag():
             st.sums = r.array(2).view(np.int64)
             st.counts = r.array(1).view(np.int64)
-        st.decoded = {int(x) for x in r.array(1)}
-        st.failed = {int(x) for x in r.array(1)}
+            if st.counts.shape != st.sums.shape[:1]:
+                raise ValueError("SecEA node state: sums and counts do not match")
+        decoded, failed = r.array(1), r.array(1)
         r.done()
+        check_increasing(decoded, "SecEA node state: decoded blocks")
+        check_increasing(failed, "SecEA node state: failed blocks")
+        st.decoded = {int(x) for x in decoded}
+        st.failed = {int(x) for x in failed}
         return st
 
 

@@ -87,6 +87,33 @@ class Reader:
             raise ValueError(f"{self.what}: array of shape {shape} is implausible")
         return np.frombuffer(self._take(8 * count), dtype="<u8").astype(np.uint64).reshape(shape)
 
+    def flag(self) -> bool:
+        """A u64 that must be 0 or 1 (anything else has no canonical form)."""
+        v = self.u64()
+        if v > 1:
+            raise ValueError(f"{self.what}: flag field is {v}, not 0 or 1")
+        return bool(v)
+
     def done(self):
         if self.i != len(self.b):
             raise ValueError(f"{self.what}: {len(self.b) - self.i} trailing bytes")
+
+
+def canonical_int(text: str, what: str) -> int:
+    """The int written as ``str(n)``; any other spelling ("007", "+7", " 7")
+    is refused, so the text re-serialises to itself."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(f"{what}: {text!r} is not an integer") from None
+    if str(n) != text:
+        raise ValueError(f"{what}: {text!r} is not in canonical form")
+    return n
+
+
+def check_increasing(values, what: str) -> None:
+    """Refuse a list that is not strictly increasing (writers emit sorted,
+    distinct entries: anything else would not re-serialise to itself)."""
+    values = list(values)
+    if any(a >= b for a, b in zip(values, values[1:])):
+        raise ValueError(f"{what}: entries must be strictly increasing")

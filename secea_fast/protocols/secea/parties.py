@@ -13,13 +13,20 @@ from ..._checks import check_int
 from ...executor import party_reduce
 from ...prg import Prg, X25519KeyPair, copy_stream, pairwise_seed, random_seed, uniform
 from ..common.inputs import entity_list, id_bytes, real_vector
-from ..common.wire import Reader, Writer
+from ..common.wire import Reader, Writer, canonical_int, check_increasing
 from .coding import DecodeResult, DecodingError, decode_values, gather_responses, union_from_sum
 from .messages import Message, as_u64, pad_domain
 from .params import PSU_PRIME, SecEAParams, hash_ids
 
 _SESSION_LABEL = b"secea_fast.secea.pair.v1"
 _STATE_MAGIC = b"SEEs"
+
+
+def _seed(r: Reader) -> bytes:
+    seed = r.blob(32)
+    if len(seed) != 32:
+        raise ValueError(f"SecEA client state: a seed has {len(seed)} bytes, not 32")
+    return seed
 
 
 # ----------------------------------------------------------------- client
@@ -75,6 +82,7 @@ class Client:
             w.u64(v).blob(self._seeds[v])
         w.u64(self.union is not None)
         if self.union is not None:
+            # (positions are non-negative indices: written as uint64)
             w.array(self.union).array(self.positions.astype(np.uint64))
         w.u64(self._y is not None)
         if self._y is not None:
@@ -94,25 +102,37 @@ class Client:
         if c._entity_digest() != digest:
             raise ValueError("SecEA client state: saved for a different entity set")
         c._keypair = X25519KeyPair.from_private_bytes(r.blob(32))
-        c._self_seed, c._query_seed = r.blob(64), r.blob(64)
+        c._self_seed, c._query_seed = _seed(r), _seed(r)
+        peers = []
         for _ in range(r.u64()):
             v = r.u64()
             if not 0 <= v < N or v == index:
                 raise ValueError(f"SecEA client state: pairwise seed for client {v}")
-            c._seeds[v] = r.blob(64)
-        if r.u64():
+            peers.append(v)
+            c._seeds[v] = _seed(r)
+        check_increasing(peers, "SecEA client state: peers")
+        if r.flag():
             c.union = r.array(1)
-            c.positions = r.array(1).astype(np.int64)
-            if c.positions.shape != c.hashes.shape or (c.positions >= len(c.union)).any():
+            pos = r.array(1)
+            if pos.shape != c.hashes.shape or (pos >= len(c.union)).any():
                 raise ValueError("SecEA client state: union positions do not fit the entities")
-        if r.u64():
+            c.positions = pos.astype(np.int64)
+        if r.flag():
             c._y_round = r.u64()
             c._y = r.array(2)
-        used = r.blob().decode()
+        try:
+            used = r.blob().decode()
+        except UnicodeDecodeError:
+            raise ValueError("SecEA client state: the pad guard is not text") from None
         r.done()
-        for line in filter(None, used.split("\n")):
-            rnd, purpose, b = line.split("\t")
-            c._used.add((int(rnd), purpose, int(b)))
+        lines = used.split("\n") if used else []
+        check_increasing(lines, "SecEA client state: pad guard")
+        for line in lines:
+            parts = line.split("\t")
+            if len(parts) != 3:
+                raise ValueError("SecEA client state: malformed pad guard entry")
+            c._used.add((canonical_int(parts[0], "pad guard round"), parts[1],
+                         canonical_int(parts[2], "pad guard block")))
         return c
 
     def _entity_digest(self) -> bytes:

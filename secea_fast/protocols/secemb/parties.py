@@ -109,7 +109,7 @@ class User:
         saved = r.array(1)
         if not np.array_equal(saved, u.items.astype(np.uint64)):
             raise ValueError("SecEmb user state: saved for other items")
-        if r.u64():
+        if r.flag():
             idx = r.array(1).astype(np.int64)
             pos = r.array(1).view(np.int64)
             paths = [dpf.PathSecret.import_secret(r.blob(4096)) for _ in range(r.u64())]
@@ -176,6 +176,8 @@ class Server:
         req = {}
         for _ in range(r.u64()):
             uid, count = r.u64(), r.u64()
+            if req and uid <= max(req):
+                raise ValueError("SecEmb server state: user ids must be strictly increasing")
             if count != self.params.m_prime:
                 raise ValueError(f"SecEmb server state: user {uid} has {count} paths, m' = {self.params.m_prime}")
             req[uid] = [dpf.PathKey.from_bytes(r.blob(1 << 20)) for _ in range(count)]

@@ -1,0 +1,195 @@
+"""Protocol rounds on Flower, split into compute, Flower's transport floor
+and our overhead, all measured in one run.
+
+    python -m pytest bench/test_flower.py -s --benchmark-json=bench/results/flower.json
+
+Each deployment run first measures the floor on the same SuperLink and
+SuperNodes with the same App (``secea_fast.flower.demo.measure_floor``): the
+wall time of an empty stage (Flower's polling and a fresh ClientApp process
+per message) and the bytes per second of a stage moving a raw payload.  The
+round is then
+
+    wall = compute + floor + overhead,
+    compute = sum over stages of (slowest node's protocol work + server's work),
+    floor   = sum over stages of (empty stage + stage bytes / payload rate),
+
+and ``overhead`` (what this package adds: state save and load between the
+processes, record packing, pipeline bubbles) is reported as a share of the
+round; the target is <= 20%.  The in-process round on the same data
+(``secea.run_round``, every party in this process) is timed beside it.
+
+The MovieLens-1M SecEA run (``-m slow``) streams the coded queries through
+the SuperLink and samples the resident memory of every process of the
+federation (SuperLink, SuperNodes, ServerApp and ClientApp processes).
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("flwr", reason="the flower extra is not installed")
+psutil = pytest.importorskip("psutil")
+
+from secea_fast.flower import demo  # noqa: E402
+from secea_fast.flower.localfed import LocalFederation, example_app  # noqa: E402
+from secea_fast.protocols import secea, secemb  # noqa: E402
+
+
+class MemorySampler:
+    """Largest sum of resident memory over a federation's process trees."""
+
+    def __init__(self, fed, every=0.25):
+        self.fed, self.every, self.peak = fed, every, 0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            total = 0
+            for q in self.fed._tree([p for p in [self.fed.superlink, *self.fed.nodes] if p]):
+                try:
+                    total += q.memory_info().rss
+                except psutil.Error:
+                    pass
+            self.peak = max(self.peak, total)
+            self._stop.wait(self.every)
+
+    def __enter__(self):
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._t.join()
+
+
+def breakdown(summary: dict, floor: dict | None) -> dict:
+    """wall = compute + floor + overhead for a round summary (see the module docstring)."""
+    stages = summary["stages"]
+    wall = float(summary["wall_seconds"])
+    compute = sum(s["client_seconds"] + s["server_seconds"] for s in stages)
+    out = {"stages": len(stages), "wall_s": wall, "compute_s": compute,
+           "bytes": sum(s["bytes_down"] + s["bytes_up"] for s in stages)}
+    if floor:
+        bps = floor["bytes_per_s"]
+        fl = sum(floor["empty_s"] + ((s["bytes_down"] + s["bytes_up"]) / bps if bps else 0.0)
+                 for s in stages)
+        out.update(floor_s=fl, empty_stage_s=floor["empty_s"], payload_mib_per_s=(bps or 0) / 2**20,
+                   overhead_s=wall - compute - fl, overhead_share=(wall - compute - fl) / wall)
+    return out
+
+
+def _print(title, b):
+    keys = ("stages", "wall_s", "compute_s", "floor_s", "overhead_s", "overhead_share", "bytes",
+            "empty_stage_s", "payload_mib_per_s", "inprocess_s", "peak_rss_gb")
+    print(f"\n{title}: " + ", ".join(f"{k}={b[k]:.3g}" if isinstance(b[k], float) else f"{k}={b[k]}"
+                                     for k in keys if k in b))
+
+
+def _deploy(tmp_path, n, node_configs, cfg, sample=False):
+    out = tmp_path / "out"
+    cfg = dict(cfg, **{"out-dir": str(out)})
+    with LocalFederation(n, node_configs=node_configs, workdir=tmp_path / "fed") as fed:
+        if sample:
+            with MemorySampler(fed) as mem:
+                fed.run(example_app(), run_config=cfg, timeout=7200)
+            peak = mem.peak
+        else:
+            fed.run(example_app(), run_config=cfg, timeout=7200)
+            peak = None
+    summary = json.loads((out / "summary.json").read_text())
+    floor = json.loads((out / "floor.json").read_text()) if (out / "floor.json").exists() else None
+    return out, summary, floor, peak
+
+
+def test_secea_deployment_m2000(benchmark, tmp_path):
+    """SecEA, M = 2,000 entities, N = 5, d = 64, real SuperLink + 5 SuperNodes, TLS."""
+    cfg = {"protocol": "secea", "workload": "synthetic", "entities": 2000, "num-clients": 5, "d": 64,
+           "floor-bytes": 64 << 20}
+    res = {}
+
+    def run():
+        res["r"] = _deploy(tmp_path, 5, [{"party-id": i} for i in range(5)], cfg)
+    benchmark.group = "flower secea deployment"
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    out, summary, floor, _ = res["r"]
+    ok, why = demo.verify_secea(out, cfg)
+    assert ok, why
+    local = demo.demo_local(dict(demo.DEFAULTS, **cfg))
+    t0 = time.perf_counter()
+    secea.run_round(local, processes=1)
+    b = breakdown(summary, floor)
+    b["inprocess_s"] = time.perf_counter() - t0
+    benchmark.extra_info.update(b)
+    _print("SecEA on Flower deployment, M=2000 N=5 d=64", b)
+
+
+def test_secemb_deployment_5_users(benchmark, tmp_path):
+    """SecEmb at the MovieLens-1M shape (m = 3,883, m' = 300, d = 64): server 1
+    and 5 users as SuperNodes, server 0 the ServerApp."""
+    cfg = {"protocol": "secemb", "users": 5, "items": 3883, "m-prime": 300, "d": 64,
+           "floor-bytes": 64 << 20}
+    configs = [{"role": "server1"}] + [{"role": "user", "user-id": u} for u in range(5)]
+    res = {}
+
+    def run():
+        res["r"] = _deploy(tmp_path, 6, configs, cfg)
+    benchmark.group = "flower secemb deployment"
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    out, summary, floor, _ = res["r"]
+    ok, why = demo.verify_secemb(out, cfg)
+    assert ok, why
+    Q, items, grads = demo.secemb_data(dict(demo.SECEMB_DEFAULTS, **cfg))
+    t0 = time.perf_counter()
+    secemb.run_round(Q, items, grads, 300)
+    b = breakdown(summary, floor)
+    b["inprocess_s"] = time.perf_counter() - t0
+    benchmark.extra_info.update(b)
+    _print("SecEmb on Flower deployment, 2 servers + 5 users, ML-1M shape", b)
+
+
+def test_secemb_simulation_100_users(benchmark, tmp_path):
+    """SecEmb with 100 users at the MovieLens-1M shape in the simulation engine
+    (101 virtual SuperNodes on Ray actors)."""
+    from secea_fast.flower.cli import run_sim
+    cfg = {"users": 100, "items": 3883, "m-prime": 300, "d": 64, "floor-bytes": 64 << 20}
+    out = tmp_path / "out"
+
+    def run():
+        run_sim("secemb", cfg, out)
+    benchmark.group = "flower secemb simulation"
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    ok, why = demo.verify_secemb(out, cfg)
+    assert ok, why
+    summary = json.loads((out / "summary.json").read_text())
+    floor = json.loads((out / "floor.json").read_text()) if (out / "floor.json").exists() else None
+    b = breakdown(summary, floor)
+    benchmark.extra_info.update(b)
+    _print("SecEmb on Flower simulation, 100 users, ML-1M shape", b)
+
+
+@pytest.mark.slow
+def test_secea_deployment_movielens_1m(benchmark, tmp_path):
+    """SecEA at the MovieLens-1M shape (M = 9,746, N = 5, d = 128) in
+    deployment: completes, bit for bit; time and bytes per stage; peak
+    resident memory of all processes together (target <= 8 GB)."""
+    cfg = {"protocol": "secea", "workload": "movielens-1m", "num-clients": 5, "d": 128,
+           "floor-bytes": 256 << 20, "stage-timeout": 3600.0}
+    res = {}
+
+    def run():
+        res["r"] = _deploy(tmp_path, 5, [{"party-id": i} for i in range(5)], cfg, sample=True)
+    benchmark.group = "flower secea deployment ML-1M"
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    out, summary, floor, peak = res["r"]
+    ok, why = demo.verify_secea(out, cfg)
+    assert ok, why
+    b = breakdown(summary, floor)
+    b["peak_rss_gb"] = peak / 1e9
+    benchmark.extra_info.update(b, phases=summary["phases"])
+    _print("SecEA on Flower deployment, MovieLens-1M shape", b)
+    Path(out / "phases.json").write_text(json.dumps(summary["phases"], indent=1))
