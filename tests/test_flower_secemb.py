@@ -1,8 +1,9 @@
 """SecEmb's Flower stages (secea_fast.flower.secemb): server 0's runner, the
 users' and server 1's handlers, exchanging exactly the bytes Flower carries
-through a loopback; server 0's whole view; the sealed channel; and a round
-in Flower's simulation engine."""
-import json
+through a loopback; server 0's whole view; the sealed channel.  Rounds in
+Flower's simulation engine: tests/test_studies.py (the training example,
+checked against its plaintext twin); across real processes:
+tests/test_flower_local.py."""
 
 import numpy as np
 import pytest
@@ -183,17 +184,3 @@ def test_user_state_round_trips_and_keeps_the_domain_guard():
     v.aggregation_upload(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="no retrieval in progress"):
         v.aggregation_upload(np.zeros((3, 3)))
-
-
-def test_simulation_engine_round(tmp_path):
-    from flwr.simulation import run_simulation
-
-    from secea_fast.flower import demo
-    over = {"users": 3, "items": 60, "d": 4, "m-prime": 6, "out-dir": str(tmp_path)}
-    server_app, client_app = demo.make_secemb_apps(**over)
-    run_simulation(server_app, client_app, num_supernodes=4,
-                   backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}})
-    ok, why = demo.verify_secemb(tmp_path, over)
-    assert ok, why
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["uploaded"] == 3

@@ -2,6 +2,7 @@
 
     secea-fast flower sim   [--protocol secea|secemb] [--set KEY=VALUE ...] [--json FILE]
     secea-fast flower local [--protocol secea|secemb] [--set KEY=VALUE ...] [--json FILE]
+    secea-fast flower train [--set KEY=VALUE ...] [--json FILE] [--plot PNG]
 
 ``sim`` runs the round in Flower's simulation engine (ClientApps on Ray
 actors in this machine); ``local`` starts a real SuperLink and one real
@@ -12,6 +13,14 @@ against the in-process computation, and a per-stage table (wall seconds,
 the slowest node's and the server's compute, MB down and up) is printed
 with a PASS/FAIL line.  ``--set`` overrides the demo's run config
 (``secea_fast.flower.demo.DEFAULTS`` / ``SECEMB_DEFAULTS``).
+
+``train`` runs the federated recommendation example
+(:mod:`secea_fast.flower.train`) in the simulation engine three times --
+cross-silo with plaintext FedAvg of the embeddings, cross-silo with SecEA,
+cross-device with SecEmb -- prints HR@10 / NDCG@10 per round, checks that
+SecEA's run equals its in-process twin and agrees with FedAvg to the
+fixed-point error and that SecEmb's equals its plaintext twin, and can
+write the curves as a PNG (``--plot``, needs matplotlib).
 """
 from __future__ import annotations
 
@@ -85,21 +94,110 @@ def run_local(protocol: str, over: dict, out_dir: Path) -> None:
         fed.run(example_app(), run_config=run_config)
 
 
+def run_training(over: dict, out_dir: Path) -> dict:
+    """The three runs of ``secea-fast flower train`` and their checks."""
+    from flwr.simulation import run_simulation
+
+    from ..protocols import secea
+    from ..studies import recsys
+    from . import train
+    cfg = dict(train.TRAIN_DEFAULTS, **over)
+    runs = {}
+    for name, setting, agg, nodes in (("FedAvg (plaintext)", "cross-silo", "plain", int(cfg["silos"])),
+                                      ("SecEA", "cross-silo", "secea", int(cfg["silos"])),
+                                      ("SecEmb", "cross-device", "secemb", None)):
+        out = out_dir / setting / agg
+        rc = dict(cfg, setting=setting, aggregation=agg, **{"out-dir": str(out)})
+        if nodes is None:
+            nodes = train.dataset(rc).n_users + 1
+        server_app, client_app = train.make_train_apps(**rc)
+        t0 = time.perf_counter()
+        run_simulation(server_app, client_app, num_supernodes=nodes,
+                       backend_config={"client_resources": {"num_cpus": 1}})
+        hist = json.loads((out / "history.json").read_text())["rounds"]
+        runs[name] = {"rounds": hist, "seconds": time.perf_counter() - t0}
+    # the in-process twins of the same seeds
+    rounds, d = int(cfg["rounds"]), int(cfg["d"])
+    twin_ea = recsys.run_cross_silo(train.silos_of(cfg), rounds=rounds, d=d, epochs=int(cfg["epochs"]),
+                                    lr=float(cfg["lr"]), seed=int(cfg["seed"]),
+                                    aggregate=lambda l: secea.aggregate(l, precision=int(cfg["precision"])))
+    twin_em = recsys.run_cross_device(train.dataset(cfg), rounds=rounds, d=d, m_prime=int(cfg["m-prime"]),
+                                      lr=float(cfg["device-lr"]), seed=int(cfg["seed"]), secure=False)
+    ea, avg, em = runs["SecEA"]["rounds"], runs["FedAvg (plaintext)"]["rounds"], runs["SecEmb"]["rounds"]
+    checks = {
+        "SecEA on Flower = in-process SecEA": all(a["hr"] == b["hr"] and abs(a["ndcg"] - b["ndcg"]) < 1e-12
+                                                  for a, b in zip(ea, twin_ea)),
+        "SecEA vs plaintext FedAvg, largest |HR| / |NDCG| difference":
+            max(max(abs(a["hr"] - b["hr"]), abs(a["ndcg"] - b["ndcg"])) for a, b in zip(ea, avg)),
+        "SecEmb on Flower = plaintext twin": all(a["hr"] == b["hr"] and abs(a["ndcg"] - b["ndcg"]) < 1e-12
+                                                 for a, b in zip(em, twin_em)),
+    }
+    return {"config": cfg, "runs": runs, "checks": checks,
+            "twins": {"SecEA in process": twin_ea, "SecEmb plaintext twin": twin_em}}
+
+
+def training_table(res: dict) -> str:
+    names = list(res["runs"])
+    rows = [["round"] + [f"{n} HR@10" for n in names] + [f"{n} NDCG@10" for n in names]]
+    for k in range(len(res["runs"][names[0]]["rounds"])):
+        rows.append([str(k + 1)] + [f"{res['runs'][n]['rounds'][k]['hr']:.4f}" for n in names]
+                    + [f"{res['runs'][n]['rounds'][k]['ndcg']:.4f}" for n in names])
+    w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.rjust(w[i]) for i, c in enumerate(r)) for r in rows)
+
+
+def training_plot(res: dict, path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    styles = {"FedAvg (plaintext)": ("k", "-", "o"), "SecEA": ("tab:blue", "--", "x"),
+              "SecEmb": ("tab:orange", "-", "s")}
+    for name, run in res["runs"].items():
+        xs = [r["round"] for r in run["rounds"]]
+        c, ls, mk = styles.get(name, ("gray", "-", "."))
+        for ax, key in zip(axes, ("hr", "ndcg")):
+            ax.plot(xs, [r[key] for r in run["rounds"]], color=c, linestyle=ls, marker=mk, label=name)
+    twin = res["twins"]["SecEmb plaintext twin"]
+    for ax, key in zip(axes, ("hr", "ndcg")):
+        ax.plot([r["round"] for r in twin], [r[key] for r in twin], color="k", linestyle=":",
+                label="SecEmb's plaintext twin")
+    cfg = res["config"]
+    for ax, label in zip(axes, ("HR@10", "NDCG@10")):
+        ax.set_xlabel("round")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"Federated MF on Flower (simulation engine): {cfg['users']} users, {cfg['items']} items; "
+                 f"cross-silo ({cfg['silos']} silos) and cross-device", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="secea-fast flower", description=__doc__.split("\n\n")[0])
-    p.add_argument("mode", choices=("sim", "local"),
-                   help="sim: Flower's simulation engine; local: a real SuperLink and SuperNodes here")
+    p.add_argument("mode", choices=("sim", "local", "train"),
+                   help="sim: Flower's simulation engine; local: a real SuperLink and SuperNodes here; "
+                        "train: the federated recommendation example (simulation engine)")
+    p.add_argument("--plot", metavar="PNG", help="train: write HR@10 / NDCG@10 per round as a PNG")
     p.add_argument("--protocol", choices=("secea", "secemb"), default="secea")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a run-config value of the demo (repeatable)")
     p.add_argument("--json", metavar="FILE", help="write the round's summary (stages, times, bytes) as JSON")
     p.add_argument("--out", metavar="DIR", help="keep the nodes' results and logs here (default: a temporary dir)")
     args = p.parse_args(argv)
-    defaults = demo.DEFAULTS if args.protocol == "secea" else demo.SECEMB_DEFAULTS
+    if args.mode == "train":
+        from .train import TRAIN_DEFAULTS
+        defaults = TRAIN_DEFAULTS
+    else:
+        defaults = demo.DEFAULTS if args.protocol == "secea" else demo.SECEMB_DEFAULTS
     try:
         over = _parse_set(args.set, defaults)
     except ValueError as exc:
         p.error(str(exc))
+    if args.mode == "train":
+        return _train_main(args, over)
     tmp = None
     if args.out:
         out = Path(args.out)
@@ -125,6 +223,26 @@ def main(argv=None) -> int:
     finally:
         if tmp is not None:
             tmp.cleanup()
+
+
+def _train_main(args, over) -> int:
+    with tempfile.TemporaryDirectory(prefix="secea-train-") as tmp:
+        t0 = time.perf_counter()
+        res = run_training(over, Path(args.out) if args.out else Path(tmp))
+        res["command_seconds"] = time.perf_counter() - t0
+    print(training_table(res))
+    for k, v in res["checks"].items():
+        print(f"{k}: {v}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=1))
+    if args.plot:
+        training_plot(res, args.plot)
+    tol = 10.0 ** -(int(res["config"]["precision"]) - 3)
+    ok = (res["checks"]["SecEA on Flower = in-process SecEA"] and res["checks"]["SecEmb on Flower = plaintext twin"]
+          and res["checks"]["SecEA vs plaintext FedAvg, largest |HR| / |NDCG| difference"] <= tol)
+    print(f"{'PASS' if ok else 'FAIL'}: federated training on Flower, {res['config']['rounds']} rounds, "
+          f"{res['command_seconds']:.0f} s")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,7 +30,7 @@ import numpy as np
 
 from .._checks import check_int
 
-__all__ = ["SHAPES", "workload", "load_movielens", "partition_ratings"]
+__all__ = ["SHAPES", "workload", "load_movielens", "partition_ratings", "read_ratings"]
 
 # name: (partition, sizes, default d)   (SecEA Table 2; d from Appendix B)
 SHAPES = {
@@ -120,14 +120,17 @@ def workload(name: str = "movielens-1m", N: int = 5, d=None, seed: int = 0):
     return _embed(sets, d, rng)
 
 
-def load_movielens(path, N: int = 5, d: int = 128, seed: int = 0, max_ratings=None):
-    """``local`` from a MovieLens ratings file the user supplies: ``ratings.dat``
-    (ML-1M/10M, ``user::item::rating::time``), ``u.data`` (ML-100k, tab
-    separated) or ``ratings.csv`` (ML-latest, with a header); items are
-    partitioned across the N clients as in ``workload``."""
+def read_ratings(path, max_ratings=None):
+    """(users, items, times) int64 arrays of a MovieLens ratings file the
+    user supplies: ``ratings.dat`` (ML-1M/10M, ``user::item::rating::time``),
+    ``u.data`` (ML-100k, tab separated) or ``ratings.csv`` (ML-latest, with a
+    header).  A file without times numbers the ratings in file order.
+    Malformed lines raise ValueError naming the file and line."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"path must be a file path, got {type(path).__name__}")
     if not os.path.isfile(path):
         raise ValueError(f"no such ratings file: {path}")
-    users, items = [], []
+    users, items, times = [], [], []
     with open(path, "r", encoding="latin-1") as f:
         for lineno, line in enumerate(f, 1):
             line = line.strip()
@@ -141,17 +144,28 @@ def load_movielens(path, N: int = 5, d: int = 128, seed: int = 0, max_ratings=No
                 parts = line.split(",")
             try:
                 u, i = int(parts[0]), int(parts[1])
+                t = int(float(parts[3])) if len(parts) > 3 else len(users)
             except (ValueError, IndexError):
                 if lineno == 1:
                     continue            # csv header
-                raise ValueError(f"{path}:{lineno}: cannot parse user and item ids from {line!r}")
+                raise ValueError(f"{path}:{lineno}: cannot parse user, item and time from {line!r}")
             users.append(u)
             items.append(i)
+            times.append(t)
             if max_ratings is not None and len(users) >= max_ratings:
                 break
     if not users:
         raise ValueError(f"{path}: no ratings found")
+    return (np.array(users, dtype=np.int64), np.array(items, dtype=np.int64),
+            np.array(times, dtype=np.int64))
+
+
+def load_movielens(path, N: int = 5, d: int = 128, seed: int = 0, max_ratings=None):
+    """``local`` from a MovieLens ratings file the user supplies
+    (:func:`read_ratings`); items are partitioned across the N clients as in
+    ``workload``."""
+    users, items, _ = read_ratings(path, max_ratings)
     rng = np.random.default_rng(seed)
-    sets = partition_ratings(np.array(users), np.array(items), check_int(N, "N"), rng)
+    sets = partition_ratings(users, items, check_int(N, "N"), rng)
     sets = [s if s else [f"pad-{n}"] for n, s in enumerate(sets)]
     return _embed(sets, check_int(d, "d"), rng)
