@@ -37,4 +37,4 @@ RAY_TASK_TARGET_S = 0.025           # RayExecutor: short shards go in tasks of a
 RAY_TASK_MAX_SHARDS = 64            # RayExecutor: at most this many shards per task
 
 # ---- deployment on Flower (secea_fast.flower) ------------------------------
-FLOWER_STAGE_QUERY_BYTES = 256 << 20  # coded queries in flight per SecEA stage: bounds every process's memory
+FLOWER_STAGE_QUERY_BYTES = 512 << 20  # coded queries in flight per SecEA stage: bounds memory; M = 2,000 fits one stage

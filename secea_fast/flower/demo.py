@@ -268,22 +268,26 @@ def verify_secemb(out_dir, cfg: dict) -> tuple:
 FLOOR_TYPE = "query.floor"
 
 
-def measure_floor(grid, nodes, *, repeats=3, payload=32 << 20, timeout=300.0) -> dict:
+def measure_floor(grid, nodes, *, repeats=5, payload=64 << 20, timeout=300.0) -> dict:
     """Flower's own cost of a stage, measured on ``grid`` with this App:
-    the wall time of an empty stage (one tiny message to every node and its
-    reply: Flower's polling and a fresh ClientApp process per message), and
-    of a stage moving ``payload`` bytes down and up in total (split over the
-    nodes, as opaque bytes in the same records the protocols use).  Returns
-    {"empty_s", "payload_s", "payload_bytes", "bytes_per_s"} (medians)."""
+    the wall time of an empty stage (a tiny message and its reply: Flower's
+    polling and a fresh ClientApp process per message) addressed to every
+    node and to one node (a stage waits for its slowest node, so more nodes
+    cost more), and of a stage moving ``payload`` bytes down and up in total
+    (split over the nodes, as opaque bytes in the records the protocols
+    use; random both ways).  Size ``payload`` like the round's largest
+    stage: Flower's cost per byte grows with the message size.  Returns
+    {"empty_s" (all nodes), "empty_one_s", "payload_s", "payload_bytes",
+    "bytes_per_s"} (medians of ``repeats`` empty stages, of repeats // 2 + 1
+    payload stages)."""
     from .records import grid_exchange
     ex = grid_exchange(grid, FLOOR_TYPE, timeout=timeout)
     nodes = list(nodes)
-    empty = []
-    for _ in range(repeats):
-        empty.append(ex({x: ({"echo": 0}, []) for x in nodes}).wall)
+    empty = [ex({x: ({"echo": 0}, []) for x in nodes}).wall for _ in range(repeats)]
+    one = [ex({nodes[k % len(nodes)]: ({"echo": 0}, [])}).wall for k in range(repeats)]
     each = max(1, payload // (2 * len(nodes)))
     full = []
-    for _ in range(repeats):
+    for _ in range(max(1, repeats // 2 + 1)):
         blob = np.random.default_rng().bytes(each)
         full.append(ex({x: ({"echo": each}, [blob]) for x in nodes}).wall)
     e, f = float(np.median(empty)), float(np.median(full))
@@ -291,8 +295,8 @@ def measure_floor(grid, nodes, *, repeats=3, payload=32 << 20, timeout=300.0) ->
     # the bytes' own cost is what the payload stage takes beyond an empty one;
     # None when it is lost in the noise of the empty stage (simulation engine)
     bps = moved / (f - e) if f - e > 0.05 * f else None
-    return {"empty_s": e, "payload_s": f, "payload_bytes": moved, "bytes_per_s": bps,
-            "repeats": repeats}
+    return {"empty_s": e, "empty_one_s": float(np.median(one)), "payload_s": f, "payload_bytes": moved,
+            "bytes_per_s": bps, "repeats": repeats, "empty_all": empty, "empty_single": one}
 
 
 def _floor_stage(msg, context: Context):
@@ -302,7 +306,8 @@ def _floor_stage(msg, context: Context):
     from .records import pack, unpack
     cfg, _ = unpack(msg.content)
     n = int(cfg.get("echo", 0))
-    return FlowerMessage(pack({"echo": n}, [bytes(n)] if n else []), reply_to=msg)
+    # random bytes, as the protocols' padded messages are: nothing on the way can compress them
+    return FlowerMessage(pack({"echo": n}, [np.random.default_rng().bytes(n)] if n else []), reply_to=msg)
 
 
 def make_example_apps(**overrides):

@@ -31,13 +31,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LocalFederation", "RunInfo", "example_app", "make_certificates"]
+__all__ = ["LocalFederation", "RunInfo", "example_app", "train_app", "make_certificates"]
 
 
 def example_app() -> Path:
     """The directory of the example Flower App shipped with the package
     (``secea_fast/flower/app``: SecEA and SecEmb rounds on the demo data)."""
     return Path(__file__).resolve().parent / "app"
+
+
+def train_app() -> Path:
+    """The directory of the training example's Flower App
+    (``secea_fast/flower/train_app``, :mod:`secea_fast.flower.train`)."""
+    return Path(__file__).resolve().parent / "train_app"
 
 
 def _bin(name: str) -> str:

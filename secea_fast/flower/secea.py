@@ -412,7 +412,8 @@ class SecEAStageRunner:
         r = self.exchange(outbox)
         client = max((float(sum(v for k, v in cfg.items() if k.startswith("t_") or k == "seconds"))
                       for cfg, _ in r.replies.values()), default=0.0)
-        res.stages.append({"stage": name, "attempt": attempt, "wall": r.wall, "client_seconds": client,
+        res.stages.append({"stage": name, "attempt": attempt, "nodes": len(outbox), "wall": r.wall,
+                           "client_seconds": client,
                            "server_seconds": server_seconds, "bytes_down": r.bytes_down,
                            "bytes_up": r.bytes_up})
         for node, why in r.failed.items():
@@ -463,7 +464,8 @@ class SecEAStageRunner:
         res.union_size = M
         B = self.block_size or default_block_size(M)
         nblocks = {x: -(-kn[x] // B) for x in alive}
-        bps = self.blocks_per_stage or max(1, tuning.FLOWER_STAGE_QUERY_BYTES // (N * N * B * M * 8))
+        # each client's block sends N - 1 padded queries of B x M words
+        bps = self.blocks_per_stage or max(1, tuning.FLOWER_STAGE_QUERY_BYTES // (N * (N - 1) * B * M * 8))
         self._steps(alive, party, params, server, base, B, bps, nblocks, first, union_cfg, res, attempt)
 
     def _steps(self, alive, party, params, server, base, B, bps, nblocks, first, union_cfg, res, attempt):

@@ -254,7 +254,7 @@ class SecEmbStageRunner:
 
     def _stage(self, name, outbox, res, work=None):
         r = self.exchange(outbox, work) if work is not None else self.exchange(outbox)
-        res.stages.append({"stage": name, "wall": r.wall, "bytes_down": r.bytes_down,
+        res.stages.append({"stage": name, "nodes": len(outbox), "wall": r.wall, "bytes_down": r.bytes_down,
                            "bytes_up": r.bytes_up, "server_seconds": getattr(r, "work", 0.0),
                            "client_seconds": max((float(c.get("seconds", 0.0)) for c, _ in r.replies.values()),
                                                  default=0.0)})
