@@ -29,6 +29,7 @@ from flwr.serverapp import Grid, ServerApp
 
 from ..protocols import secea, secemb, workloads
 from . import secea as fsecea
+from .records import wait_nodes
 from . import secemb as fsecemb
 
 __all__ = ["DEFAULTS", "demo_local", "party_of", "make_apps", "save_embeddings", "load_embeddings",
@@ -114,16 +115,6 @@ def secea_client_stage(msg, context: Context, overrides: dict):
         if cfg["out-dir"]:
             save_embeddings(_out(cfg) / f"client-{party}.npz", embeddings)
     return fsecea.handle_message(msg, context, demo_local(cfg)[party], on_result=keep)
-
-
-def _wait_nodes(grid, need, wait=120.0):
-    import time
-    deadline = time.time() + wait
-    while True:
-        nodes = sorted(grid.get_node_ids())
-        if len(nodes) >= need or time.time() > deadline:
-            return nodes
-        time.sleep(0.5)
 
 
 def _out(cfg) -> Path:
@@ -326,7 +317,7 @@ def make_example_apps(**overrides):
             # the transport floor first, on the same nodes, in the same run
             need = int(rc.get("num-clients", DEFAULTS["num-clients"])) if protocol == "secea" \
                 else int(rc.get("users", SECEMB_DEFAULTS["users"])) + 1
-            nodes = _wait_nodes(grid, need)
+            nodes = wait_nodes(grid, need)
             _write(dict(DEFAULTS, **rc), "floor.json", json.dumps(measure_floor(grid, nodes,
                                                                                payload=floor_bytes)))
         (secea_server_main if protocol == "secea" else secemb_server_main)(grid, context, overrides)

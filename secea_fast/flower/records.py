@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from flwr.app import Array, ArrayRecord, ConfigRecord, Message, RecordDict
 
 __all__ = ["pack", "unpack", "exchange", "grid_exchange", "StageResult", "BYTES_STYPE",
-           "load_state", "save_state"]
+           "load_state", "save_state", "wait_nodes"]
 
 BYTES_STYPE = "secea_fast.bytes"      # Array.stype of an opaque protocol message
 
@@ -145,3 +145,16 @@ def load_state(context, key: str):
 def save_state(context, key: str, data: bytes) -> None:
     """Save ``data`` in this node's ``context.state`` under ``key``."""
     context.state[key] = ArrayRecord({"state": Array("uint8", (len(data),), BYTES_STYPE, bytes(data))})
+
+
+def wait_nodes(grid, need: int, wait: float = 120.0) -> list:
+    """The ids of the SuperNodes connected to ``grid`` once at least
+    ``need`` are (checked every 0.5 s); RuntimeError after ``wait`` seconds."""
+    deadline = time.time() + wait
+    while True:
+        nodes = sorted(grid.get_node_ids())
+        if len(nodes) >= need:
+            return nodes
+        if time.time() > deadline:
+            raise RuntimeError(f"only {len(nodes)} SuperNodes connected after {wait:g} s, need {need}")
+        time.sleep(0.5)

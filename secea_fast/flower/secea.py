@@ -73,7 +73,7 @@ from ..protocols.common.wire import Reader, Writer, check_increasing
 from ..protocols.secea import (Client, DecodingError, Message, SecEAParams, Server,
                                default_block_size)
 from ..protocols.secea.params import PSU_PRIME
-from .records import grid_exchange, load_state, pack, save_state, unpack
+from .records import grid_exchange, load_state, pack, save_state, unpack, wait_nodes
 
 __all__ = ["MESSAGE_TYPE", "STATE_KEY", "handle", "handle_message", "SecEAStageRunner",
            "SecEAFlowerResult", "run_secea"]
@@ -559,9 +559,9 @@ class SecEAStageRunner:
 
 def run_secea(grid, *, d, T=1, precision=8, K=None, bound=100.0, block_size=None,
               blocks_per_stage=None, nodes=None, min_nodes=None, timeout=300.0, poll=0.05,
-              wait_nodes=120.0, round_index=1, union=None) -> SecEAFlowerResult:
+              wait_nodes_s=120.0, round_index=1, union=None) -> SecEAFlowerResult:
     """One SecEA round from a ServerApp: the SuperNodes connected to
-    ``grid`` (or ``nodes``) are the clients.  Waits up to ``wait_nodes``
+    ``grid`` (or ``nodes``) are the clients.  Waits up to ``wait_nodes_s``
     seconds for ``min_nodes`` nodes to connect (default: 2T + 1).
     ``timeout``: seconds a stage may wait for a node before counting it as
     lost; ``poll``: the pull interval.  Every client's global embeddings stay
@@ -569,16 +569,8 @@ def run_secea(grid, *, d, T=1, precision=8, K=None, bound=100.0, block_size=None
     previous round's ``result.union`` to skip the entity union; give every
     round its own ``round_index``."""
     if nodes is None:
-        need = 2 * T + 1 if min_nodes is None else check_int(min_nodes, "min_nodes")
-        deadline = time.time() + wait_nodes
-        while True:
-            nodes = sorted(grid.get_node_ids())
-            if len(nodes) >= need or time.time() > deadline:
-                break
-            time.sleep(0.5)
-        if len(nodes) < need:
-            raise RuntimeError(f"only {len(nodes)} SuperNodes connected after {wait_nodes:g} s, "
-                               f"need {need}")
+        nodes = wait_nodes(grid, 2 * T + 1 if min_nodes is None else check_int(min_nodes, "min_nodes"),
+                           wait_nodes_s)
     runner = SecEAStageRunner(grid_exchange(grid, MESSAGE_TYPE, timeout=timeout, poll=poll), d=d, T=T,
                               precision=precision, K=K, bound=bound, block_size=block_size,
                               blocks_per_stage=blocks_per_stage, round_index=round_index,

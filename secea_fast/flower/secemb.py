@@ -59,7 +59,7 @@ from ..protocols.common.wire import Reader, Writer
 from ..protocols.secemb import (AggregateShare, AggregationUpload, RetrievalRequest,
                                 RetrievalResponse, SecEmbParams, Server, User, encode_table,
                                 reconstruct_aggregate)
-from .records import grid_exchange, load_state, pack, save_state, unpack
+from .records import grid_exchange, load_state, pack, save_state, unpack, wait_nodes
 from .sealed import open_sealed, seal
 
 __all__ = ["MESSAGE_TYPE", "STATE_KEY", "handle", "handle_message", "SecEmbStageRunner",
@@ -342,20 +342,13 @@ class SecEmbStageRunner:
 
 
 def run_secemb(grid, Q, *, m_prime, frac_bits=16, n_users=None, dense_size=0, noise_sigma=0.0,
-               min_nodes=2, wait_nodes=120.0, timeout=300.0, poll=0.05, round_index=1,
+               min_nodes=2, wait_nodes_s=120.0, timeout=300.0, poll=0.05, round_index=1,
                runner=None) -> SecEmbFlowerResult:
     """One SecEmb round from the ServerApp (server 0): the SuperNodes
     connected to ``grid`` are server 1 and the users.  Pass the previous
     round's ``runner`` (a :class:`SecEmbStageRunner`) to keep server 1's
     key and skip the hello stage."""
-    deadline = time.time() + wait_nodes
-    while True:
-        nodes = sorted(grid.get_node_ids())
-        if len(nodes) >= min_nodes or time.time() > deadline:
-            break
-        time.sleep(0.5)
-    if len(nodes) < min_nodes:
-        raise RuntimeError(f"only {len(nodes)} SuperNodes connected after {wait_nodes:g} s, need {min_nodes}")
+    nodes = wait_nodes(grid, min_nodes, wait_nodes_s)
     if runner is None:
         runner = SecEmbStageRunner(grid_exchange(grid, MESSAGE_TYPE, timeout=timeout, poll=poll),
                                    m_prime=m_prime, frac_bits=frac_bits, n_users=n_users,

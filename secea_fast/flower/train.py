@@ -38,7 +38,7 @@ from flwr.serverapp import Grid, ServerApp
 from ..studies import recsys
 from . import secea as fsecea
 from . import secemb as fsecemb
-from .records import grid_exchange, load_state, pack, save_state, unpack
+from .records import grid_exchange, load_state, pack, save_state, unpack, wait_nodes
 
 __all__ = ["TRAIN_DEFAULTS", "make_train_apps", "dataset", "silos_of"]
 
@@ -149,7 +149,7 @@ def _silo_secea(msg, context: Context, overrides):
 def _cross_silo_main(grid: Grid, context: Context, overrides):
     cfg = _cfg(context, overrides)
     N = int(cfg["silos"])
-    nodes = _wait(grid, N)
+    nodes = wait_nodes(grid, N)
     stage = grid_exchange(grid, MESSAGE_TYPE, timeout=float(cfg["stage-timeout"]))
     history, union = [], None
     for rnd in range(1, int(cfg["rounds"]) + 1):
@@ -236,7 +236,7 @@ def _device_stage(msg, context: Context, overrides):
 def _cross_device_main(grid: Grid, context: Context, overrides):
     cfg = _cfg(context, overrides)
     r, _, _ = _device_data(cfg)
-    nodes = _wait(grid, r.n_users + 1)
+    nodes = wait_nodes(grid, r.n_users + 1)
     _, Q = recsys.device_init(r.n_users, r.n_items, int(cfg["d"]), int(cfg["seed"]))
     params = _device_params(cfg, r)
     runner = fsecemb.SecEmbStageRunner(grid_exchange(grid, fsecemb.MESSAGE_TYPE,
@@ -271,18 +271,6 @@ def grid_log(text: str) -> None:
     from logging import INFO
     from flwr.common.logger import log
     log(INFO, "secea_fast train: %s", text)
-
-
-def _wait(grid, need, wait=120.0):
-    deadline = time.time() + wait
-    while True:
-        nodes = sorted(grid.get_node_ids())
-        if len(nodes) >= need or time.time() > deadline:
-            break
-        time.sleep(0.5)
-    if len(nodes) < need:
-        raise RuntimeError(f"only {len(nodes)} SuperNodes connected, need {need}")
-    return nodes
 
 
 def _fail(r, stage):

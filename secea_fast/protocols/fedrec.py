@@ -20,7 +20,7 @@ import numpy as np
 
 from .secemb import SecEmbParams, Server, User, decode_fixed, encode_fixed, encode_table, reconstruct_aggregate
 
-__all__ = ["make_ratings", "train_mf"]
+__all__ = ["make_ratings", "train_mf", "secemb_retrieve", "secemb_aggregate"]
 
 
 def make_ratings(n_users, m, rank=4, density=0.05, seed=0):
@@ -34,6 +34,34 @@ def make_ratings(n_users, m, rank=4, density=0.05, seed=0):
         if not mask[u].any():
             mask[u, rng.integers(m)] = True
     return R, mask
+
+
+def secemb_retrieve(Q, params, requests: dict, threads=None):
+    """One SecEmb retrieval for every user of ``requests`` (user id -> its
+    item ids), with real messages: (servers, users, rows, bytes) where
+    ``rows[u]`` are the rows of Q at u's items as u reconstructs them."""
+    table = encode_table(Q, params)
+    servers = [Server(0, params, table, threads), Server(1, params, table, threads)]
+    users = {u: User(params, it) for u, it in requests.items()}
+    rows, nbytes = {}, 0
+    for u, usr in users.items():
+        r0, r1 = usr.retrieval_request()
+        a0, a1 = servers[0].answer(u, r0), servers[1].answer(u, r1)
+        nbytes += r0.nbytes + r1.nbytes + a0.nbytes + a1.nbytes
+        rows[u] = usr.reconstruct(a0, a1)
+    return servers, users, rows, nbytes
+
+
+def secemb_aggregate(servers, users, grads: dict, params):
+    """The SecEmb aggregation of ``grads[u]`` (one row per item of user u's
+    retrieval) after :func:`secemb_retrieve`: (m x d sum, bytes)."""
+    ups, nbytes = [{}, {}], 0
+    for u, usr in users.items():
+        up0, up1 = usr.aggregation_upload(grads[u])
+        ups[0][u], ups[1][u] = up0, up1
+        nbytes += up0.nbytes + up1.nbytes
+    sh = [servers[b].aggregate(ups[b]) for b in (0, 1)]
+    return reconstruct_aggregate(sh[0], sh[1], params)[0], nbytes
 
 
 def _quant(x, params):
@@ -56,15 +84,8 @@ def train_mf(R, mask, *, d=8, rounds=10, users_per_round=16, lr=0.05, reg=0.01, 
         active = rng.choice(n_users, size=min(users_per_round, n_users), replace=False)
         t0 = time.perf_counter()
         if secure:
-            table = encode_table(Q, params)
-            servers = [Server(0, params, table, threads), Server(1, params, table, threads)]
-            users = {int(u): User(params, items[u]) for u in active}
-            rows = {}
-            for u, usr in users.items():
-                r0, r1 = usr.retrieval_request()
-                a0, a1 = servers[0].answer(u, r0), servers[1].answer(u, r1)
-                nbytes += r0.nbytes + r1.nbytes + a0.nbytes + a1.nbytes
-                rows[u] = usr.reconstruct(a0, a1)
+            servers, users, rows, nb = secemb_retrieve(Q, params, {int(u): items[u] for u in active}, threads)
+            nbytes += nb
         else:
             rows = {int(u): _quant(Q[items[u]], params) for u in active}
         grads = {}
@@ -76,13 +97,8 @@ def train_mf(R, mask, *, d=8, rounds=10, users_per_round=16, lr=0.05, reg=0.01, 
             P[u] -= lr * gp
             grads[u] = gq
         if secure:
-            ups = [{}, {}]
-            for u, usr in users.items():
-                up0, up1 = usr.aggregation_upload(grads[u])
-                ups[0][u], ups[1][u] = up0, up1
-                nbytes += up0.nbytes + up1.nbytes
-            sh = [servers[b].aggregate(ups[b]) for b in (0, 1)]
-            agg, _ = reconstruct_aggregate(sh[0], sh[1], params)
+            agg, nb = secemb_aggregate(servers, users, grads, params)
+            nbytes += nb
         else:
             agg = np.zeros((m, d))
             for u, g in grads.items():

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import check_int
-from ..protocols import secemb
+from ..protocols import fedrec, secemb
 from ..protocols.workloads import read_ratings
 
 __all__ = ["Ratings", "ratings_from_file", "synthetic_ratings", "leave_one_out", "hr_ndcg", "Silos",
@@ -367,28 +367,15 @@ def run_cross_device(r: Ratings, *, rounds=10, d=32, m_prime=64, n_neg=4, lr=0.1
         t0, nbytes = time.perf_counter(), 0
         reqs = {u: device_request(pos[u], r.n_items, m_prime, n_neg, seed, rnd, u) for u in range(r.n_users)}
         if secure:
-            table = secemb.encode_table(Q, params)
-            servers = [secemb.Server(0, params, table), secemb.Server(1, params, table)]
-            users = {u: secemb.User(params, reqs[u][0]) for u in reqs}
-            rows = {}
-            for u, usr in users.items():
-                r0, r1 = usr.retrieval_request()
-                a0, a1 = servers[0].answer(u, r0), servers[1].answer(u, r1)
-                nbytes += r0.nbytes + r1.nbytes + a0.nbytes + a1.nbytes
-                rows[u] = usr.reconstruct(a0, a1)
+            servers, users, rows, nbytes = fedrec.secemb_retrieve(Q, params, {u: reqs[u][0] for u in reqs})
         else:
             rows = {u: _quant(Q[reqs[u][0]], params) for u in reqs}
         grads = {}
         for u in reqs:
             P[u], grads[u] = device_step(P[u], rows[u], reqs[u][1], lr=lr, reg=reg)
         if secure:
-            ups = [{}, {}]
-            for u, usr in users.items():
-                up0, up1 = usr.aggregation_upload(grads[u])
-                ups[0][u], ups[1][u] = up0, up1
-                nbytes += up0.nbytes + up1.nbytes
-            agg, _ = secemb.reconstruct_aggregate(servers[0].aggregate(ups[0]), servers[1].aggregate(ups[1]),
-                                                  params)
+            agg, nb = fedrec.secemb_aggregate(servers, users, grads, params)
+            nbytes += nb
         else:
             acc = np.zeros((r.n_items, d), dtype=np.uint64)
             for u in reqs:
