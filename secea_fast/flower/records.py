@@ -16,15 +16,20 @@ pull interval; the short interval takes up to 3 s off every stage.
 """
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 
 from flwr.app import Array, ArrayRecord, ConfigRecord, Message, RecordDict
 
 __all__ = ["pack", "unpack", "exchange", "grid_exchange", "StageResult", "BYTES_STYPE",
-           "load_state", "save_state", "wait_nodes"]
+           "load_state", "save_state", "wait_nodes", "log"]
 
 BYTES_STYPE = "secea_fast.bytes"      # Array.stype of an opaque protocol message
+
+# progress and warnings go through Flower's own logger (a child of "flwr"), so
+# they appear in the ServerApp's and ClientApps' logs (`flwr run --stream`, `flwr log`)
+log = logging.getLogger("flwr").getChild("secea_fast")
 
 
 def pack(cfg: dict, blobs=()) -> RecordDict:

@@ -60,7 +60,6 @@ Dropouts (what each phase tolerates)
 """
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass, field as dc_field
 
@@ -73,12 +72,11 @@ from ..protocols.common.wire import Reader, Writer, check_increasing
 from ..protocols.secea import (Client, DecodingError, Message, SecEAParams, Server,
                                default_block_size)
 from ..protocols.secea.params import PSU_PRIME
-from .records import grid_exchange, load_state, pack, save_state, unpack, wait_nodes
+from .records import grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
 
 __all__ = ["MESSAGE_TYPE", "STATE_KEY", "handle", "handle_message", "SecEAStageRunner",
            "SecEAFlowerResult", "run_secea"]
 
-log = logging.getLogger("secea_fast.flower")
 
 MESSAGE_TYPE = "query.secea"          # Flower message type of every SecEA stage
 STATE_KEY = "secea_fast.secea"        # the client's record in context.state

@@ -48,7 +48,6 @@ formed without both servers.
 """
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass, field as dc_field
 
@@ -59,13 +58,12 @@ from ..protocols.common.wire import Reader, Writer
 from ..protocols.secemb import (AggregateShare, AggregationUpload, RetrievalRequest,
                                 RetrievalResponse, SecEmbParams, Server, User, encode_table,
                                 reconstruct_aggregate)
-from .records import grid_exchange, load_state, pack, save_state, unpack, wait_nodes
+from .records import grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
 from .sealed import open_sealed, seal
 
 __all__ = ["MESSAGE_TYPE", "STATE_KEY", "handle", "handle_message", "SecEmbStageRunner",
            "SecEmbFlowerResult", "run_secemb"]
 
-log = logging.getLogger("secea_fast.flower")
 
 MESSAGE_TYPE = "query.secemb"
 STATE_KEY = "secea_fast.secemb"

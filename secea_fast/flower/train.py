@@ -38,7 +38,7 @@ from flwr.serverapp import Grid, ServerApp
 from ..studies import recsys
 from . import secea as fsecea
 from . import secemb as fsecemb
-from .records import grid_exchange, load_state, pack, save_state, unpack, wait_nodes
+from .records import grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
 
 __all__ = ["TRAIN_DEFAULTS", "make_train_apps", "dataset", "silos_of"]
 
@@ -268,9 +268,7 @@ def _cross_device_main(grid: Grid, context: Context, overrides):
 # ----------------------------------------------------------------- apps
 def grid_log(text: str) -> None:
     """Progress through Flower's own logger."""
-    from logging import INFO
-    from flwr.common.logger import log
-    log(INFO, "secea_fast train: %s", text)
+    log.info("secea_fast train: %s", text)
 
 
 def _fail(r, stage):
