@@ -86,7 +86,8 @@ def save_embeddings(path, embeddings: dict) -> None:
 
 def load_embeddings(path) -> dict:
     with np.load(path, allow_pickle=False) as z:
-        return {str(k): z["rows"][i] for i, k in enumerate(z["ids"])}
+        ids, rows = z["ids"], z["rows"]          # each z[...] reads the array again: once each
+    return {str(k): rows[i] for i, k in enumerate(ids)}
 
 
 def secea_server_main(grid: Grid, context: Context, overrides: dict) -> None:
