@@ -1,7 +1,7 @@
 """SecEA's Flower stages (secea_fast.flower.secea) driven in this process:
 the server's stage runner and the clients' stage handler exchange exactly
 the bytes Flower carries, through a loopback in place of the transport.
-Real Flower processes: tests/test_flower_deployment.py and the simulation
+Real Flower processes: tests/test_flower_local.py and the simulation
 test at the end of this file."""
 import numpy as np
 import pytest

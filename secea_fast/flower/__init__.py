@@ -4,10 +4,17 @@ protocol in its own Flower node process, on one host or many.
 * :mod:`secea_fast.flower.secea`: SecEA with the clients as SuperNodes
   (``handle_message`` in their ClientApp) and the server as the ServerApp
   (``run_secea``).
+* :mod:`secea_fast.flower.secemb`: SecEmb with server 0 the ServerApp and
+  server 1 and the users SuperNodes, sealed end to end
+  (:mod:`secea_fast.flower.sealed`).
 * :mod:`secea_fast.flower.records`: the package's byte messages in Flower
-  records, and one protocol stage over a ``Grid``.
-* :mod:`secea_fast.flower.deployment`: a local deployment (a SuperLink and
+  records, one protocol stage over a ``Grid``, node state in
+  ``context.state``.
+* :mod:`secea_fast.flower.localfed`: a local deployment (a SuperLink and
   N SuperNodes as real processes, TLS on) for tests, benchmarks and trials.
+* :mod:`secea_fast.flower.demo` / :mod:`secea_fast.flower.train`: the demo
+  rounds and the federated training example, with their Apps in ``app/``
+  and ``train_app/``; :mod:`secea_fast.flower.cli` is ``secea-fast flower``.
 
 docs/FLOWER.md describes the stages, what each phase tolerates when a node
 is lost, and how to run a deployment on one or several hosts.
