@@ -16,7 +16,11 @@ import pytest
 
 def pytest_configure(config):
     """``--benchmark-json=bench/results/X.json`` in a fresh clone: the results directory
-    is run output and not in git, so make the file's directory before the run writes it."""
+    is run output and not in git, so make the file's directory before the run writes it.
+    The benchmarks run with the package's malloc settings (``secea_fast.tune_memory``),
+    as the command line does."""
+    import secea_fast
+    secea_fast.tune_memory()
     path = config.getoption("benchmark_json", None)
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -11,18 +11,18 @@ Kernels (NumPy arrays in and out, explicit modulus):
 ``backend_info()`` reports the variant each kernel uses;
 ``SECEA_FAST_BACKEND=portable`` forces the portable C path and
 ``SECEA_FAST_NUM_THREADS`` sets the thread count of parallel kernels.
-Importing the package sets glibc's malloc thresholds so that freed NumPy
-buffers are reused instead of page-faulted in again (``secea_fast._memory``;
-``SECEA_FAST_MALLOC=default`` keeps glibc's own).
+``tune_memory()`` sets glibc's malloc thresholds in the calling process so
+that freed NumPy buffers are reused instead of page-faulted in again
+(``secea_fast._memory``); importing the package does not touch them.
 """
-from ._memory import tune_malloc as _tune_malloc
+from ._memory import malloc_mode as _malloc_mode, tune_memory
 from ._native import backend_info, get_backend, set_backend
 from .field import EMBEDDING_PRIME, GOLDILOCKS
 from . import field, fixedpoint, linalg, prg  # noqa: E402
 
 __version__ = "0.1.0"
 
-_tune_malloc()                  # reads SECEA_FAST_MALLOC (refuses bad values)
+_malloc_mode()                  # SECEA_FAST_MALLOC: a bad value is refused at import
 
 __all__ = ["GOLDILOCKS", "EMBEDDING_PRIME", "backend_info", "set_backend", "get_backend",
-           "field", "linalg", "prg", "fixedpoint", "__version__"]
+           "field", "linalg", "prg", "fixedpoint", "tune_memory", "__version__"]

@@ -9,9 +9,13 @@ in again, and page faults are expensive on virtual machines (2-3 us per 4 KB
 page measured on this project's VM).  :func:`tune_malloc` sets
 ``M_MMAP_THRESHOLD`` to 32 MB and ``M_TRIM_THRESHOLD`` to 256 MB once per
 process, so freed buffers are reused, at the price of keeping up to 256 MB of
-freed heap in the process.  ``import secea_fast`` applies it, and the
-executors in every process that runs shards, unless
-``SECEA_FAST_MALLOC=default`` (``tuned``, or unset, is the default).
+freed heap in the process.
+
+Importing the package changes nothing: these are process-wide settings, so
+the caller opts in with ``secea_fast.tune_memory()`` (the command line and
+the benchmarks do).  The package's own worker processes (fork workers, Ray
+actors) apply it to themselves.  ``SECEA_FAST_MALLOC=default`` turns both
+off (``tuned``, or unset, is the default).
 """
 import ctypes
 import os
@@ -35,9 +39,10 @@ def _glibc() -> bool:
 
 
 def tune_malloc() -> bool:
-    """Set glibc's malloc thresholds for shard-sized buffers (see the module
-    docstring), once per process, unless ``SECEA_FAST_MALLOC=default``.
-    Returns whether they are set."""
+    """Set glibc's malloc thresholds for shard-sized buffers in this process
+    (see the module docstring), once, unless ``SECEA_FAST_MALLOC=default``.
+    Returns whether they are set (False where the C library is not glibc).
+    Public as ``secea_fast.tune_memory``."""
     global _MALLOC_TUNED
     if _MALLOC_TUNED is None and malloc_mode() == "tuned":
         _MALLOC_TUNED = False
@@ -53,6 +58,7 @@ def tune_malloc() -> bool:
 
 
 _MALLOC_TUNED = None
+tune_memory = tune_malloc
 
 
 def _libc_function(name):

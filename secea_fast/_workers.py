@@ -48,6 +48,8 @@ import traceback
 import warnings
 from multiprocessing.connection import Pipe, wait as mp_wait
 
+from ._memory import tune_malloc
+
 __all__ = ["run_shards", "fork_available"]
 
 _THREADS_ENV = "SECEA_FAST_NUM_THREADS"
@@ -66,6 +68,7 @@ def _worker(fn, state, jobs, order, counter, conn) -> None:
     code, i = 0, None
     try:
         os.environ[_THREADS_ENV] = "1"
+        tune_malloc()                           # this worker's heap only
         while True:
             with counter.get_lock():
                 k = counter.value

@@ -464,6 +464,8 @@ def main(argv=None) -> int:
                                     "[--json FILE]  (needs the flower extra)")
     fp.add_argument("rest", nargs=argparse.REMAINDER, help="options of the flower command (--help)")
     args = parser.parse_args(argv)
+    from . import tune_memory
+    tune_memory()        # the command owns its process: reuse freed buffers (secea_fast._memory)
     if args.command == "flower":
         try:
             from .flower import cli as flower_cli

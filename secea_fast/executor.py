@@ -50,13 +50,14 @@ SecEA block: the N queries of 2^21 entries, 16 MB each).  With glibc's
 default, adaptive thresholds those come from fresh ``mmap``s or a heap that
 is trimmed back to the OS after every block, so each block page-faults its
 buffers in again: at the MovieLens-1M shape that made the query phase 1.5x
-slower.  Processes that run shards (the calling process for the inline
-pool, the fork workers, the Ray actors) therefore set ``M_MMAP_THRESHOLD``
-to 32 MB and ``M_TRIM_THRESHOLD`` to 256 MB once (:func:`tune_malloc`; a
-no-op without glibc): freed buffers are reused, at the price of keeping up
-to 256 MB of freed heap in the process.  ``import secea_fast`` applies the
-same settings to the importing process unless ``SECEA_FAST_MALLOC=default``
-(``secea_fast._memory``).
+slower.  The worker processes (the fork workers, the Ray actors)
+therefore set ``M_MMAP_THRESHOLD`` to 32 MB and ``M_TRIM_THRESHOLD`` to
+256 MB once (:func:`tune_malloc`; a no-op without glibc): freed buffers are
+reused, at the price of keeping up to 256 MB of freed heap in the process.
+The calling process, which runs the shards of the inline pool, is the
+caller's: ``secea_fast.tune_memory()`` applies the same settings to it (the
+command line and the benchmarks call it); ``SECEA_FAST_MALLOC=default``
+turns both off (``secea_fast._memory``).
 
 Secrets.  Protocol parties (``secea.Client``, ``secea.Server``...) refuse to
 be pickled, so their seeds cannot leak into a log, a cache or a file by
@@ -202,7 +203,6 @@ class LocalExecutor(Executor):
         self.processes = processes
 
     def _run(self, fn, jobs, state, collect):
-        tune_malloc()                   # inherited by the fork workers
         if self.processes == 1 or len(jobs) <= 1:
             for job in jobs:
                 collect(fn(state, job))

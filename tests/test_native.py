@@ -43,22 +43,30 @@ def test_env_forces_portable_path():
     assert '"threads": 3' in r.stdout
 
 
-def test_import_tunes_malloc_unless_told_not_to():
-    """import secea_fast sets glibc's thresholds (mallopt succeeded: True);
-    SECEA_FAST_MALLOC=default leaves glibc's adaptive ones (never called:
-    None), also when an executor runs shards; other values are refused."""
-    code = "import secea_fast, secea_fast._memory as m; print(m._MALLOC_TUNED)"
-    r = _run(code, SECEA_FAST_MALLOC="")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() in ("True", "False")      # tried (False: mallopt refused)
-    if platform.libc_ver()[0] == "glibc" and not os.environ.get("LD_PRELOAD"):
-        assert r.stdout.strip() == "True"             # (a preloaded allocator, e.g. ASan's, refuses)
+def test_malloc_tuning_is_an_explicit_call():
+    """import secea_fast leaves glibc's malloc settings alone (never called:
+    None), also when the inline executor runs shards in the caller's
+    process; secea_fast.tune_memory() sets them (True); the fork workers set
+    their own and leave the caller's; SECEA_FAST_MALLOC=default turns both
+    off; other values are refused at import."""
+    glibc = platform.libc_ver()[0] == "glibc" and not os.environ.get("LD_PRELOAD")
     code = ("import secea_fast, secea_fast._memory as m\n"
             "from secea_fast.executor import LocalExecutor\n"
             "LocalExecutor(1).map(lambda s, j: j, [1, 2], None, lambda r: None)\n"
-            "print(m._MALLOC_TUNED)")
+            "print(m._MALLOC_TUNED)\n"
+            "out = []\n"
+            "LocalExecutor(2).map(lambda s, j: m._MALLOC_TUNED, [1, 2, 3], None, out.append)\n"
+            "print(sorted(set(map(str, out))), m._MALLOC_TUNED)\n"
+            "print(secea_fast.tune_memory(), m._MALLOC_TUNED)")
+    r = _run(code, SECEA_FAST_MALLOC="")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    assert lines[0] == "None"
+    if glibc:                                          # (a preloaded allocator, e.g. ASan's, refuses)
+        assert lines[1] == "['True'] None" and lines[2] == "True True", r.stdout
     r = _run(code, SECEA_FAST_MALLOC="default")
-    assert r.returncode == 0 and r.stdout.strip() == "None", r.stderr
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:3] == ["None", "['None'] None", "False None"], r.stdout
     r = _run("import secea_fast", SECEA_FAST_MALLOC="off")
     assert r.returncode != 0 and "SECEA_FAST_MALLOC" in r.stderr
 
