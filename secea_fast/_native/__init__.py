@@ -89,6 +89,13 @@ def resolve_threads(threads) -> int:
     return threads
 
 
+def cffi_module():
+    """The compiled cffi extension module itself (``secea_fast._native._lib``):
+    what Numba's ``cffi_utils.register_module`` takes (``secea_fast.numba``)."""
+    import importlib
+    return importlib.import_module(__name__ + "._lib")       # the module the import above loaded
+
+
 def u64ptr(arr):
     """``uint64_t[]`` cdata over a C-contiguous uint64 array (read or write).
 
