@@ -64,6 +64,25 @@ def test_one_block_round_takes_five_stages():
     _same(loop.results, secea.aggregate(local), loop.nodes)
 
 
+def test_stage_bytes_bounds_the_queries_in_flight():
+    """stage_bytes (the memory knob) shrinks the block when one block per
+    client would exceed it: every step's query bytes stay within it, the
+    round takes more stages, and its result is the same."""
+    local = _local(M=40)
+    loop = Loopback(local)
+    N, M = len(local), len(set().union(*local))
+    budget = N * (N - 1) * M * 8 * 5                    # five query rows per client and stage
+    res = fsecea.SecEAStageRunner(loop, d=6, stage_bytes=budget).run(loop.nodes)
+    _same(loop.results, secea.aggregate(local), loop.nodes)
+    steps = [s for s in res.stages if s["stage"] == "step"]
+    nb = max(-(-len(e) // 5) for e in local)
+    assert len(steps) == nb + 2
+    # a step's upload is its padded queries (and, after step 0, responses of B x d words)
+    assert all(s["bytes_up"] <= budget + N * (N * 5 * 6 * 8 + 4096) for s in steps[1:-2])
+    with pytest.raises(ValueError, match="stage_bytes"):
+        fsecea.SecEAStageRunner(loop, d=6, stage_bytes=0)
+
+
 def test_torch_like_rows_are_accepted():
     class FakeTensor:               # what the handler needs of a torch tensor
         def __init__(self, a):

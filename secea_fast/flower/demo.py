@@ -14,7 +14,8 @@ Run config (defaults in ``DEFAULTS``): ``workload`` (a name of
 ``secea_fast.protocols.workloads.SHAPES`` or ``synthetic``), ``entities``
 (M of ``synthetic``), ``num-clients``, ``d``, ``T``, ``K`` (0: eq. 7),
 ``precision``, ``seed``, ``block-size`` (0: default), ``blocks-per-stage``
-(0: default), ``stage-timeout`` (seconds), ``out-dir``.
+(0: default), ``stage-bytes`` (coded queries in flight per stage, the
+memory knob; 0: ``tuning.FLOWER_STAGE_QUERY_BYTES``), ``stage-timeout`` (seconds), ``out-dir``.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ __all__ = ["DEFAULTS", "demo_local", "party_of", "make_apps", "save_embeddings",
 
 DEFAULTS = {"workload": "synthetic", "entities": 2000, "num-clients": 5, "d": 64, "T": 1, "K": 0,
             "precision": 8, "seed": 0, "block-size": 0, "blocks-per-stage": 0,
+            "stage-bytes": 0,
             "stage-timeout": 300.0, "out-dir": ""}
 
 
@@ -96,6 +98,7 @@ def secea_server_main(grid: Grid, context: Context, overrides: dict) -> None:
     res = fsecea.run_secea(grid, d=int(cfg["d"]), T=int(cfg["T"]), K=int(cfg["K"]) or None,
                            precision=int(cfg["precision"]), block_size=int(cfg["block-size"]) or None,
                            blocks_per_stage=int(cfg["blocks-per-stage"]) or None,
+                           stage_bytes=int(cfg["stage-bytes"]) or None,
                            min_nodes=int(cfg["num-clients"]), timeout=float(cfg["stage-timeout"]))
     _write(cfg, "summary.json", json.dumps(res.summary(), indent=1))
 

@@ -297,12 +297,15 @@ def handle_message(msg, context, local, on_result=None):
     is decoded, with its entities' global embeddings (eq. 5).  The node's
     protocol state lives in ``context.state[STATE_KEY]``."""
     from flwr.app import Message as FlowerMessage
+    t0 = time.perf_counter()
     cfg, blobs = unpack(msg.content)
     state = None if cfg.get("stage") == "keys" else load_state(context, STATE_KEY)
     reply_cfg, out, new_state, result = handle(cfg, blobs, state, local)
     save_state(context, STATE_KEY, new_state)
     if result is not None and on_result is not None:
         on_result(context, result)
+    # the whole handler (parsing, state, protocol work): beside the protocol's own t_* seconds
+    reply_cfg["handler_seconds"] = time.perf_counter() - t0
     return FlowerMessage(pack(reply_cfg, out), reply_to=msg)
 
 
@@ -362,12 +365,16 @@ class SecEAStageRunner:
     nodes); ``block_size``: query rows per block (default
     ``secea.default_block_size(M)``); ``blocks_per_stage``: query blocks per
     client and stage (default: ``tuning.FLOWER_STAGE_QUERY_BYTES`` of queries
-    in flight).  ``union``: the union (sorted hashes, ``SecEAFlowerResult.union``)
+    in flight).  ``stage_bytes``: the memory knob, coded queries in flight
+    per stage (default ``tuning.FLOWER_STAGE_QUERY_BYTES``): it sets the
+    blocks per stage and, when one block per client is more, shrinks the
+    block (every process's peak memory follows a stage's bytes; a smaller
+    stage costs more stages).  ``union``: the union (sorted hashes, ``SecEAFlowerResult.union``)
     of an earlier round among the same clients: the union is computed once
     before training (Sec. 4.1), so later rounds skip it."""
 
     def __init__(self, exchange, *, d, T=1, precision=8, K=None, bound=100.0, block_size=None,
-                 blocks_per_stage=None, round_index=1, union=None):
+                 blocks_per_stage=None, round_index=1, union=None, stage_bytes=None):
         self.exchange = exchange
         self.union = None if union is None else np.ascontiguousarray(union, dtype=np.uint64)
         self.d, self.T, self.precision, self.K, self.bound = d, T, precision, K, bound
@@ -377,6 +384,9 @@ class SecEAStageRunner:
             raise ValueError("block_size must be >= 1")
         if blocks_per_stage is not None and check_int(blocks_per_stage, "blocks_per_stage") < 1:
             raise ValueError("blocks_per_stage must be >= 1")
+        if stage_bytes is not None and check_int(stage_bytes, "stage_bytes") < 1:
+            raise ValueError("stage_bytes must be >= 1")
+        self.stage_bytes = stage_bytes or tuning.FLOWER_STAGE_QUERY_BYTES
 
     # ------------------------------------------------------------------
     def run(self, nodes) -> SecEAFlowerResult:
@@ -410,8 +420,11 @@ class SecEAStageRunner:
         r = self.exchange(outbox)
         client = max((float(sum(v for k, v in cfg.items() if k.startswith("t_") or k == "seconds"))
                       for cfg, _ in r.replies.values()), default=0.0)
+        handler = max((float(cfg.get("handler_seconds", 0.0)) for cfg, _ in r.replies.values()),
+                      default=0.0)
         res.stages.append({"stage": name, "attempt": attempt, "nodes": len(outbox), "wall": r.wall,
-                           "client_seconds": client,
+                           "client_seconds": client, "client_handler_seconds": handler,
+                           "server_route_seconds": 0.0,
                            "server_seconds": server_seconds, "bytes_down": r.bytes_down,
                            "bytes_up": r.bytes_up})
         for node, why in r.failed.items():
@@ -460,10 +473,12 @@ class SecEAStageRunner:
             union_cfg = {"union": np.ascontiguousarray(self._union, dtype="<u8").tobytes()}
         M = len(self._union)
         res.union_size = M
-        B = self.block_size or default_block_size(M)
+        # each client's block sends N - 1 padded queries of B x M words; one block per
+        # client and stage must fit the stage budget, else the block shrinks
+        per_row = N * (N - 1) * M * 8
+        B = self.block_size or min(default_block_size(M), max(1, self.stage_bytes // per_row))
         nblocks = {x: -(-kn[x] // B) for x in alive}
-        # each client's block sends N - 1 padded queries of B x M words
-        bps = self.blocks_per_stage or max(1, tuning.FLOWER_STAGE_QUERY_BYTES // (N * (N - 1) * B * M * 8))
+        bps = self.blocks_per_stage or max(1, self.stage_bytes // (per_row * B))
         self._steps(alive, party, params, server, base, B, bps, nblocks, first, union_cfg, res, attempt)
 
     def _steps(self, alive, party, params, server, base, B, bps, nblocks, first, union_cfg, res, attempt):
@@ -503,6 +518,7 @@ class SecEAStageRunner:
             live -= lost
             for x in lost:
                 res.failed_blocks.extend((x, b) for b in range(nblocks[x]) if (x, b) not in res.failed_blocks)
+            t_route = time.perf_counter()
             shares_to = {x: [] for x in live}
             queries_to = {x: [] for x in live}
             responses_to = {x: [] for x in live}
@@ -535,6 +551,7 @@ class SecEAStageRunner:
                     else:
                         raise ValueError(f"node {x} sent an unexpected {m.kind} message at step {step}")
             res.stages[-1]["server_seconds"] += t_server
+            res.stages[-1]["server_route_seconds"] = time.perf_counter() - t_route - t_server
             # blocks emitted at the last step were answered now: decode them next step
             to_decode = {x: [] for x in live}
             for x in live:
@@ -556,7 +573,8 @@ class SecEAStageRunner:
 
 
 def run_secea(grid, *, d, T=1, precision=8, K=None, bound=100.0, block_size=None,
-              blocks_per_stage=None, nodes=None, min_nodes=None, timeout=300.0, poll=0.05,
+              blocks_per_stage=None, stage_bytes=None, nodes=None, min_nodes=None, timeout=300.0,
+              poll=0.05,
               wait_nodes_s=120.0, round_index=1, union=None) -> SecEAFlowerResult:
     """One SecEA round from a ServerApp: the SuperNodes connected to
     ``grid`` (or ``nodes``) are the clients.  Waits up to ``wait_nodes_s``
@@ -571,7 +589,8 @@ def run_secea(grid, *, d, T=1, precision=8, K=None, bound=100.0, block_size=None
                            wait_nodes_s)
     runner = SecEAStageRunner(grid_exchange(grid, MESSAGE_TYPE, timeout=timeout, poll=poll), d=d, T=T,
                               precision=precision, K=K, bound=bound, block_size=block_size,
-                              blocks_per_stage=blocks_per_stage, round_index=round_index,
+                              blocks_per_stage=blocks_per_stage, stage_bytes=stage_bytes,
+                              round_index=round_index,
                               union=union)
     log.info("SecEA on Flower: %d clients, d = %d, T = %d", len(nodes), d, T)
     res = runner.run(nodes)
