@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import ClassVar
 
 from ..._checks import check_int
 from ...executor import Executor, LocalExecutor
@@ -32,7 +32,7 @@ class RoundResult:
     seconds: dict
     wall: dict
     bytes: dict
-    verified: Optional[bool] = None
+    verified: bool | None = None
     processes: int = 1
 
     PROTOCOL: ClassVar[str] = ""
