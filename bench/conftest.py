@@ -55,14 +55,3 @@ def zero_page(nbytes):
     except (AttributeError, ValueError, OSError):                # pragma: no cover - no THP
         pass
     return np.frombuffer(m, dtype=np.uint8)
-
-
-def pytest_collection_modifyitems(config, items):
-    """Benchmarks marked ``slow`` (long single runs, e.g. a deployment at the
-    MovieLens-1M shape) run only when asked for with ``-m slow``."""
-    if config.getoption("-m"):
-        return
-    skip = pytest.mark.skip(reason="slow: run with -m slow")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)

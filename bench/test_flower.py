@@ -6,12 +6,14 @@ and our overhead, all measured in one run.
 Each deployment run first measures the floor on the same SuperLink and
 SuperNodes with the same App (``secea_fast.flower.demo.measure_floor``): the
 wall time of an empty stage (Flower's polling and a fresh ClientApp process
-per message) and the bytes per second of a stage moving a raw payload.  The
-round is then
+per message) and the bytes per second of stages moving a raw payload,
+different for every node (Flower stores message parts by content hash, so
+equal parts would move once), down only and up only.  The round is then
 
     wall = compute + floor + overhead,
     compute = sum over stages of (slowest node's protocol work + server's work),
-    floor   = sum over stages of (empty stage + stage bytes / payload rate),
+    floor   = sum over stages of (empty stage + bytes down / down rate
+                                  + bytes up / up rate),
               the empty stage to one node for a stage addressed to one node,
 
 and ``overhead`` (what this package adds: state save and load between the
@@ -83,18 +85,25 @@ def breakdown(summary: dict, floor: dict | None) -> dict:
         out["route_s"] = sum(s.get("server_route_seconds", 0.0) for s in stages)
     if floor:
         bps = floor["bytes_per_s"]
+        down, up = floor.get("down_bytes_per_s") or bps, floor.get("up_bytes_per_s") or bps
+
+        def moving(s):
+            # each direction at its own rate (measured down only and up only)
+            return (s["bytes_down"] / down if down else 0.0) + (s["bytes_up"] / up if up else 0.0)
         # a stage to one node waits for one poll; to several, for the slowest of them
-        fl = sum((floor["empty_one_s"] if s.get("nodes", 2) == 1 else floor["empty_s"])
-                 + ((s["bytes_down"] + s["bytes_up"]) / bps if bps else 0.0) for s in stages)
+        fl = sum((floor["empty_one_s"] if s.get("nodes", 2) == 1 else floor["empty_s"]) + moving(s)
+                 for s in stages)
         out.update(floor_s=fl, empty_stage_s=floor["empty_s"], empty_one_s=floor["empty_one_s"],
-                   payload_mib_per_s=(bps or 0) / 2**20,
+                   payload_mib_per_s=(bps or 0) / 2**20, down_mib_per_s=(down or 0) / 2**20,
+                   up_mib_per_s=(up or 0) / 2**20,
                    overhead_s=wall - compute - fl, overhead_share=(wall - compute - fl) / wall)
     return out
 
 
 def _print(title, b):
     keys = ("stages", "wall_s", "compute_s", "floor_s", "overhead_s", "overhead_share", "bytes",
-            "empty_stage_s", "empty_one_s", "payload_mib_per_s", "inprocess_s", "peak_rss_gb",
+            "empty_stage_s", "empty_one_s", "payload_mib_per_s", "down_mib_per_s", "up_mib_per_s",
+            "inprocess_s", "peak_rss_gb",
             "handler_extra_s", "route_s")
     print(f"\n{title}: " + ", ".join(f"{k}={b[k]:.3g}" if isinstance(b[k], float) else f"{k}={b[k]}"
                                      for k in keys if k in b))

@@ -43,14 +43,3 @@ def rand_elems(rng, p, shape, edge=True):
         flat = x.reshape(-1)
         flat[0], flat[1], flat[-1] = 0, 1, p - 1
     return x
-
-
-def pytest_collection_modifyitems(config, items):
-    """Tests marked ``slow`` run only when asked for (``-m slow``): the
-    default run stays within the project's few-minute budget."""
-    if config.getoption("-m"):
-        return
-    skip = pytest.mark.skip(reason="slow: run with python -m pytest -m slow")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)

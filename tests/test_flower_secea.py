@@ -211,7 +211,7 @@ def test_simulation_engine_round_equals_in_process(tmp_path):
 
     from secea_fast.flower import demo
     over = {"workload": "synthetic", "entities": 120, "d": 8, "num-clients": 3,
-            "out-dir": str(tmp_path), "block-size": 16, "blocks-per-stage": 2}
+            "out-dir": str(tmp_path), "block-size": 16, "blocks-per-stage": 2, "floor-bytes": 6 << 10}
     server_app, client_app = demo.make_apps(**over)
     run_simulation(server_app, client_app, num_supernodes=3,
                    backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}})
@@ -221,6 +221,9 @@ def test_simulation_engine_round_equals_in_process(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["attempts"] == 1 and len(summary["done"]) == 3
     assert [s["stage"] for s in summary["stages"]][:2] == ["keys", "peers"]
+    floor = json.loads((tmp_path / "floor.json").read_text())        # measured on the same nodes first
+    assert floor["payload_bytes"] == 6 << 10 and floor["empty_s"] > 0
+    assert {"down_s", "up_s", "down_bytes_per_s", "up_bytes_per_s"} <= set(floor)
 
 
 def test_later_rounds_reuse_the_union():

@@ -270,28 +270,44 @@ def measure_floor(grid, nodes, *, repeats=5, payload=64 << 20, timeout=300.0) ->
     node and to one node (a stage waits for its slowest node, so more nodes
     cost more), and of a stage moving ``payload`` bytes down and up in total
     (split over the nodes, as opaque bytes in the records the protocols
-    use; random both ways).  Size ``payload`` like the round's largest
+    use; random both ways, and different for every node: Flower stores
+    message parts by content hash, so equal parts would be pushed to the
+    SuperLink once and the floor would count bytes that never moved), then
+    the same bytes down only and up only (the two directions cost
+    differently: a stage's floor is its bytes down at the down rate plus its
+    bytes up at the up rate).  Size ``payload`` like the round's largest
     stage: Flower's cost per byte grows with the message size.  Returns
     {"empty_s" (all nodes), "empty_one_s", "payload_s", "payload_bytes",
-    "bytes_per_s"} (medians of ``repeats`` empty stages, of repeats // 2 + 1
-    payload stages)."""
+    "bytes_per_s", "down_bytes_per_s", "up_bytes_per_s"} (medians of
+    ``repeats`` empty stages, of repeats // 2 + 1 payload stages each)."""
     from .records import grid_exchange
     ex = grid_exchange(grid, FLOOR_TYPE, timeout=timeout)
     nodes = list(nodes)
     empty = [ex({x: ({"echo": 0}, []) for x in nodes}).wall for _ in range(repeats)]
     one = [ex({nodes[k % len(nodes)]: ({"echo": 0}, [])}).wall for k in range(repeats)]
     each = max(1, payload // (2 * len(nodes)))
-    full = []
-    for _ in range(max(1, repeats // 2 + 1)):
-        blob = np.random.default_rng().bytes(each)
-        full.append(ex({x: ({"echo": each}, [blob]) for x in nodes}).wall)
-    e, f = float(np.median(empty)), float(np.median(full))
-    moved = 2 * each * len(nodes)
-    # the bytes' own cost is what the payload stage takes beyond an empty one;
+    rng = np.random.default_rng()
+
+    def stage(down: bool, up: bool) -> float:
+        walls = []
+        for _ in range(max(1, repeats // 2 + 1)):
+            walls.append(ex({x: ({"echo": each if up else 0}, [rng.bytes(each)] if down else [])
+                             for x in nodes}).wall)
+        return float(np.median(walls))
+
+    e = float(np.median(empty))
+    f, fd, fu = stage(True, True), stage(True, False), stage(False, True)
+    one_way = each * len(nodes)
+
+    # the bytes' own cost is what a payload stage takes beyond an empty one;
     # None when it is lost in the noise of the empty stage (simulation engine)
-    bps = moved / (f - e) if f - e > 0.05 * f else None
-    return {"empty_s": e, "empty_one_s": float(np.median(one)), "payload_s": f, "payload_bytes": moved,
-            "bytes_per_s": bps, "repeats": repeats, "empty_all": empty, "empty_single": one}
+    def rate(moved, wall):
+        return moved / (wall - e) if wall - e > 0.05 * wall else None
+    return {"empty_s": e, "empty_one_s": float(np.median(one)), "payload_s": f,
+            "payload_bytes": 2 * one_way, "bytes_per_s": rate(2 * one_way, f),
+            "down_s": fd, "down_bytes_per_s": rate(one_way, fd),
+            "up_s": fu, "up_bytes_per_s": rate(one_way, fu),
+            "repeats": repeats, "empty_all": empty, "empty_single": one}
 
 
 def _floor_stage(msg, context: Context):
