@@ -212,7 +212,7 @@ def test_simulation_engine_round_equals_in_process(tmp_path):
     from secea_fast.flower import demo
     over = {"workload": "synthetic", "entities": 120, "d": 8, "num-clients": 3,
             "out-dir": str(tmp_path), "block-size": 16, "blocks-per-stage": 2, "floor-bytes": 6 << 10}
-    server_app, client_app = demo.make_apps(**over)
+    server_app, client_app = demo.make_example_apps(**over)      # the App with the floor stage
     run_simulation(server_app, client_app, num_supernodes=3,
                    backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}})
     ok, why = demo.verify_secea(tmp_path, over)
