@@ -109,3 +109,16 @@ def test_killed_node_early_restarts_the_round_without_it(tmp_path):
     assert s["attempts"] == 2
     ok, why = demo.verify_secea(tmp_path, cfg, parties=[0, 1, 2], without=[3])
     assert ok, why
+
+
+def test_the_example_apps_declare_every_run_config_key():
+    """Flower refuses a run whose --run-config names a key the App's
+    pyproject does not declare: every key the demo and the training example
+    read is declared, so each can be set in deployment."""
+    import tomllib
+    from secea_fast.flower import train
+    from secea_fast.flower.localfed import train_app
+    declared = tomllib.loads((example_app() / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
+    assert set(demo.DEFAULTS) | set(demo.SECEMB_DEFAULTS) | {"protocol", "floor-bytes"} <= set(declared)
+    declared = tomllib.loads((train_app() / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
+    assert set(train.TRAIN_DEFAULTS) <= set(declared), set(train.TRAIN_DEFAULTS) - set(declared)
