@@ -95,7 +95,7 @@ def selfcheck(quick: bool = False) -> int:
           f"threads: {info['threads']}")
     failed = 0
     before = get_backend()
-    for backend in ("auto", "portable"):
+    for backend in ("auto", "avx2", "portable"):
         set_backend(backend)
         kernels = backend_info()["kernels"]
         print(f"\n[{backend}] kernels: " + ", ".join(f"{k}={v}" for k, v in kernels.items()))

@@ -10,9 +10,10 @@ PRIMES = [2, 3, 65537, 2**31 - 1, 2**31 + 11, 2**61 - 1, secea_fast.EMBEDDING_PR
           2**50 - 27, 2**52 - 47, 2**52 + 21, secea_fast.GOLDILOCKS, 2**64 - 59]
 
 
-@pytest.fixture(params=["auto", "portable"])
+@pytest.fixture(params=["auto", "portable", "avx2"])
 def backend(request):
-    """Run a test on the best variant the CPU has and on the portable C path."""
+    """Run a test on the best variant the CPU has, on the portable C path and
+    on the variants of an AVX2-only CPU (no VAES, no AVX-512)."""
     before = secea_fast.get_backend()
     secea_fast.set_backend(request.param)
     yield request.param

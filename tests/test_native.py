@@ -1,3 +1,4 @@
+import json
 import os
 import platform
 import subprocess
@@ -33,6 +34,23 @@ def test_backend_info_and_switch():
 def _run(code, **env):
     e = dict(os.environ, **env)
     return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True)
+
+
+def test_env_caps_at_avx2():
+    """SECEA_FAST_BACKEND=avx2: no kernel runs a VAES or AVX-512 variant,
+    whatever the CPU has; on a CPU with AVX2 and AES-NI, those run."""
+    r = _run("import secea_fast, json; print(json.dumps(secea_fast.backend_info()))",
+             SECEA_FAST_BACKEND="avx2")
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)
+    assert info["backend"] == "avx2"
+    k = info["kernels"]
+    assert not any(v in ("vaes", "ifma", "avx512", "avx512ifma") for v in k.values()), k
+    if info["cpu"]["avx2"] and info["cpu"]["bmi2"]:
+        assert k["field"] == "avx2" and k["matmul"] == "avx2"
+    if info["cpu"]["aes"]:
+        assert k["aes"] == "aesni" and k["dpf"] == "aesni"
+    assert k["ntt"] == "portable" and k["bignum"] == "portable"
 
 
 def test_env_forces_portable_path():

@@ -522,7 +522,7 @@ def test_native_hgcd_matches_python_random(p, n, python_hgcd):
     _check_native_hgcd(a, b, p, python_hgcd, bases)
 
 
-@pytest.mark.parametrize("backend_name", ["auto", "portable"])
+@pytest.mark.parametrize("backend_name", ["auto", "portable", "avx2"])
 @pytest.mark.parametrize("qmax", [3, 12, 90, 400])
 @pytest.mark.parametrize("p", [GL, EMB])
 def test_native_hgcd_non_normal_sequences(p, qmax, backend_name, python_hgcd):

@@ -38,7 +38,7 @@ static int mb_enabled = 0;
 
 void secea__bignum_select(int force_portable)
 {
-    mb_enabled = !force_portable && secea_cpu_supports("avx512ifma");
+    mb_enabled = !force_portable && secea__cpu_allowed("avx512ifma");
 }
 
 /* "portable": Python falls back to gmpy2.powmod_sec */

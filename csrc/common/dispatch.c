@@ -25,8 +25,20 @@ int secea_cpu_supports(const char *f)
     return 0;
 }
 
-void secea_dispatch_init(int force_portable)
+/* 0: every feature the CPU has; 2: at most AVX2, BMI2 and AES-NI (no VAES, no AVX-512) */
+static int ceiling;
+
+int secea__cpu_allowed(const char *f)
 {
+    if (ceiling == 2 && (!strncmp(f, "avx512", 6) || !strcmp(f, "vaes"))) return 0;
+    return secea_cpu_supports(f);
+}
+
+/* level 0: auto; 1: the portable C everywhere; 2: at most AVX2 / AES-NI */
+void secea_dispatch_init(int level)
+{
+    int force_portable = level == 1;
+    ceiling = level == 2 ? 2 : 0;
     secea__field_select(force_portable);
     secea__matmul_select(force_portable);
     secea__aes_select(force_portable);

@@ -15,6 +15,11 @@
 
 typedef unsigned __int128 secea_u128;
 
+/* The CPU features kernels may use: what the CPU has (secea_cpu_supports)
+ * under the ceiling secea_dispatch_init set (SECEA_FAST_BACKEND=avx2 hides
+ * VAES and AVX-512).  Every variant selection asks this, never the CPU. */
+int secea__cpu_allowed(const char *feature);
+
 /* Each kernel family selects its variant; called by secea_dispatch_init. */
 void secea__field_select(int force_portable);
 void secea__matmul_select(int force_portable);

@@ -90,7 +90,7 @@ void secea__dpf_select(int force_portable)
     if (!force_portable) {
         if (secea__dpf_has_vaes()) p = &secea__dpf_impl_vaes;
         else if (secea__dpf_has_aesni()) p = &secea__dpf_impl_aesni;
-        mac = secea_cpu_supports("avx512dq");
+        mac = secea__cpu_allowed("avx512dq");
     }
 #else
     (void)force_portable;

@@ -33,7 +33,7 @@ int secea__dpf_has_aesni(void)
 int secea__dpf_has_vaes(void)
 {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") &&
+    return secea__cpu_allowed("vaes") && __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") &&
            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("aes") &&
            __builtin_cpu_supports("avx2");

@@ -162,13 +162,13 @@ static void mul_scalar_avx512_ifma(uint64_t *out, const uint64_t *a, uint64_t k,
 void secea__field_select(int force_portable)
 {
 #if SECEA_X86
-    if (!force_portable && secea_cpu_supports("avx512dq") && secea_cpu_supports("bmi2")) {
+    if (!force_portable && secea__cpu_allowed("avx512dq") && secea__cpu_allowed("bmi2")) {
         FP.add = add_avx512; FP.sub = sub_avx512; FP.mul = mul_avx512_v; FP.neg = neg_avx512;
-        FP.mul_scalar = secea_cpu_supports("avx512ifma") ? mul_scalar_avx512_ifma : mul_scalar_avx512_v;
+        FP.mul_scalar = secea__cpu_allowed("avx512ifma") ? mul_scalar_avx512_ifma : mul_scalar_avx512_v;
         FP.dot_rows = dot_rows_avx512; FP.name = "avx512";
         return;
     }
-    if (!force_portable && secea_cpu_supports("avx2") && secea_cpu_supports("bmi2")) {
+    if (!force_portable && secea__cpu_allowed("avx2") && secea__cpu_allowed("bmi2")) {
         FP.add = add_avx2; FP.sub = sub_avx2; FP.mul = mul_avx2; FP.neg = neg_avx2;
         FP.mul_scalar = mul_scalar_avx2; FP.dot_rows = dot_rows_avx2; FP.name = "avx2";
         return;

@@ -13,9 +13,11 @@
 #include <stdint.h>
 
 /* ---- runtime CPU dispatch (csrc/common/dispatch.c) ---- */
-/* Re-selects every kernel variant.  force_portable != 0 selects the portable
- * C path everywhere (SECEA_FAST_BACKEND=portable). */
-void secea_dispatch_init(int force_portable);
+/* Re-selects every kernel variant.  level 0: the best the CPU runs; 1: the
+ * portable C path everywhere (SECEA_FAST_BACKEND=portable); 2: at most
+ * AVX2, BMI2 and AES-NI, as on a CPU without VAES and AVX-512
+ * (SECEA_FAST_BACKEND=avx2). */
+void secea_dispatch_init(int level);
 /* Name of the variant currently used by a kernel family ("aes", "matmul",
  * "field", "dpf"), e.g. "vaes", "aesni", "ifma", "avx512", "avx2", "portable"; NULL if unknown. */
 const char *secea_kernel_variant(const char *kernel);

@@ -93,7 +93,7 @@ void secea__matmul_select(int force_portable)
     scalar_variant = &mm_portable;
     if (force_portable) return;
 #if SECEA_X86
-    if (secea_cpu_supports("avx2") && secea_cpu_supports("bmi2")) scalar_variant = &mm_avx2;
+    if (secea__cpu_allowed("avx2") && secea__cpu_allowed("bmi2")) scalar_variant = &mm_avx2;
     use_ifma = secea__mm_ifma_available();
 #endif
 }

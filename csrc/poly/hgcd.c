@@ -1251,7 +1251,7 @@ int secea_fp_poly_hgcd(uint64_t *m00, uint64_t *m01, uint64_t *m10, uint64_t *m1
         c->kind = HG_GL_PORTABLE;
 #if SECEA_X86
         const char *v = secea_kernel_variant("ntt");
-        if (v && strcmp(v, "portable") != 0 && secea_cpu_supports("avx512f")) c->kind = HG_GL_AVX512;
+        if (v && strcmp(v, "portable") != 0 && secea__cpu_allowed("avx512f")) c->kind = HG_GL_AVX512;
 #endif
     }
     c->base = base_deg ? base_deg : HG_BASE_DEFAULT;

@@ -612,14 +612,14 @@ static struct {
 void secea__ntt_select(int force_portable)
 {
 #if SECEA_X86
-    if (!force_portable && secea_cpu_supports("avx512f") && secea_cpu_supports("avx512dq")) {
+    if (!force_portable && secea__cpu_allowed("avx512f") && secea__cpu_allowed("avx512dq")) {
         NTT.fwd = secea__ntt_gl_forward_avx512;
         NTT.inv = secea__ntt_gl_inverse_avx512;
         NTT.r2fwd = NTT.r52fwd = secea__ntt_r2_forward_avx512;
         NTT.r2inv = NTT.r52inv = secea__ntt_r2_inverse_avx512;
         NTT.pw = secea__ntt_gl_pointwise_avx512;
         NTT.name = "avx512";
-        if (secea_cpu_supports("avx512ifma")) {
+        if (secea__cpu_allowed("avx512ifma")) {
             NTT.r52fwd = secea__ntt_r2_forward_ifma;
             NTT.r52inv = secea__ntt_r2_inverse_ifma;
             NTT.name = "avx512ifma";

@@ -158,7 +158,7 @@ void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, c
 static int aes_has_vaes(void)
 {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") &&
+    return secea__cpu_allowed("vaes") && __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") &&
            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("aes") &&
            __builtin_cpu_supports("avx2");
 }

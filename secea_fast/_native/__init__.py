@@ -3,9 +3,11 @@
 Everything here is *raw*: callers have validated their inputs (see
 ``secea_fast._checks``).  This module also owns run-time backend selection:
 
-* ``SECEA_FAST_BACKEND=portable`` (read at import) forces the portable C path;
-  ``set_backend("portable" | "auto")`` switches at run time (tests use it to run
-  both paths in one process).
+* ``SECEA_FAST_BACKEND=portable`` (read at import) forces the portable C path,
+  ``SECEA_FAST_BACKEND=avx2`` the variants of a CPU with AVX2, BMI2 and AES-NI
+  but no VAES and no AVX-512 (what an AVX2-only x86 runs);
+  ``set_backend("auto" | "portable" | "avx2")`` switches at run time (tests
+  use it to run every path in one process).
 * ``backend_info()`` tells which variant each kernel family uses.
 * ``SECEA_FAST_NUM_THREADS`` / ``threads=`` set the thread count of parallel
   kernels (default: the cores this process may run on).
@@ -22,18 +24,21 @@ except ImportError as exc:  # pragma: no cover - depends on the install
         "`python -m pip install -e .` (or `pip install .`) so cffi compiles csrc/"
     ) from exc
 
-_BACKENDS = ("auto", "portable")
+_BACKENDS = ("auto", "portable", "avx2")
+_LEVEL = {"auto": 0, "portable": 1, "avx2": 2}          # secea_dispatch_init's levels
 _state = {"backend": "auto"}
 
 
 def set_backend(name: str) -> None:
-    """Select the kernel variants: ``"auto"`` (best the CPU supports) or
-    ``"portable"`` (plain C everywhere)."""
+    """Select the kernel variants: ``"auto"`` (best the CPU supports),
+    ``"portable"`` (plain C everywhere) or ``"avx2"`` (at most AVX2 / AES-NI:
+    on a CPU with VAES or AVX-512, what an AVX2-only CPU would run; below
+    that, the best the CPU has)."""
     if not isinstance(name, str):
         raise TypeError(f"backend must be a str, got {type(name).__name__}")
     if name not in _BACKENDS:
         raise ValueError(f"backend must be one of {_BACKENDS}, got {name!r}")
-    lib.secea_dispatch_init(1 if name == "portable" else 0)
+    lib.secea_dispatch_init(_LEVEL[name])
     _state["backend"] = name
 
 
@@ -112,5 +117,5 @@ def u8ptr(buf):
 
 _env_backend = os.environ.get("SECEA_FAST_BACKEND", "").strip().lower() or "auto"
 if _env_backend not in _BACKENDS:
-    raise ValueError(f"SECEA_FAST_BACKEND must be 'auto' or 'portable', got {_env_backend!r}")
+    raise ValueError(f"SECEA_FAST_BACKEND must be one of {', '.join(_BACKENDS)}, got {_env_backend!r}")
 set_backend(_env_backend)
