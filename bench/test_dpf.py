@@ -124,6 +124,15 @@ def test_keygen_single_ours(benchmark, n):
     benchmark(dpf.gen, 12345, 7, n)
 
 
+def test_keygen_single_sycret(benchmark):
+    """The peer's single call beside ours (its keys: depth 32, a random alpha)."""
+    sycret = pytest.importorskip("sycret")
+    eq = sycret.EqFactory(n_threads=1)
+    benchmark.group = "dpf keygen one key (Python call)"
+    benchmark.extra_info.update(impl="sycret EqFactory.keygen(1) (depth 32)", threads=1, keys=1)
+    benchmark(eq.keygen, 1)
+
+
 # ------------------------------------------------ SecEmb server kernels
 
 M_ITEMS, D_EMB, USERS = 2**17, 32, 8

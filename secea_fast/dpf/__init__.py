@@ -122,6 +122,9 @@ def _group(group) -> _Group:
     return _Group(2, check_prime(int(group), "group"))
 
 
+_U64 = _group("u64")
+
+
 def _check_log_domain(n, limit=MAX_LOG_DOMAIN, what="log_domain"):
     n = check_int(n, what)
     if not 1 <= n <= limit:
@@ -567,7 +570,7 @@ def gen(alpha, beta, log_domain, group="u64", early=False, *, _rand=None):
     >>> [(int(eval_points(k0, x)) + int(eval_points(k1, x))) % 2**64 for x in (5, 6)]
     [42, 0]
     """
-    g = _group(group)
+    g = _U64 if group == "u64" else _group(group)
     n = _check_log_domain(log_domain)
     alpha = _check_alpha(alpha, n)
     b, vector = _check_beta(beta, g)
@@ -575,6 +578,16 @@ def gen(alpha, beta, log_domain, group="u64", early=False, *, _rand=None):
     rand = secrets.token_bytes(32) if _rand is None else bytes(_rand)
     if len(rand) != 32:
         raise ValueError("_rand must be 32 bytes")
+    if g.gid == 0 and not vector and not early:
+        # one scalar key: the kernel straight on bytearrays (a single call then costs
+        # what the batched path costs per key plus the argument checks)
+        size = _body_size(n, 1, g.width)
+        k0, k1 = bytearray(size), bytearray(size)
+        st = lib.secea_dpf_gen(ffi.from_buffer(k0), ffi.from_buffer(k1), ffi.NULL,
+                               ffi.new("uint64_t[1]", [alpha]), ffi.new("uint64_t[1]", [int(b[0])]),
+                               rand, 1, n, 0, 0, 1, 1)
+        _check_status(st, "gen")
+        return Key(0, n, g, 1, False, False, k0), Key(1, n, g, 1, False, False, k1)
     b0, b1 = _gen_raw(np.array([alpha], dtype=np.uint64), b.reshape(1, -1), n, g, early, vector, b.size, rand, 1)
     return b0[0], b1[0]
 
