@@ -165,7 +165,8 @@ def test_divrem(p, la, lb):
 
 
 @pytest.mark.parametrize("p", [GL, 10007])
-@pytest.mark.parametrize("n", [20, 130, 600, 1500])
+# (n = 1500: 10-13 s each against the pure-Python Euclid, the default run's slowest tests)
+@pytest.mark.parametrize("n", [20, 130, 600, pytest.param(1500, marks=pytest.mark.slow)])
 def test_reduce_below_matches_classical_euclid(p, n):
     rng = np.random.default_rng(n)
     a, b = rnd(rng, p, n + 1), rnd(rng, p, n)
