@@ -197,10 +197,10 @@ def test_secea_deployment_movielens_1m(benchmark, tmp_path):
     """SecEA at the MovieLens-1M shape (M = 9,746, N = 5, d = 128) in
     deployment: completes, bit for bit; time and bytes per stage; peak
     resident memory of all processes together (target <= 8 GB)."""
-    # 160 MiB of queries in flight per stage (blocks of 107 rows) and two malloc arenas in
-    # the Flower processes: the settings that keep the federation under 8 GB (docs/FLOWER.md)
+    # 128 MiB of queries in flight per stage (blocks of 86 rows) and two malloc arenas in
+    # the Flower processes: the memory settings of docs/FLOWER.md for this shape
     cfg = {"protocol": "secea", "workload": "movielens-1m", "num-clients": 5, "d": 128,
-           "floor-bytes": 256 << 20, "stage-timeout": 3600.0, "stage-bytes": 160 << 20}
+           "floor-bytes": 256 << 20, "stage-timeout": 3600.0, "stage-bytes": 128 << 20}
     res = {}
 
     def run():
