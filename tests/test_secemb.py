@@ -130,6 +130,35 @@ def test_pad_or_trunc_idx():
         secemb.pad_or_trunc_idx([25], 20, 4)
 
 
+def test_pad_or_trunc_draws_uniformly():
+    """The padding is a uniform subset of the unrated items, the kept items
+    a uniform subset of the rated ones, and every real item lands in every
+    slot equally often (the slot order hides which keys are padding):
+    frequencies over 6,000 draws within 5 standard deviations."""
+    draws = 6000
+    pad_count, slot_count, keep_count = np.zeros(8), np.zeros((2, 5)), np.zeros(6)
+    for _ in range(draws):
+        idx, pos = secemb.pad_or_trunc_idx([3, 6], 8, 5)    # 3 pads among the 6 unrated items
+        for j in idx[pos < 0]:
+            pad_count[j] += 1
+        for slot, k in enumerate(pos):
+            if k >= 0:
+                slot_count[k, slot] += 1
+        _, kept = secemb.pad_or_trunc_idx([0, 1, 2, 4, 5, 7], 8, 2)
+        keep_count[kept] += 1
+
+    def near(count, p):
+        sd = np.sqrt(draws * p * (1 - p))
+        return np.all(np.abs(count - draws * p) < 5 * sd), count / draws
+    assert pad_count[3] == pad_count[6] == 0
+    ok, freq = near(np.delete(pad_count, [3, 6]), 3 / 6)
+    assert ok, freq
+    ok, freq = near(slot_count, 1 / 5)
+    assert ok, freq
+    ok, freq = near(keep_count, 2 / 6)
+    assert ok, freq
+
+
 def test_user_secrets_use_no_insecure_rng(no_insecure_rng):
     P = SecEmbParams(m=40, d=2, m_prime=3, n_users=2)
     u = User(P, [1, 2])

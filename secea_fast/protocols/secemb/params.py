@@ -164,6 +164,29 @@ def unified_m_prime(shares0, shares1, n_users: int, alpha: float, m: int) -> int
     return int(min(m, max(1, round(alpha * total / n))))
 
 
+def _secret_keys(n: int) -> np.ndarray:
+    """n uniform 64-bit keys from AES-CTR under a fresh ``secrets`` seed."""
+    return Prg(random_seed(), b"secemb/pad-or-trunc").uint64(n)
+
+
+def _secret_subset(n: int, k: int) -> np.ndarray:
+    """A uniform k-subset of range(n) (in no particular order): the k
+    smallest of n secret keys (ties: see :func:`_secret_order`)."""
+    if k >= n:
+        return np.arange(n)
+    return np.argpartition(_secret_keys(n), k)[:k]
+
+
+def _secret_order(n: int) -> np.ndarray:
+    """A uniformly random permutation of range(n): the ranks of n uniform
+    64-bit keys from AES-CTR under a fresh ``secrets`` seed (``random_seed``).
+    Its first k entries are a uniform k-subset in random order.  (Two equal
+    keys, probability below n^2 / 2^65, would keep their input order: a bias
+    far below anything observable.)  One seed replaces the n calls of
+    ``SystemRandom``, each a system call, that this took before."""
+    return np.argsort(_secret_keys(n), kind="stable")
+
+
 def pad_or_trunc_idx(items, m, m_prime):
     """Algorithm 1: returns (indices of length m', positions of the kept real
     items in ``items`` (-1 for padding)).  Sampling uses ``secrets``."""
@@ -173,21 +196,23 @@ def pad_or_trunc_idx(items, m, m_prime):
     if len(np.unique(items)) != len(items):
         raise ValueError("items has duplicates")
     n = len(items)
-    sysrand = secrets.SystemRandom()
     if n >= m_prime:
-        keep = sorted(sysrand.sample(range(n), m_prime)) if n > m_prime else list(range(n))
-        return items[keep].copy(), np.array(keep, dtype=np.int64)
-    rated = set(int(i) for i in items)
-    pool = [j for j in range(m) if j not in rated] if m <= 1 << 22 else None
-    pads = []
-    if pool is not None:
-        pads = sysrand.sample(pool, m_prime - n)
+        keep = np.sort(_secret_subset(n, m_prime))
+        return items[keep].copy(), keep.astype(np.int64)
+    if m <= 1 << 22:
+        unrated = np.ones(m, dtype=bool)
+        unrated[items] = False
+        pool = np.flatnonzero(unrated)
+        pads = pool[_secret_subset(len(pool), m_prime - n)]
     else:   # huge catalogue: rejection sampling
-        while len(pads) < m_prime - n:
+        rated = set(int(i) for i in items)
+        chosen = []
+        while len(chosen) < m_prime - n:
             j = secrets.randbelow(m)
-            if j not in rated and j not in pads:
-                pads.append(j)
-    idx = np.concatenate([items, np.array(pads, dtype=np.int64)])
+            if j not in rated and j not in chosen:
+                chosen.append(j)
+        pads = np.array(chosen, dtype=np.int64)
+    idx = np.concatenate([items, pads.astype(np.int64)])
     pos = np.concatenate([np.arange(n), -np.ones(m_prime - n, dtype=np.int64)])
-    perm = sysrand.sample(range(m_prime), m_prime)       # hide which slots are padding
+    perm = _secret_order(m_prime)                         # hide which slots are padding
     return idx[perm], pos[perm]
