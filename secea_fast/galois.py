@@ -69,10 +69,7 @@ def to_numpy(x) -> np.ndarray:
 def from_numpy(a: np.ndarray, GF):
     """A ``GF`` array holding the uint64 values ``a`` (already reduced mod p,
     as every kernel returns them), without galois's per-element re-check."""
-    a = np.asarray(a)
-    if GF.dtypes[-1] == np.object_ and len(GF.dtypes) == 1:
-        return a.astype(object).view(GF)
-    return a.astype(GF.dtypes[-1]).view(GF)
+    return np.asarray(a).astype(GF.dtypes[-1]).view(GF)      # dtype object for both primes
 
 
 def matmul(A, B, *, threads=None):
@@ -104,18 +101,13 @@ def intt(X):
 def _poly_coeffs(f, name: str):
     if not isinstance(f, _galois.Poly):
         raise TypeError(f"{name} must be a galois.Poly, got {type(f).__name__}")
-    GF = f.field
-    if GF.degree != 1 or GF.characteristic >= 2**64:
-        raise ValueError(f"{name} must be over GF(p) with p < 2^64, got {GF.name}")
-    c = np.ascontiguousarray(to_numpy(f.coeffs)[::-1])     # ascending
-    return GF, c
+    GF = _field_of(f.coeffs, name)
+    return GF, np.ascontiguousarray(to_numpy(f.coeffs)[::-1])     # ascending
 
 
 def _poly(c: np.ndarray, GF):
-    c = np.asarray(c)
-    nz = np.flatnonzero(c)
-    c = c[: nz[-1] + 1] if len(nz) else c[:1]
-    return _galois.Poly(from_numpy(np.ascontiguousarray(c[::-1]), GF))
+    """The ``galois.Poly`` of ascending coefficients ``c`` (galois drops leading zeros)."""
+    return _galois.Poly(from_numpy(np.ascontiguousarray(np.asarray(c)[::-1]), GF))
 
 
 def poly_mul(f, g):

@@ -212,7 +212,7 @@ def pad_or_trunc_idx(items, m, m_prime):
             if j not in rated and j not in chosen:
                 chosen.append(j)
         pads = np.array(chosen, dtype=np.int64)
-    idx = np.concatenate([items, pads.astype(np.int64)])
+    idx = np.concatenate([items, pads])
     pos = np.concatenate([np.arange(n), -np.ones(m_prime - n, dtype=np.int64)])
     perm = _secret_order(m_prime)                         # hide which slots are padding
     return idx[perm], pos[perm]
