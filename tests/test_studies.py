@@ -74,6 +74,7 @@ def test_cross_device_secure_equals_plaintext_twin():
     assert a[0]["bytes"] > 0 and b[0]["bytes"] == 0
 
 
+@pytest.mark.slow          # three simulation-engine runs, 30 s: the default run keeps its 5-minute budget
 def test_federated_training_on_flower(tmp_path):
     """The example of ``secea-fast flower train`` at a small size: FedAvg and
     SecEA across 3 silos and SecEmb across 20 users, every party a node of
