@@ -216,8 +216,14 @@ def run_shards(fn, jobs, state, collect, workers: int, *, caller_works: bool = F
         workers = 0
     while order:
         n = min(workers, len(order) - 1 if caller_works else len(order))
-        if n < 1 or len(order) == 1:
+        # a job that killed a worker never runs here (it would kill the caller), also
+        # when it is the last one left
+        if n < 1 or (len(order) == 1 and order[0] not in deaths):
             for i in order:                     # in this process
+                if i in deaths:
+                    raise RuntimeError(f"job {i} ({jobs[i]!r:.80}) killed its worker process and no "
+                                       f"worker is left to retry it; {len(delivered)} of "
+                                       f"{len(jobs)} results were collected")
                 deliver(i, fn(state, jobs[i]))
             return
         left, died = _round(fn, jobs, state, deliver, order, n, caller_works)

@@ -82,6 +82,26 @@ def test_local_worker_failures_reach_the_caller(how, err, match):
     assert ex.map(_square, range(5), {"offset": 0}) == [0, 1, 4, 9, 16]
 
 
+def _last_one_dies(state, job):
+    import os
+    import time
+    if job == 1:
+        time.sleep(0.3)                 # job 0 is done by then: job 1 is the only one left
+        os._exit(3)
+    return job
+
+
+def test_a_job_that_killed_its_worker_never_runs_in_the_caller():
+    """The last job left killed its worker: it is retried in a new worker,
+    not in the caller (whom it would kill), then reported; job 0's result
+    was collected."""
+    got = []
+    with pytest.warns(RuntimeWarning, match="again in new worker processes"):
+        with pytest.raises(RuntimeError, match=r"job 1 .* killed its worker process 2 times.* 1 of 2"):
+            LocalExecutor(2).map(_last_one_dies, range(2), None, got.append)
+    assert got == [0]
+
+
 def _no_warning():
     import contextlib
     return contextlib.nullcontext()
