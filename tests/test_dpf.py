@@ -394,6 +394,54 @@ def test_eval_full_dot_wide_rows():
     assert np.array_equal(got, table[200] * np.uint64(3))
 
 
+@pytest.mark.parametrize("group,dtype", [("u64", np.uint64), ("u32", np.uint32)])
+@pytest.mark.parametrize("n,m,d", [(10, 1000, 64), (6, 64, 16), (9, 300, 5), (1, 2, 1), (12, 2100, 8)])
+def test_path_convert_accumulate_equals_unfused(backend, group, dtype, n, m, d):
+    """The fused walk + conversion (SecEmb's aggregation kernel) equals
+    path_eval_full + convert_eval summed, onto a nonzero accumulator, for both
+    parties, both groups and shapes of the specialised (d*w a multiple of 64
+    bytes) and the generic kernel; the two servers' sums reconstruct the
+    payloads at their points."""
+    users, dom = 4, 3
+    alphas = [secrets.randbelow(m) for _ in range(users)]
+    p0, p1, sec = dpf.path_gen_batch(alphas, n)
+    top = 1 << (64 if group == "u64" else 32)
+    betas = np.array([[secrets.randbelow(top) for _ in range(d)] for _ in range(users)], dtype=np.uint64)
+    cws = dpf.convert_gen_batch(sec, betas, group=group, domain=dom)
+    sums = []
+    for b, keys in ((0, p0), (1, p1)):
+        start = np.array([[secrets.randbelow(top) for _ in range(d)] for _ in range(m)], dtype=np.uint64)
+        want = start.copy()
+        for u in range(users):
+            t, s = dpf.split_states(dpf.path_eval_full(keys[u], m))
+            want += dpf.convert_eval(b, t, s, cws[u], group=group, domain=dom)
+        acc = start.astype(dtype)
+        dpf.path_convert_accumulate(acc, keys, b, cws, domain=dom, threads=2)
+        assert np.array_equal(acc, want.astype(dtype))
+        sums.append(acc - start.astype(dtype))
+    expect = np.zeros((m, d), dtype=dtype)
+    for a, bt in zip(alphas, betas):
+        expect[a] += bt.astype(dtype)
+    assert np.array_equal(sums[0] + sums[1], expect)
+
+
+def test_path_convert_accumulate_bad_input():
+    p0, _, sec = dpf.path_gen_batch([1, 2], 4)
+    cws = dpf.convert_gen_batch(sec, np.ones((2, 3), dtype=np.uint64), domain=1)
+    with pytest.raises(TypeError, match="acc"):
+        dpf.path_convert_accumulate(np.zeros((16, 3), dtype=np.int64), p0, 0, cws)
+    with pytest.raises(ValueError, match="acc"):
+        dpf.path_convert_accumulate(np.zeros((16, 3), dtype=np.uint64)[:, :2], p0, 0, cws[:, :2])
+    with pytest.raises(ValueError, match="rows"):
+        dpf.path_convert_accumulate(np.zeros((17, 3), dtype=np.uint64), p0, 0, cws)
+    with pytest.raises(ValueError, match="party"):
+        dpf.path_convert_accumulate(np.zeros((16, 3), dtype=np.uint64), p0, 2, cws)
+    with pytest.raises(ValueError, match="cw"):
+        dpf.path_convert_accumulate(np.zeros((16, 3), dtype=np.uint64), p0, 0, cws[:1])
+    with pytest.raises(ValueError, match="cw"):
+        dpf.path_convert_accumulate(np.zeros((16, 3), dtype=np.uint32), p0, 0, cws | np.uint64(1 << 40))
+
+
 def test_path_states_and_convert_accumulate(backend):
     n, d, users = 10, 6, 5
     m = 1000

@@ -897,6 +897,109 @@ int secea_dpf_convert_accumulate(uint64_t *acc, const uint8_t *states, const uin
     return secea__pool_run(acc_unit, &c, units, 16 * (size_t)ACC_CH * c.g.nb + 64, threads);
 }
 
+/* ------------------------------------ fused path walk + convert-accumulate */
+
+#ifndef PCA_LEAVES
+#define PCA_LEAVES 512   /* leaves per work unit */
+#endif
+
+typedef struct {
+    const secea__dpf_impl *im;
+    uint8_t *acc;
+    const uint8_t *paths;
+    const uint64_t *cws;
+    size_t path_stride, count, d;
+    unsigned levels, w;
+    int party;
+    uint64_t m, domain;
+} pca_ctx;
+
+/* plain C twin of conv_acc (portable and AES-NI variants) */
+static void conv_acc_plain(const secea__dpf_impl *im, uint8_t *acc, const blk *leaves, size_t n,
+                           const uint8_t *cw, size_t d, unsigned w, blk *conv)
+{
+    size_t nb = (d * w + 15) / 16;
+    for (size_t i = 0; i < n; i++) {
+        conv_inputs(conv, leaves + i, 1, nb);
+        im->hash(conv, conv, nb, DPF_KV, 0);
+        uint64_t tm = 0 - (leaves[i].lo & 1);
+        if (w == 8) {
+            uint64_t *a = (uint64_t *)(acc + i * d * 8);
+            const uint64_t *cv = (const uint64_t *)conv, *c = (const uint64_t *)cw;
+            for (size_t k = 0; k < d; k++) a[k] += cv[k] + (c[k] & tm);
+        } else {
+            uint32_t *a = (uint32_t *)(acc + i * d * 4);
+            const uint32_t *cv = (const uint32_t *)conv, *c = (const uint32_t *)cw;
+            for (size_t k = 0; k < d; k++) a[k] += cv[k] + (c[k] & (uint32_t)tm);
+        }
+    }
+}
+
+static void negate_rows(uint8_t *acc, size_t nelem, unsigned w)
+{
+    if (w == 8)
+        for (size_t k = 0; k < nelem; k++) ((uint64_t *)acc)[k] = 0 - ((uint64_t *)acc)[k];
+    else
+        for (size_t k = 0; k < nelem; k++) ((uint32_t *)acc)[k] = 0 - ((uint32_t *)acc)[k];
+}
+
+static int pca_unit(void *vctx, size_t unit, void *scratch)
+{
+    pca_ctx *c = vctx;
+    const secea__dpf_impl *im = c->im;
+    uint64_t lo = (uint64_t)unit * PCA_LEAVES, hi = lo + PCA_LEAVES < c->m ? lo + PCA_LEAVES : c->m;
+    size_t n = (size_t)(hi - lo), d = c->d, w = c->w;
+    uint8_t *p = scratch;
+    tree_t *tree = (tree_t *)p;                    p += (sizeof(tree_t) + 63) & ~(size_t)63;
+    blk *bufA = (blk *)p;                          p += 16 * (PCA_LEAVES + 4);
+    blk *bufB = (blk *)p;                          p += 16 * (PCA_LEAVES + 4);
+    uint8_t *cw = p;                               p += (8 * d + 63) & ~(size_t)63;
+    blk *conv = (blk *)p;
+    uint8_t *acc = c->acc + lo * d * w;
+    /* acc += (-1)^party S  ==  acc = -(-acc + S) for party 1 */
+    if (c->party) negate_rows(acc, n * d, (unsigned)w);
+    for (size_t key = 0; key < c->count; key++) {
+        tree_load(tree, c->paths + key * c->path_stride, c->levels);
+        blk *leaves = (blk *)descend(im, tree, &tree->root, 0, 0, c->levels, lo, hi, bufA, bufB);
+        for (size_t i = 0; i < n; i++) leaves[i].hi ^= c->domain;
+        const uint64_t *cwk = c->cws + key * d;
+        if (w == 8) memcpy(cw, cwk, 8 * d);
+        else
+            for (size_t k = 0; k < d; k++) ((uint32_t *)cw)[k] = (uint32_t)cwk[k];
+        if (im->conv_acc) im->conv_acc(acc, leaves, n, cw, d, (unsigned)w);
+        else conv_acc_plain(im, acc, leaves, n, cw, d, (unsigned)w, conv);
+    }
+    if (c->party) negate_rows(acc, n * d, (unsigned)w);
+    secea_wipe(bufA, 32 * (PCA_LEAVES + 4));
+    return 0;
+}
+
+int secea_dpf_path_convert_accumulate(void *acc, const uint8_t *paths, size_t path_stride, int party,
+                                      const uint64_t *cws, size_t count, uint64_t m, size_t d, unsigned group,
+                                      unsigned levels, uint64_t domain, int threads)
+{
+    if (group > 1) return -2;
+    if (count == 0 || m == 0 || d == 0) return 0;
+    pca_ctx c;
+    c.im = impl_cur();
+    c.acc = acc;
+    c.paths = paths;
+    c.path_stride = path_stride;
+    c.cws = cws;
+    c.count = count;
+    c.d = d;
+    c.levels = levels;
+    c.w = group == 1 ? 4 : 8;
+    c.party = party & 1;
+    c.m = m;
+    c.domain = domain;
+    size_t nb = (d * c.w + 15) / 16;
+    size_t scratch = ((sizeof(tree_t) + 63) & ~(size_t)63) + 32 * (PCA_LEAVES + 4) + ((8 * d + 63) & ~(size_t)63) +
+                     16 * nb + 64;
+    size_t units = (size_t)((m + PCA_LEAVES - 1) / PCA_LEAVES);
+    return secea__pool_run(pca_unit, &c, units, scratch, threads);
+}
+
 /* ------------------------------------------------------ fused dot product */
 
 #define DOT_KG 8   /* keys per group: one pass over a table chunk serves 8 keys */

@@ -75,6 +75,13 @@ typedef struct {
      * out[4i + k] = (-1)^party (word_k + t_i * cw[k]).  NULL: the paths above. */
     void (*conv_u64x4)(uint64_t *out, const secea__dpf_blk *leaves, size_t n, const uint64_t cw[4],
                        int party);
+    /* Accumulating conversion of d elements of w bytes (8: Z_2^64, 4: Z_2^32)
+     * per leaf, no negation: acc[i*d + k] += word_k(Convert(s_i)) + t_i * cw[k]
+     * mod 2^(8w), i < n, with Convert blocks H_V(s_i xor j) (the caller has
+     * XORed the conversion domain into the leaves' high words); cw holds d
+     * elements of w bytes.  NULL: dpf.c uses hash + plain C. */
+    void (*conv_acc)(void *acc, const secea__dpf_blk *leaves, size_t n, const void *cw, size_t d,
+                     unsigned w);
 } secea__dpf_impl;
 
 extern const secea__dpf_impl secea__dpf_impl_portable;

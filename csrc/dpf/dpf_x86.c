@@ -555,8 +555,143 @@ TGT_VAES static void conv_u64_vec_vaes(uint64_t *out, const blk *leaves, size_t 
     if (q < total) v_conv_vec_group(&st, (int)(total - q), rk, neg);
 }
 
+typedef struct {
+    const blk *leaves;
+    uint8_t *acc;
+    const uint8_t *cw;
+    size_t d, per, nz, i, k;     /* next task: leaf i, register k */
+    unsigned w;
+    uint16_t tailmask;
+} v_acc_state;
+
+/* nt tasks; called with nt = VW (a constant after inlining: the task
+ * registers stay in registers) and once with the remainder */
+TGT_VAES static inline void v_conv_acc_group(v_acc_state *st, int nt, const __m512i rk[11])
+{
+    const __m512i lane = _mm512_set_epi64(3, 0, 2, 0, 1, 0, 0, 0);    /* sigma(j) for j = 0..3 */
+    __m512i b[VW], in[VW];
+    size_t off[VW], coff[VW];
+    long long tb[VW];
+    uint16_t msk[VW];
+    for (int j = 0; j < nt; j++) {
+        blk x = st->leaves[st->i];
+        uint64_t lo = x.lo & ~(uint64_t)1;
+        __m512i sg = _mm512_broadcast_i32x4(_mm_set_epi64x((long long)(x.hi ^ lo ^ (4 * st->k)), (long long)x.hi));
+        in[j] = _mm512_xor_si512(sg, lane);
+        b[j] = _mm512_xor_si512(in[j], rk[0]);
+        tb[j] = -(long long)(x.lo & 1);
+        msk[j] = st->k + 1 == st->nz ? st->tailmask : 0xFFFF;
+        off[j] = (st->i * st->d + st->k * st->per) * st->w;
+        coff[j] = st->k * st->per * st->w;
+        if (++st->k == st->nz) {
+            st->k = 0;
+            st->i++;
+        }
+    }
+    for (int r = 1; r < 10; r++)
+        for (int j = 0; j < nt; j++) b[j] = _mm512_aesenc_epi128(b[j], rk[r]);
+    for (int j = 0; j < nt; j++) {
+        __m512i h = _mm512_aesenclast_epi128(b[j], _mm512_xor_si512(in[j], rk[10]));
+        __m512i tm = _mm512_set1_epi64(tb[j]);
+        uint8_t *dst = st->acc + off[j];
+        const uint8_t *src = st->cw + coff[j];
+        if (st->w == 8) {
+            __mmask8 m = (__mmask8)msk[j];
+            h = _mm512_add_epi64(h, _mm512_and_si512(tm, _mm512_maskz_loadu_epi64(m, src)));
+            h = _mm512_add_epi64(h, _mm512_maskz_loadu_epi64(m, dst));
+            _mm512_mask_storeu_epi64(dst, m, h);
+        } else {
+            __mmask16 m = (__mmask16)msk[j];
+            h = _mm512_add_epi32(h, _mm512_and_si512(tm, _mm512_maskz_loadu_epi32(m, src)));
+            h = _mm512_add_epi32(h, _mm512_maskz_loadu_epi32(m, dst));
+            _mm512_mask_storeu_epi32(dst, m, h);
+        }
+    }
+}
+
+/* The common shapes: NZ registers per leaf with NZ dividing VW (d = 8, 16,
+ * 32, 64 over Z_2^64; 16 .. 128 over Z_2^32) and no tail.  VW / NZ whole
+ * leaves per group, so sigma(s) and the control-bit mask are made once per
+ * leaf; per register the inputs of round 0 and of the last round (which
+ * folds in the feed-forward) are one XOR each with precomputed
+ * lane-counter constants, the correction is a masked add and the
+ * accumulation one add: about four vector operations per ten AES rounds. */
+TGT_VAES static inline void v_conv_acc_leaves(const blk *leaves, size_t n, uint8_t *acc, const uint8_t *cw,
+                                              unsigned w, const int NZ, const __m512i rk[11])
+{
+    const int LPG = VW / NZ;            /* leaves per group */
+    __m512i l0[8], l10[8];
+    for (int k = 0; k < NZ; k++) {
+        __m512i lane = _mm512_set_epi64(4 * k + 3, 0, 4 * k + 2, 0, 4 * k + 1, 0, 4 * k, 0);
+        l0[k] = _mm512_xor_si512(lane, rk[0]);
+        l10[k] = _mm512_xor_si512(lane, rk[10]);
+    }
+    size_t row = (size_t)NZ * 64;       /* accumulator bytes per leaf */
+    for (size_t i = 0; i < n; i += (size_t)LPG) {
+        int nl = n - i < (size_t)LPG ? (int)(n - i) : LPG;
+        __m512i b[VW], sg[VW];
+        __mmask16 tk[VW];
+        for (int l = 0; l < LPG; l++) {
+            blk x = leaves[i + (size_t)(l < nl ? l : 0)];
+            uint64_t lo = x.lo & ~(uint64_t)1;
+            sg[l] = _mm512_broadcast_i32x4(_mm_set_epi64x((long long)(x.hi ^ lo), (long long)x.hi));
+            tk[l] = (__mmask16)(0 - (x.lo & 1));
+            for (int k = 0; k < NZ; k++) b[l * NZ + k] = _mm512_xor_si512(sg[l], l0[k]);
+        }
+        for (int r = 1; r < 10; r++)
+            for (int j = 0; j < VW; j++) b[j] = _mm512_aesenc_epi128(b[j], rk[r]);
+        for (int l = 0; l < LPG; l++) {
+            if (l >= nl) break;
+            uint8_t *a = acc + (i + (size_t)l) * row;
+            for (int k = 0; k < NZ; k++) {
+                __m512i h = _mm512_aesenclast_epi128(b[l * NZ + k], _mm512_xor_si512(sg[l], l10[k]));
+                __m512i c = _mm512_loadu_si512((const void *)(cw + 64 * k));
+                if (w == 8) {
+                    h = _mm512_mask_add_epi64(h, (__mmask8)tk[l], h, c);
+                    h = _mm512_add_epi64(h, _mm512_loadu_si512((const void *)(a + 64 * k)));
+                } else {
+                    h = _mm512_mask_add_epi32(h, tk[l], h, c);
+                    h = _mm512_add_epi32(h, _mm512_loadu_si512((const void *)(a + 64 * k)));
+                }
+                _mm512_storeu_si512((void *)(a + 64 * k), h);
+            }
+        }
+    }
+}
+
+/* The fused aggregation's conversion (conv_acc of dpf_internal.h): a flat
+ * list of (leaf, register) tasks, register k of a leaf holding its Convert
+ * blocks 4k .. 4k+3 (8 words of Z_2^64 or 16 of Z_2^32), VW tasks in flight,
+ * as conv_u64_vec_vaes; the control-bit correction is an AND with 0 - t (no
+ * branch on t) and the result is added into the accumulator row.  Shapes
+ * without a tail whose register count divides VW take v_conv_acc_leaves. */
+TGT_VAES static void conv_acc_vaes(void *acc, const blk *leaves, size_t n, const void *cw, size_t d,
+                                   unsigned w)
+{
+    __m512i rk[11];
+    for (int r = 0; r < 11; r++) rk[r] = v_rk1(DPF_KV, r);
+    size_t per = 64 / w;
+    size_t nz = (d + per - 1) / per;
+    size_t tail = d - (nz - 1) * per;
+    if (tail == per) {
+        switch (nz) {
+        case 8: v_conv_acc_leaves(leaves, n, acc, cw, w, 8, rk); return;
+        case 4: v_conv_acc_leaves(leaves, n, acc, cw, w, 4, rk); return;
+        case 2: v_conv_acc_leaves(leaves, n, acc, cw, w, 2, rk); return;
+        case 1: v_conv_acc_leaves(leaves, n, acc, cw, w, 1, rk); return;
+        default: break;
+        }
+    }
+    v_acc_state st = {leaves, acc, cw, d, per, nz, 0, 0, w,
+                      (uint16_t)(tail >= 16 ? 0xFFFF : (1u << tail) - 1)};
+    size_t total = n * nz, q = 0;
+    for (; q + VW <= total; q += VW) v_conv_acc_group(&st, VW, rk);
+    if (q < total) v_conv_acc_group(&st, (int)(total - q), rk);
+}
+
 const secea__dpf_impl secea__dpf_impl_vaes = {
-    "vaes", expand_vaes, hash_vaes, hash_sel_vaes, conv_u64_vaes, conv_u64_vec_vaes, conv_u64x4_vaes
+    "vaes", expand_vaes, hash_vaes, hash_sel_vaes, conv_u64_vaes, conv_u64_vec_vaes, conv_u64x4_vaes,
+    conv_acc_vaes
 };
 
 #else

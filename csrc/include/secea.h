@@ -163,6 +163,11 @@ void secea_copy_stream(uint64_t *out, const uint64_t *in, size_t nwords);
 /* ECB encryption of nblocks independent 16-byte blocks (known-answer tests,
  * fixed-key hashing).  out may alias in. */
 void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key);
+/* The AES ceiling of one core with the selected variant, for benchmarks:
+ * about nblocks block encryptions on registers only (VAES / AES-NI: 8
+ * independent chains, no memory traffic; other variants: their ECB kernel
+ * on a cache-resident buffer).  Returns a value derived from the results. */
+uint64_t secea_aes_peak(size_t nblocks);
 
 /* ---- distributed point functions (csrc/dpf/) ----
  * Two-party DPF of Boyle, Gilboa, Ishai (CCS 2016) split as SecEmb's
@@ -212,6 +217,12 @@ int secea_dpf_path_eval_full(uint8_t *states, const uint8_t *paths, size_t path_
 /* Over Z_2^64: acc[j*d + k] += sum_c (-1)^party[c] (Convert_domain(s_cj)_k + t_cj * cws[c*d + k])
  * for j < m, k < d; states count x m x 16 B (from secea_dpf_path_eval_full). */
 int secea_dpf_convert_accumulate(uint64_t *acc, const uint8_t *states, const uint8_t *party, const uint64_t *cws, size_t count, uint64_t m, size_t d, uint64_t domain, int threads);
+/* The aggregation fused: walks each path (path_stride bytes apart) to its
+ * leaves j < m and converts them at once, nothing stored: over Z_2^64
+ * (group 0; acc uint64) or Z_2^32 (group 1; acc uint32, cws < 2^32),
+ * acc[j*d + k] += (-1)^party sum_c (Convert_domain(s_cj)_k + t_cj * cws[c*d + k]).
+ * Returns 0, -1 (memory) or -2 (group not 0 or 1). */
+int secea_dpf_path_convert_accumulate(void *acc, const uint8_t *paths, size_t path_stride, int party, const uint64_t *cws, size_t count, uint64_t m, size_t d, unsigned group, unsigned levels, uint64_t domain, int threads);
 /* Over Z_2^64, scalar keys: out[c*d + k] = sum_{x<m} Eval(key_c, x) * table[x*d + k]. */
 int secea_dpf_eval_full_dot(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, size_t count, unsigned levels, unsigned e, const uint64_t *table, uint64_t m, size_t d, int threads);
 /* The fixed-key hash H_which (0 = left, 1 = right, 2 = convert) on

@@ -46,6 +46,8 @@ extern const secea__aes_impl secea__aes_impl_portable;
 #if SECEA_X86
 extern const secea__aes_impl secea__aes_impl_aesni;
 extern const secea__aes_impl secea__aes_impl_vaes;
+uint64_t secea__aes_peak_vaes(size_t nblocks);
+uint64_t secea__aes_peak_aesni(size_t nblocks);
 #endif
 
 /* Selects a variant by name ("vaes", "aesni", "portable") if this CPU can run

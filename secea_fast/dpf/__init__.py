@@ -79,7 +79,7 @@ from .._native import ffi, lib, resolve_threads
 
 __all__ = ["Key", "KeyBatch", "PathKey", "PathSecret", "gen", "gen_batch", "eval_points", "eval_full",
            "eval_full_batch", "path_gen", "path_gen_batch", "convert_gen", "convert_gen_batch", "path_eval", "convert_eval", "path_eval_full",
-           "convert_accumulate", "eval_full_dot", "split_states", "MAX_LOG_DOMAIN", "MAX_FULL_LOG_DOMAIN",
+           "convert_accumulate", "path_convert_accumulate", "eval_full_dot", "split_states", "MAX_LOG_DOMAIN", "MAX_FULL_LOG_DOMAIN",
            "MAX_PAYLOAD"]
 
 MAX_LOG_DOMAIN = 63          # keys and point evaluation
@@ -979,6 +979,45 @@ def convert_accumulate(acc, states, party, cw, *, domain=0, threads=None):
     st = lib.secea_dpf_convert_accumulate(_wptr(acc), _ptr(states), _ptr(parties), _ptr(cws, "uint64_t[]"),
                                           count, m, d, domain, threads)
     _check_status(st, "convert_accumulate")
+    return acc
+
+
+def path_convert_accumulate(acc, keys, party, cw, *, domain=0, threads=None):
+    """``path_eval_full`` and ``convert_accumulate`` fused, in place and
+    without the leaf states in memory: acc[j, :] += (-1)^party sum_c
+    [Convert_D(s_cj) + t_cj * CW_c] for j < m = acc.shape[0], D = ``domain``.
+    The group is acc's dtype: uint64 for Z_2^64, uint32 for Z_2^32 (the
+    correction words from ``convert_gen_batch(..., group="u32")``).  keys:
+    PathKeys (or default Keys) of one server; cw: (d,) or (count, d) uint64.
+    Threads split the leaves, each owning its rows of acc."""
+    domain = _check_domain(domain)
+    if not isinstance(acc, np.ndarray) or acc.dtype not in (np.uint64, np.uint32):
+        raise TypeError("acc must be a numpy.ndarray of dtype uint64 (Z_2^64) or uint32 (Z_2^32)")
+    if acc.ndim != 2 or not acc.flags.c_contiguous or not acc.flags.writeable:
+        raise ValueError(f"acc must be a writable C-contiguous (m, d) array, got shape {acc.shape}")
+    n, bodies, _, _ = _path_arrays(keys)
+    _check_log_domain(n, MAX_FULL_LOG_DOMAIN, "log_domain for full-domain evaluation")
+    m, d = acc.shape
+    if m > (1 << n):
+        raise ValueError(f"acc has {m} rows, more than the domain size 2^{n}")
+    party = check_int(party, "party")
+    if party not in (0, 1):
+        raise ValueError(f"party must be 0 or 1, got {party}")
+    count = bodies.shape[0]
+    if not isinstance(cw, np.ndarray) or cw.dtype != np.uint64:
+        raise TypeError("cw must be a uint64 ndarray")
+    cws = cw.reshape(1, -1) if cw.ndim == 1 else cw
+    if cws.shape != (count, d):
+        raise ValueError(f"cw must have shape ({d},) or ({count}, {d}), got {cw.shape}")
+    gid = 1 if acc.dtype == np.uint32 else 0
+    if gid == 1 and cws.size and int(cws.max()) >> 32:
+        raise ValueError("cw must hold Z_2^32 elements (< 2^32) for a uint32 acc")
+    cws = np.ascontiguousarray(cws)
+    bodies = np.ascontiguousarray(bodies)
+    st = lib.secea_dpf_path_convert_accumulate(ffi.from_buffer("uint8_t[]", acc, require_writable=True),
+                                               _ptr(bodies), bodies.shape[1], party, _ptr(cws, "uint64_t[]"),
+                                               count, m, d, gid, n, domain, resolve_threads(threads))
+    _check_status(st, "path_convert_accumulate")
     return acc
 
 

@@ -193,6 +193,7 @@ class Server:
         noise_sigma = check_real(noise_sigma, "noise_sigma")
         acc = np.zeros((P.m, P.d), dtype=np.uint64)
         dense = np.zeros(P.dense_size, dtype=np.uint64)
+        paths_all, cws_all = [], []
         for uid, up in uploads.items():
             paths = self._requests.get(uid)
             if paths is None:
@@ -202,10 +203,13 @@ class Server:
             if up.cws.shape != (P.m_prime, P.d) or up.dense.shape != (P.dense_size,):
                 raise ValueError(f"user {uid!r}: upload shapes {up.cws.shape}, {up.dense.shape} do not match "
                                  f"({P.m_prime}, {P.d}) and ({P.dense_size},)")
-            states = dpf.path_eval_full(paths, P.m, threads=self.threads)
-            dpf.convert_accumulate(acc, states, self.party, up.cws, domain=AGGREGATION_DOMAIN,
-                                   threads=self.threads)
+            paths_all.extend(paths)
+            cws_all.append(up.cws)
             dense += up.dense
+        if paths_all:
+            # one fused walk + conversion over every upload: no leaf states in memory
+            dpf.path_convert_accumulate(acc, paths_all, self.party, np.concatenate(cws_all),
+                                        domain=AGGREGATION_DOMAIN, threads=self.threads)
         self._requests = {}
         if noise_sigma:
             acc += _gaussian_fixed(acc.shape, noise_sigma, P)
