@@ -83,6 +83,16 @@ def _samples():
     out["dpf.Key"] = (dpf.Key.from_bytes, dpf.Key.to_bytes, [k.to_bytes() for k in keys])
     out["dpf.PathKey"] = (dpf.PathKey.from_bytes, dpf.PathKey.to_bytes,
                           [keys[0].path_key().to_bytes(), keys[1].path_key().to_bytes()])
+    kb = [dpf.gen_batch([1, 6, 2], [4, 5, 6], 5), dpf.gen_batch([3], [[1, 2]], 4, group="u32"),
+          dpf.gen_batch([7, 8], [1, 2], 6, early=True), dpf.gen_batch([1, 2], [3, 4], 4, group=EMBEDDING_PRIME)]
+    out["dpf.KeyBatch"] = (dpf.KeyBatch.from_bytes, dpf.KeyBatch.to_bytes, [k[1].to_bytes() for k in kb])
+    pb0, _, psb = dpf.path_gen_batch([3, 1, 4], 5)
+    out["dpf.PathKeyBatch"] = (dpf.PathKeyBatch.from_bytes, dpf.PathKeyBatch.to_bytes,
+                               [pb0.to_bytes(), kb[0][0].path_keys().to_bytes()])
+    dpf.convert_gen_batch(psb, np.ones(3, dtype=np.uint64), domain=4)
+    out["dpf.PathSecretBatch.import_secret"] = (dpf.PathSecretBatch.import_secret,
+                                                dpf.PathSecretBatch.export_secret,
+                                                [psb.export_secret(), dpf.path_gen_batch([0], 2)[2].export_secret()])
 
     oprm = osfl.OSFLParams(osfl.Assignment.cyclic(4, 2, 3), 1, 1, s=3, c=2)
     share = osfl.ShareMessage(0, 2, 1, u64(2, 2) % np.uint64(oprm.p))
@@ -161,7 +171,8 @@ def test_every_parser_is_fuzzed():
                "AggregationUpload.from_bytes", "AggregateShare.from_bytes", "Key.from_bytes",
                "PathKey.from_bytes", "ShareMessage.from_bytes", "Query.from_bytes", "Answer.from_bytes",
                "Client.import_state", "_NodeState.from_bytes", "User.import_state",
-               "Server.import_requests", "PathSecret.import_secret", "_table_from"}
+               "Server.import_requests", "PathSecret.import_secret", "_table_from", "KeyBatch.from_bytes",
+               "PathKeyBatch.from_bytes", "PathSecretBatch.import_secret"}
     assert found <= covered, f"parsers without a fuzz test: {sorted(found - covered)}"
     for name in NAMES:                               # and every valid sample parses and round-trips
         parse, ser, valid = SAMPLES[name]

@@ -277,11 +277,11 @@ def test_unknown_dropout_ids_are_refused(drop, exc):
                                         (secemb.AggregateShare, b"SEAG"), (RetrievalRequest, b"SERQ")])
 def test_parsers_refuse_parties_other_than_the_two_servers(cls, magic):
     from secea_fast.protocols.common.wire import Writer
-    version = secemb.UPLOAD_VERSION if cls is AggregationUpload else 1
+    version = {AggregationUpload: secemb.UPLOAD_VERSION, RetrievalRequest: secemb.REQUEST_VERSION}.get(cls, 1)
     for party in (2, 7, 2**64 - 1):
         w = Writer(magic, version).u64(party)
         if cls is RetrievalRequest:
-            w.u64(0)
+            w.blob(b"")
         elif cls is RetrievalResponse:
             w.array(np.zeros((1, 1), dtype=np.uint64))
         else:

@@ -32,7 +32,7 @@
  * from t.  Only lengths, the party bit and the (public) evaluation points
  * steer control flow.
  *
- * Length (about 1,070 lines): key generation and every evaluator share the
+ * Length (about 1,180 lines): key generation and every evaluator share the
  * private tree-walk state and the correction-word layout of dpf_internal.h;
  * the x86 AES-NI/VAES variants live in dpf_x86.c.
  */

@@ -12,7 +12,11 @@
  * with 0 - t for AES-NI): no branches on t.
  *
  * Every function carries a target attribute, so the file compiles with the
- * package's baseline flags; dispatch happens in dpf.c. */
+ * package's baseline flags; dispatch happens in dpf.c.
+ *
+ * Length (about 700 lines): the AES-NI and VAES variants of every DPF
+ * primitive share the sigma / control-bit helpers and the fixed-key
+ * schedule loading at the top; splitting per variant would duplicate them. */
 #include "dpf_internal.h"
 
 #if SECEA_X86

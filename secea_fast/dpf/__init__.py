@@ -60,7 +60,7 @@ early, bit 1 vector payload) | group id u8 (0 u64, 1 u32, 2 F_p) | 3 zero
 bytes | d u32 | modulus u64 (0, 2^32 or p)`` followed by the key body of
 csrc/include/secea.h.  Path keys use magic "SDPP" with group, d, modulus 0.
 
-Length (about 950 lines, over the package's ~600 guideline): one flat
+Length (about 1,250 lines, over the package's ~600 guideline): one flat
 API whose key layout, generation, evaluation and SecEmb path/convert
 sections share the private layout helpers (``_Group``, ``_KeyParams``,
 ``_parse``); the sections are marked, and splitting them would export those
@@ -77,7 +77,7 @@ import numpy as np
 from .._checks import check_int, check_prime
 from .._native import ffi, lib, resolve_threads
 
-__all__ = ["Key", "KeyBatch", "PathKey", "PathSecret", "gen", "gen_batch", "eval_points", "eval_full",
+__all__ = ["Key", "KeyBatch", "PathKey", "PathKeyBatch", "PathSecret", "PathSecretBatch", "gen", "gen_batch", "eval_points", "eval_full",
            "eval_full_batch", "path_gen", "path_gen_batch", "convert_gen", "convert_gen_batch", "path_eval", "convert_eval", "path_eval_full",
            "convert_accumulate", "path_convert_accumulate", "eval_full_dot", "split_states", "MAX_LOG_DOMAIN", "MAX_FULL_LOG_DOMAIN",
            "MAX_PAYLOAD"]
@@ -88,6 +88,8 @@ MAX_PAYLOAD = 1 << 20        # elements per payload vector
 VERSION = 1
 _MAGIC_KEY = b"SDPF"
 _MAGIC_PATH = b"SDPP"
+_MAGIC_KEY_BATCH = b"SDKB"
+_MAGIC_PATH_BATCH = b"SDPB"
 _HEADER = struct.Struct("<4sBBBBB3sIQ")
 _FLAG_EARLY, _FLAG_VECTOR = 1, 2
 _GROUP_NAMES = {0: "u64", 1: "u32"}
@@ -336,6 +338,9 @@ class KeyBatch(_KeyParams):
         return self._bodies.shape[0]
 
     def __getitem__(self, i) -> Key:
+        if isinstance(i, slice):
+            return KeyBatch(self.party, self.log_domain, self._g, self.d, self.vector, self.early,
+                            self._bodies[i])
         return Key(self.party, self.log_domain, self._g, self.d, self.vector, self.early,
                    self._bodies[i].tobytes())
 
@@ -345,6 +350,48 @@ class KeyBatch(_KeyParams):
     def __repr__(self):
         return (f"KeyBatch(count={len(self)}, party={self.party}, log_domain={self.log_domain}, "
                 f"group={self.group!r}, d={self.d}, early={self.early})")
+
+    def to_bytes(self) -> bytes:
+        """One header (as a Key's, magic ``SDKB``), the count (u64) and the bodies."""
+        flags = (_FLAG_EARLY if self.early else 0) | (_FLAG_VECTOR if self.vector else 0)
+        return (_HEADER.pack(_MAGIC_KEY_BATCH, VERSION, self.party, self.log_domain, flags, self._g.gid,
+                             b"\0\0\0", self.d, self._g.header_modulus)
+                + struct.pack("<Q", len(self)) + self._bodies.tobytes())
+
+    @classmethod
+    def from_bytes(cls, data) -> "KeyBatch":
+        """Parse and validate (every body, vectorised); ValueError naming what is wrong."""
+        party, n, flags, g, d, bodies = _parse_batch(data, _MAGIC_KEY_BATCH)
+        return cls(party, n, g, d, bool(flags & _FLAG_VECTOR), bool(flags & _FLAG_EARLY), bodies)
+
+    @classmethod
+    def from_paths(cls, paths: "PathKeyBatch", cws, group="u64", vector=None) -> "KeyBatch":
+        """Default keys from a batch of path keys and their CW^{n+1}s
+        (count, ncw) from ``convert_gen_batch``: ``Key.from_path`` for all at once."""
+        if not isinstance(paths, PathKeyBatch):
+            raise TypeError(f"paths must be a PathKeyBatch, got {type(paths).__name__}")
+        g = _group(group)
+        cw = np.asarray(cws)
+        if cw.ndim != 2 or cw.shape[0] != len(paths):
+            raise ValueError(f"cws must have shape ({len(paths)}, ncw), got {cw.shape}")
+        if cw.dtype != np.uint64:
+            raise TypeError(f"cws must be a uint64 array, got dtype {cw.dtype}")
+        bound = {1: 1 << 32, 2: g.p}.get(g.gid)
+        if bound is not None and cw.size and int(cw.max()) >= bound:
+            raise ValueError(f"cws must hold elements < {bound} of group {group!r}")
+        if vector is None:
+            vector = cw.shape[1] > 1
+        elif not vector and cw.shape[1] != 1:
+            raise ValueError(f"scalar keys need 1-element cws, got {cw.shape[1]}")
+        packed = cw.astype("<u4" if g.gid == 1 else "<u8").view(np.uint8).reshape(len(paths), -1)
+        return cls(paths.party, paths.log_domain, g, int(cw.shape[1]), bool(vector), False,
+                   np.concatenate([paths._bodies, packed], axis=1))
+
+    def path_keys(self) -> "PathKeyBatch":
+        """The path parts of default keys (as ``Key.path_key`` for each)."""
+        if self.early:
+            raise ValueError("early-termination keys have no depth-n path (use early=False)")
+        return PathKeyBatch(self.party, self.log_domain, self._bodies[:, :32 + 16 * self.log_domain].copy())
 
     @classmethod
     def from_keys(cls, keys) -> "KeyBatch":
@@ -388,6 +435,54 @@ class PathKey:
     def from_bytes(cls, data) -> "PathKey":
         party, n, _, _, _, body = _parse(data, _MAGIC_PATH)
         return cls(party, n, body)
+
+
+class PathKeyBatch:
+    """``count`` path keys of one party and depth, as a (count, 32 + 16 n)
+    uint8 array; indexing gives ``PathKey`` objects.  What ``path_gen_batch``
+    returns and the batch kernels consume without per-key objects."""
+
+    __slots__ = ("party", "log_domain", "_bodies")
+
+    def __init__(self, party, log_domain, bodies):
+        self.party, self.log_domain, self._bodies = party, log_domain, bodies
+
+    levels = property(lambda self: self.log_domain)
+
+    def __len__(self):
+        return self._bodies.shape[0]
+
+    def __getitem__(self, i) -> PathKey:
+        if isinstance(i, slice):
+            return PathKeyBatch(self.party, self.log_domain, self._bodies[i])
+        return PathKey(self.party, self.log_domain, self._bodies[i].tobytes())
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self):
+        return f"PathKeyBatch(count={len(self)}, party={self.party}, log_domain={self.log_domain})"
+
+    def to_bytes(self) -> bytes:
+        """A path key header (magic ``SDPB``), the count (u64) and the bodies."""
+        return (_HEADER.pack(_MAGIC_PATH_BATCH, VERSION, self.party, self.log_domain, 0, 0, b"\0\0\0", 0, 0)
+                + struct.pack("<Q", len(self)) + self._bodies.tobytes())
+
+    @classmethod
+    def from_bytes(cls, data) -> "PathKeyBatch":
+        party, n, _, _, _, bodies = _parse_batch(data, _MAGIC_PATH_BATCH)
+        return cls(party, n, bodies)
+
+    @classmethod
+    def concat(cls, batches) -> "PathKeyBatch":
+        """One batch of the keys of several (same party and depth)."""
+        batches = list(batches)
+        if not batches or not all(isinstance(b, PathKeyBatch) for b in batches):
+            raise TypeError("concat needs one or more PathKeyBatch objects")
+        b0 = batches[0]
+        if any(b.party != b0.party or b.log_domain != b0.log_domain for b in batches):
+            raise ValueError("concat: batches must share party and log_domain")
+        return cls(b0.party, b0.log_domain, np.concatenate([b._bodies for b in batches]))
 
 
 class PathSecret:
@@ -441,13 +536,75 @@ class PathSecret:
         return obj
 
 
-def _parse(data, magic):
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"key bytes must be bytes, got {type(data).__name__}")
-    data = bytes(data)
-    what = "key" if magic == _MAGIC_KEY else "path key"
-    if len(data) < _HEADER.size:
-        raise ValueError(f"{what} truncated: {len(data)} bytes, the header alone has {_HEADER.size}")
+class PathSecretBatch:
+    """``count`` path secrets (PathGen outputs) as one (count, 32) array;
+    indexing gives ``PathSecret`` objects sharing the batch's record of used
+    conversion domains (a payload converted through one of them claims the
+    domain for the batch: the paths of a batch carry their payloads
+    together).  Secret: not printable, not picklable."""
+
+    __slots__ = ("log_domain", "_finals", "_domains")
+
+    def __init__(self, log_domain, finals):
+        self.log_domain, self._finals = log_domain, finals
+        self._domains = set()
+
+    def __len__(self):
+        return self._finals.shape[0]
+
+    def __getitem__(self, i) -> PathSecret:
+        if isinstance(i, slice):
+            sub = PathSecretBatch(self.log_domain, self._finals[i])
+            sub._domains = self._domains
+            return sub
+        x = PathSecret(self.log_domain, self._finals[i].tobytes())
+        x._domains = self._domains
+        return x
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self):
+        return f"PathSecretBatch(count={len(self)}, log_domain={self.log_domain})"
+
+    def __reduce__(self):
+        raise TypeError("PathSecretBatch holds secret seeds and is not picklable")
+
+    def export_secret(self) -> bytes:
+        """As ``PathSecret.export_secret`` for the batch (magic ``SEPB``, then
+        log_domain u64, count u64, 32 count seed bytes, domain count u64,
+        domains u64...): a party's own saved state, never sent."""
+        doms = sorted(self._domains)
+        return (struct.pack("<4sB3xQQ", b"SEPB", VERSION, self.log_domain, len(self)) + self._finals.tobytes()
+                + struct.pack(f"<Q{len(doms)}Q", len(doms), *doms))
+
+    @classmethod
+    def import_secret(cls, data) -> "PathSecretBatch":
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"PathSecretBatch bytes must be bytes, got {type(data).__name__}")
+        data = bytes(data)
+        if len(data) < 32:
+            raise ValueError("PathSecretBatch: truncated")
+        magic, version, n, count = struct.unpack_from("<4sB3xQQ", data)
+        if magic != b"SEPB" or version != VERSION or data[5:8] != bytes(3):
+            raise ValueError("PathSecretBatch: bad header")
+        n = _check_log_domain(n)
+        end = 24 + 32 * count
+        if count < 1 or len(data) < end + 8:
+            raise ValueError("PathSecretBatch: truncated")
+        (nd,) = struct.unpack_from("<Q", data, end)
+        if len(data) != end + 8 + 8 * nd:
+            raise ValueError("PathSecretBatch: length does not match its counts")
+        doms = struct.unpack_from(f"<{nd}Q", data, end + 8)
+        if any(a >= b for a, b in zip(doms, doms[1:])):
+            raise ValueError("PathSecretBatch: domains must be strictly increasing")
+        obj = cls(n, np.frombuffer(data[24:end], dtype=np.uint8).reshape(count, 32).copy())
+        obj._domains = set(doms)
+        return obj
+
+
+def _parse_header(data, magic, what):
+    """Validate a key / path / batch header -> (party, n, flags, g, d, levels, ncw)."""
     mg, ver, party, n, flags, gid, rsv, d, mod = _HEADER.unpack_from(data)
     if mg != magic:
         raise ValueError(f"not a {what}: magic {mg!r}, expected {magic!r}")
@@ -459,58 +616,93 @@ def _parse(data, magic):
         raise ValueError(f"log_domain must be between 1 and {MAX_LOG_DOMAIN}, got {n}")
     if rsv != b"\0\0\0":
         raise ValueError("reserved header bytes must be zero")
-    if magic == _MAGIC_PATH:
+    if magic in (_MAGIC_PATH, _MAGIC_PATH_BATCH):
         if flags or gid or d or mod:
             raise ValueError("path key header: flags, group, d and modulus must be zero")
-        levels, ncw, g = n, 0, _Group(0, 0)
+        return party, n, 0, _Group(0, 0), 0, n, 0
+    if flags & ~(_FLAG_EARLY | _FLAG_VECTOR):
+        raise ValueError(f"unknown flag bits 0x{flags:02x}")
+    if gid == 0:
+        if mod != 0:
+            raise ValueError(f"group u64 needs modulus field 0, got {mod}")
+        g = _Group(0, 0)
+    elif gid == 1:
+        if mod != 1 << 32:
+            raise ValueError(f"group u32 needs modulus field 2^32, got {mod}")
+        g = _Group(1, 0)
+    elif gid == 2:
+        try:
+            g = _Group(2, check_prime(mod, "modulus"))
+        except ValueError as exc:
+            raise ValueError(f"group F_p: {exc}") from None
     else:
-        if flags & ~(_FLAG_EARLY | _FLAG_VECTOR):
-            raise ValueError(f"unknown flag bits 0x{flags:02x}")
-        if gid == 0:
-            if mod != 0:
-                raise ValueError(f"group u64 needs modulus field 0, got {mod}")
-            g = _Group(0, 0)
-        elif gid == 1:
-            if mod != 1 << 32:
-                raise ValueError(f"group u32 needs modulus field 2^32, got {mod}")
-            g = _Group(1, 0)
-        elif gid == 2:
-            try:
-                g = _Group(2, check_prime(mod, "modulus"))
-            except ValueError as exc:
-                raise ValueError(f"group F_p: {exc}") from None
-        else:
-            raise ValueError(f"unknown group id {gid}")
-        if not 1 <= d <= MAX_PAYLOAD:
-            raise ValueError(f"payload length d must be between 1 and {MAX_PAYLOAD}, got {d}")
-        if not flags & _FLAG_VECTOR and d != 1:
-            raise ValueError(f"a scalar key must have d = 1, got {d}")
-        if flags & _FLAG_EARLY:
-            if flags & _FLAG_VECTOR or g.gid == 2:
-                raise ValueError("early termination is only defined for scalar u64 / u32 keys")
-            e = _early_e(g, n)
-            levels, ncw = n - e, 1 << e
-        else:
-            levels, ncw = n, d
+        raise ValueError(f"unknown group id {gid}")
+    if not 1 <= d <= MAX_PAYLOAD:
+        raise ValueError(f"payload length d must be between 1 and {MAX_PAYLOAD}, got {d}")
+    if not flags & _FLAG_VECTOR and d != 1:
+        raise ValueError(f"a scalar key must have d = 1, got {d}")
+    if flags & _FLAG_EARLY:
+        if flags & _FLAG_VECTOR or g.gid == 2:
+            raise ValueError("early termination is only defined for scalar u64 / u32 keys")
+        e = _early_e(g, n)
+        return party, n, flags, g, d, n - e, 1 << e
+    return party, n, flags, g, d, n, d
+
+
+def _check_bodies(bodies: np.ndarray, levels: int, g: _Group, is_key: bool):
+    """Vectorised body checks on a (count, size) uint8 array: correction seeds
+    with bit 0 clear, no t_CW mask bits beyond the last level, F_p elements < p."""
+    if levels:
+        bad = np.nonzero(bodies[:, 16:16 + 16 * levels:16] & 1)[1]
+        if bad.size:
+            raise ValueError(f"correction seed of level {int(bad.min()) + 1} has bit 0 set (must be zero)")
+    off = 16 + 16 * levels
+    unused = np.uint64(~((1 << levels) - 1) & ((1 << 64) - 1))
+    masks = np.ascontiguousarray(bodies[:, off:off + 16]).view("<u8")
+    for name, col in (("t_CW^L", 0), ("t_CW^R", 1)):
+        if (masks[:, col] & unused).any():
+            raise ValueError(f"{name} mask has bits set beyond level {levels}")
+    if is_key and g.gid == 2:
+        cw = np.ascontiguousarray(bodies[:, 32 + 16 * levels:]).view("<u8")
+        if cw.size and int(cw.max()) >= g.p:
+            raise ValueError(f"final correction word has an element >= p = {g.p}")
+
+
+def _parse(data, magic):
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"key bytes must be bytes, got {type(data).__name__}")
+    data = bytes(data)
+    what = "key" if magic == _MAGIC_KEY else "path key"
+    if len(data) < _HEADER.size:
+        raise ValueError(f"{what} truncated: {len(data)} bytes, the header alone has {_HEADER.size}")
+    party, n, flags, g, d, levels, ncw = _parse_header(data, magic, what)
     body = data[_HEADER.size:]
     size = _body_size(levels, ncw, g.width) if magic == _MAGIC_KEY else 32 + 16 * levels
     if len(body) != size:
         kind = "truncated" if len(body) < size else "padded"
         raise ValueError(f"{what} {kind}: body has {len(body)} bytes, expected {size} "
                          f"(log_domain {n}, {levels} levels, {ncw} correction elements)")
-    for i in range(levels):
-        if body[16 + 16 * i] & 1:
-            raise ValueError(f"correction seed of level {i + 1} has bit 0 set (must be zero)")
-    off = 16 + 16 * levels
-    unused = ~((1 << levels) - 1) & ((1 << 64) - 1)
-    for name, o in (("t_CW^L", off), ("t_CW^R", off + 8)):
-        if int.from_bytes(body[o:o + 8], "little") & unused:
-            raise ValueError(f"{name} mask has bits set beyond level {levels}")
-    if magic == _MAGIC_KEY and g.gid == 2:
-        cw = np.frombuffer(body[32 + 16 * levels:], dtype="<u8")
-        if cw.size and int(cw.max()) >= g.p:
-            raise ValueError(f"final correction word has an element >= p = {g.p}")
+    _check_bodies(np.frombuffer(body, dtype=np.uint8).reshape(1, -1), levels, g, magic == _MAGIC_KEY)
     return party, n, flags, g, d, body
+
+
+def _parse_batch(data, magic):
+    """A batch: header | count u64 | count bodies -> (party, n, flags, g, d, bodies (count, size))."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"batch bytes must be bytes, got {type(data).__name__}")
+    data = bytes(data)
+    what = "key batch" if magic == _MAGIC_KEY_BATCH else "path key batch"
+    if len(data) < _HEADER.size + 8:
+        raise ValueError(f"{what} truncated: {len(data)} bytes")
+    party, n, flags, g, d, levels, ncw = _parse_header(data, magic, what)
+    (count,) = struct.unpack_from("<Q", data, _HEADER.size)
+    size = _body_size(levels, ncw, g.width) if magic == _MAGIC_KEY_BATCH else 32 + 16 * levels
+    body = data[_HEADER.size + 8:]
+    if count < 1 or len(body) != count * size:
+        raise ValueError(f"{what}: {len(body)} body bytes do not hold {count} bodies of {size} bytes")
+    bodies = np.frombuffer(body, dtype=np.uint8).reshape(count, size).copy()
+    _check_bodies(bodies, levels, g, magic == _MAGIC_KEY_BATCH)
+    return party, n, flags, g, d, bodies
 
 
 def _pack_elems(vals: np.ndarray, g: _Group) -> bytes:
@@ -743,8 +935,8 @@ def path_gen(alpha, log_domain):
 
 
 def path_gen_batch(alphas, log_domain, *, threads=None):
-    """Algorithm 7 for many points in one kernel call: (list of PathKeys for
-    server 0, for server 1, list of PathSecrets)."""
+    """Algorithm 7 for many points in one kernel call: (PathKeyBatch for
+    server 0, for server 1, PathSecretBatch); the batches index like lists."""
     n = _check_log_domain(log_domain)
     a = _as_u64_ints(alphas, "alphas", 1 << n).reshape(-1)
     count = a.size
@@ -758,10 +950,7 @@ def path_gen_batch(alphas, log_domain, *, threads=None):
                                _ptr(a, "uint64_t[]"), ffi.NULL, secrets.token_bytes(32 * count), count, n,
                                0, 0, 0, resolve_threads(threads))
         _check_status(st, "path_gen_batch")
-    secrets_ = [PathSecret(n, fin[i].tobytes()) for i in range(count)]
-    fin[:] = 0
-    return ([PathKey(0, n, p0[i].tobytes()) for i in range(count)],
-            [PathKey(1, n, p1[i].tobytes()) for i in range(count)], secrets_)
+    return PathKeyBatch(0, n, p0), PathKeyBatch(1, n, p1), PathSecretBatch(n, fin)
 
 
 def _check_domain(domain) -> int:
@@ -787,11 +976,13 @@ def convert_gen_batch(path_secrets, betas, group="u64", *, domain=0):
     """Algorithm 5 for many paths at once: betas (count, d) (or (count,) for
     scalars) -> CW^{n+1} as a (count, d) uint64 array, in conversion domain
     ``domain`` (module docstring; each path takes one payload per domain)."""
-    path_secrets = list(path_secrets)
-    if not all(isinstance(x, PathSecret) for x in path_secrets):
-        raise TypeError("path_secrets must be PathSecret objects")
-    if len(set(map(id, path_secrets))) != len(path_secrets):
-        raise ValueError("path_secrets has the same path twice")
+    batch = path_secrets if isinstance(path_secrets, PathSecretBatch) else None
+    if batch is None:
+        path_secrets = list(path_secrets)
+        if not all(isinstance(x, PathSecret) for x in path_secrets):
+            raise TypeError("path_secrets must be a PathSecretBatch or PathSecret objects")
+        if len(set(map(id, path_secrets))) != len(path_secrets):
+            raise ValueError("path_secrets has the same path twice")
     domain = _check_domain(domain)
     g = _group(group)
     count = len(path_secrets)
@@ -811,8 +1002,8 @@ def convert_gen_batch(path_secrets, betas, group="u64", *, domain=0):
     d = b.shape[1]
     cw = np.empty((count, d), dtype=np.uint64)
     if count:
-        _claim_domain(path_secrets, domain)
-        finals = b"".join(x._finals for x in path_secrets)
+        _claim_domain([batch] if batch is not None else path_secrets, domain)
+        finals = batch._finals.tobytes() if batch is not None else b"".join(x._finals for x in path_secrets)
         st = lib.secea_dpf_convert_gen(_wptr(cw), finals, _ptr(bb, "uint64_t[]"), count, g.gid, g.p, d, domain)
         _check_status(st, "convert_gen_batch")
     return cw
@@ -841,6 +1032,8 @@ def _path_arrays(keys):
     if isinstance(keys, PathKey):
         return keys.log_domain, np.frombuffer(keys._body, dtype=np.uint8).reshape(1, -1), \
             np.array([keys.party], dtype=np.uint8), True
+    if isinstance(keys, PathKeyBatch):
+        return keys.log_domain, keys._bodies, np.full(len(keys), keys.party, dtype=np.uint8), False
     if isinstance(keys, (Key, KeyBatch)):
         ref, bodies, parties, single = _key_arrays(keys, allow_early=False)
         return ref.log_domain, bodies, parties, single

@@ -64,7 +64,7 @@ Deviations from the paper, each documented where it is implemented:
 """
 
 from .messages import AggregateShare, AggregationUpload, RetrievalRequest, RetrievalResponse
-from .params import (AGGREGATION_DOMAIN, UPLOAD_VERSION, SecEmbParams, additive_shares, count_shares,
+from .params import (AGGREGATION_DOMAIN, REQUEST_VERSION, UPLOAD_VERSION, SecEmbParams, additive_shares, count_shares,
                      decode_fixed, encode_fixed, encode_table, gaussian_sigma, pad_or_trunc_idx,
                      unified_m_prime)
 from .parties import Server, User, reconstruct_aggregate
@@ -74,4 +74,4 @@ __all__ = ["SecEmbParams", "User", "Server", "RetrievalRequest", "RetrievalRespo
            "AggregationUpload", "AggregateShare", "pad_or_trunc_idx", "run_round",
            "SecEmbRoundResult", "plaintext_check", "reconstruct_aggregate", "gaussian_sigma",
            "count_shares", "unified_m_prime", "encode_fixed", "decode_fixed", "encode_table",
-           "additive_shares", "AGGREGATION_DOMAIN", "UPLOAD_VERSION"]
+           "additive_shares", "AGGREGATION_DOMAIN", "REQUEST_VERSION", "UPLOAD_VERSION"]

@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import dpf
 from ..common.wire import Reader, Writer
-from .params import UPLOAD_VERSION
+from .params import REQUEST_VERSION, UPLOAD_VERSION
 
 
 # ----------------------------------------------------------------- messages
@@ -26,26 +26,25 @@ class _Msg:
 
 @dataclass
 class RetrievalRequest(_Msg):
-    """User -> server b: m' retrieval keys (scalar, beta = 1 over Z_2^64)."""
+    """User -> server b: m' retrieval keys (scalar, beta = 1 over Z_2^64) as
+    one ``dpf.KeyBatch``.  Layout version 2: the batch's own bytes (one
+    header for all keys) in place of one blob per key."""
     party: int
-    keys: list
+    keys: dpf.KeyBatch
 
     def to_bytes(self) -> bytes:
-        w = Writer(b"SERQ").u64(self.party).u64(len(self.keys))
-        for k in self.keys:
-            w.blob(k.to_bytes())
-        return w.bytes()
+        if not isinstance(self.keys, dpf.KeyBatch):
+            raise TypeError(f"RetrievalRequest.keys must be a dpf.KeyBatch, got {type(self.keys).__name__}")
+        return Writer(b"SERQ", REQUEST_VERSION).u64(self.party).blob(self.keys.to_bytes()).bytes()
 
     @classmethod
     def from_bytes(cls, data) -> "RetrievalRequest":
-        r = Reader(data, b"SERQ", "RetrievalRequest")
-        party, count = _server_id(r.u64(), "RetrievalRequest"), r.u64()
-        if count > 1 << 24:
-            raise ValueError(f"RetrievalRequest: {count} keys is implausible")
-        keys = [dpf.Key.from_bytes(r.blob(1 << 20)) for _ in range(count)]
+        r = Reader(data, b"SERQ", "RetrievalRequest", REQUEST_VERSION)
+        party = _server_id(r.u64(), "RetrievalRequest")
+        keys = dpf.KeyBatch.from_bytes(r.blob(1 << 30))
         r.done()
-        if any(k.party != party for k in keys):
-            raise ValueError("RetrievalRequest: a key belongs to the other server")
+        if keys.party != party:
+            raise ValueError("RetrievalRequest: the keys belong to the other server")
         return cls(party, keys)
 
 

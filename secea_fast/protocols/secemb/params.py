@@ -21,6 +21,8 @@ AGGREGATION_DOMAIN = 1
 # AggregationUpload layout version: 2 since the aggregation converts in its own
 # domain (a version-1 peer would make the sum wrong, so its uploads are refused).
 UPLOAD_VERSION = 2
+# RetrievalRequest layout version: 2 since the keys travel as one KeyBatch.
+REQUEST_VERSION = 2
 
 
 def check_real(x, name, *, positive=False):
@@ -193,7 +195,8 @@ def pad_or_trunc_idx(items, m, m_prime):
     items = item_ids(items)
     if items.size and (items.min() < 0 or items.max() >= m):
         raise ValueError(f"item ids must be in [0, {m})")
-    if len(np.unique(items)) != len(items):
+    srt = np.sort(items)
+    if srt.size > 1 and (srt[1:] == srt[:-1]).any():
         raise ValueError("items has duplicates")
     n = len(items)
     if n >= m_prime:

@@ -36,8 +36,8 @@ class User:
         idx, pos = pad_or_trunc_idx(self.items, P.m, P.m_prime)
         paths0, paths1, secrets_ = dpf.path_gen_batch(idx, P.log_domain, threads=1)
         cws = dpf.convert_gen_batch(secrets_, np.ones(len(idx), dtype=np.uint64))
-        keys0 = [dpf.Key.from_path(p0, cw, vector=False) for p0, cw in zip(paths0, cws)]
-        keys1 = [dpf.Key.from_path(p1, cw, vector=False) for p1, cw in zip(paths1, cws)]
+        keys0 = dpf.KeyBatch.from_paths(paths0, cws, vector=False)
+        keys1 = dpf.KeyBatch.from_paths(paths1, cws, vector=False)
         self._round = {"idx": idx, "pos": pos, "paths": secrets_}
         return RetrievalRequest(0, keys0), RetrievalRequest(1, keys1)
 
@@ -96,9 +96,7 @@ class User:
         if self._round is not None:
             st = self._round
             w.array(st["idx"].astype(np.uint64)).array(st["pos"].astype(np.int64).view(np.uint64))
-            w.u64(len(st["paths"]))
-            for x in st["paths"]:
-                w.blob(x.export_secret())
+            w.blob(st["paths"].export_secret())
         return w.bytes()
 
     @classmethod
@@ -112,7 +110,7 @@ class User:
         if r.flag():
             idx = r.array(1).astype(np.int64)
             pos = r.array(1).view(np.int64)
-            paths = [dpf.PathSecret.import_secret(r.blob(4096)) for _ in range(r.u64())]
+            paths = dpf.PathSecretBatch.import_secret(r.blob(64 + 40 * params.m_prime))
             if not (len(idx) == len(pos) == len(paths) == params.m_prime):
                 raise ValueError("SecEmb user state: round state does not fit m'")
             u._round = {"idx": idx, "pos": pos, "paths": paths}
@@ -145,13 +143,13 @@ class Server:
         P = self.params
         if not isinstance(request, RetrievalRequest) or request.party != self.party:
             raise ValueError(f"expected a RetrievalRequest for server {self.party}")
-        if len(request.keys) != P.m_prime:
-            raise ValueError(f"a request must hold m' = {P.m_prime} keys, got {len(request.keys)}")
-        for k in request.keys:
-            if k.log_domain != P.log_domain or k.vector or k.early:
-                raise ValueError("retrieval keys must be scalar, non-early, of the deployment's log_domain")
-        shares = dpf.eval_full_dot(request.keys, self.table, threads=self.threads)
-        self._requests[user_id] = [k.path_key() for k in request.keys]
+        keys = request.keys
+        if len(keys) != P.m_prime:
+            raise ValueError(f"a request must hold m' = {P.m_prime} keys, got {len(keys)}")
+        if keys.log_domain != P.log_domain or keys.vector or keys.early or keys.group != "u64":
+            raise ValueError("retrieval keys must be scalar u64, non-early, of the deployment's log_domain")
+        shares = dpf.eval_full_dot(keys, self.table, threads=self.threads)
+        self._requests[user_id] = keys.path_keys()
         return RetrievalResponse(self.party, shares)
 
     def export_requests(self) -> bytes:
@@ -162,10 +160,7 @@ class Server:
         for uid in sorted(self._requests):
             if isinstance(uid, bool) or not isinstance(uid, (int, np.integer)) or uid < 0:
                 raise TypeError(f"export_requests needs non-negative int user ids, got {uid!r}")
-            keys = self._requests[uid]
-            w.u64(int(uid)).u64(len(keys))
-            for k in keys:
-                w.blob(k.to_bytes())
+            w.u64(int(uid)).blob(self._requests[uid].to_bytes())
         return w.bytes()
 
     def import_requests(self, data) -> None:
@@ -175,12 +170,14 @@ class Server:
             raise ValueError(f"SecEmb server state: saved by the other server, not server {self.party}")
         req = {}
         for _ in range(r.u64()):
-            uid, count = r.u64(), r.u64()
+            uid = r.u64()
             if req and uid <= max(req):
                 raise ValueError("SecEmb server state: user ids must be strictly increasing")
-            if count != self.params.m_prime:
-                raise ValueError(f"SecEmb server state: user {uid} has {count} paths, m' = {self.params.m_prime}")
-            req[uid] = [dpf.PathKey.from_bytes(r.blob(1 << 20)) for _ in range(count)]
+            paths = dpf.PathKeyBatch.from_bytes(r.blob(64 + (32 + 16 * 64) * self.params.m_prime))
+            if len(paths) != self.params.m_prime or paths.party != self.party:
+                raise ValueError(f"SecEmb server state: user {uid} has {len(paths)} paths of server "
+                                 f"{paths.party}, m' = {self.params.m_prime}")
+            req[uid] = paths
         r.done()
         self._requests = req
 
@@ -203,12 +200,12 @@ class Server:
             if up.cws.shape != (P.m_prime, P.d) or up.dense.shape != (P.dense_size,):
                 raise ValueError(f"user {uid!r}: upload shapes {up.cws.shape}, {up.dense.shape} do not match "
                                  f"({P.m_prime}, {P.d}) and ({P.dense_size},)")
-            paths_all.extend(paths)
+            paths_all.append(paths)
             cws_all.append(up.cws)
             dense += up.dense
         if paths_all:
             # one fused walk + conversion over every upload: no leaf states in memory
-            dpf.path_convert_accumulate(acc, paths_all, self.party, np.concatenate(cws_all),
+            dpf.path_convert_accumulate(acc, dpf.PathKeyBatch.concat(paths_all), self.party, np.concatenate(cws_all),
                                         domain=AGGREGATION_DOMAIN, threads=self.threads)
         self._requests = {}
         if noise_sigma:
