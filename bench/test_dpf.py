@@ -9,9 +9,10 @@ Targets (the project's, DPF kernels): full domain 2^20 with 64-bit outputs <= 1 
 (early termination) and at least as fast as OpenSSL producing the same AES
 blocks; key generation <= 2 us per key for log_domain <= 24.
 
-AES block counts: a default key over 2^n costs 2 (2^n - 1) tree blocks +
-2^n conversion blocks; an early key (Z_2^64: 2 outputs per leaf) costs
-2 (2^(n-1) - 1) + 2^(n-1).  sycret's keys are fixed to a 2^32 domain (tree
+AES block counts: a full-depth key (early=False) over 2^n costs
+2 (2^n - 1) tree blocks + 2^n conversion blocks; a default key (early
+termination, e = 3 for Z_2^64: 8 outputs per leaf) costs 2 (2^(n-3) - 1) +
+4 2^(n-3).  sycret's keys are fixed to a 2^32 domain (tree
 depth 32) and it evaluates point by point (one key row per point); its
 full-domain figure is the measured cost of 2^20 point evaluations (64
 batches of 2^14 points), per_point_us is that divided by 2^20.
@@ -24,13 +25,13 @@ from secea_fast import dpf
 
 N = 20
 # AES blocks: 2 per internal tree node plus the Convert blocks of the leaves
-# (default keys: 1 per leaf; early keys, e = 3: 2^(N-3) leaves x 4 blocks)
+# (full-depth keys: 1 per leaf; default early keys, e = 3: 2^(N-3) leaves x 4 blocks)
 BLOCKS = {False: 2 * (2**N - 1) + 2**N, True: 2 * (2**(N - 3) - 1) + 4 * 2**(N - 3)}
 KEYGEN_COUNT = 10000
 
 
 def _tag(early):
-    return "early" if early else "default"
+    return "default (early)" if early else "full depth (early=False)"
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +143,7 @@ M_ITEMS, D_EMB, USERS = 2**17, 32, 8
 def secemb(rng):
     table = rng.integers(0, 2**64, size=(M_ITEMS, D_EMB), dtype=np.uint64, endpoint=False)
     alphas = rng.integers(0, M_ITEMS, size=USERS).astype(np.uint64)
-    K0, _ = dpf.gen_batch(alphas, np.ones(USERS, dtype=np.uint64), 17)
+    K0, _ = dpf.gen_batch(alphas, np.ones(USERS, dtype=np.uint64), 17, early=False)   # SecEmb keys keep the path
     states = dpf.path_eval_full(K0)
     cws = rng.integers(0, 2**64, size=(USERS, D_EMB), dtype=np.uint64, endpoint=False)
     return table, K0, states, cws

@@ -104,7 +104,7 @@ def test_gen_and_eval_bit_identical_to_twin(group, vector, early, n, backend):
 
 
 def _variant_outputs(rand, alphas):
-    k0, k1 = dpf.gen_batch(alphas, np.arange(1, len(alphas) + 1, dtype=np.uint64), 10, _rand=rand)
+    k0, k1 = dpf.gen_batch(alphas, np.arange(1, len(alphas) + 1, dtype=np.uint64), 10, early=False, _rand=rand)
     e0, _ = dpf.gen_batch(alphas, np.arange(1, len(alphas) + 1, dtype=np.uint64), 10, early=True, _rand=rand)
     v0, _ = dpf.gen_batch(alphas, np.ones((len(alphas), 5), dtype=np.uint64), 10, group="u32", _rand=rand)
     f0, _ = dpf.gen_batch(alphas, np.ones((len(alphas), 3), dtype=np.uint64), 10, group=P61, _rand=rand)
@@ -502,8 +502,32 @@ def _mutate(b, off, value):
     return bytes(b)
 
 
+@pytest.mark.parametrize("group", ["u64", "u32", P61])
+@pytest.mark.parametrize("vector", [False, True])
+def test_early_termination_is_the_default_where_the_payload_allows(group, vector):
+    """Scalar Z_2^64 / Z_2^32 keys are early by default (both the one-key and
+    the batch call); vector and F_p keys keep the full tree; early=False
+    keeps the depth-n path for SecEmb's path reuse.  Either way the shares
+    reconstruct the point function."""
+    beta = rand_beta(group, 3 if vector else None)
+    k0, k1 = dpf.gen(9, beta, 8, group=group)
+    b0, b1 = dpf.gen_batch([9, 200], [beta, beta] if not vector else np.stack([beta, beta]), 8, group=group)
+    expect = group != P61 and not vector
+    assert k0.early == k1.early == b0.early == expect
+    g = dpf._group(group)
+    for a, b in ((k0, k1), (b0[0], b1[0])):
+        full = (dpf.eval_full(a).astype(object) + dpf.eval_full(b).astype(object)) % g.modulus
+        want = np.zeros_like(full)
+        want[9] = np.asarray(beta, dtype=object) % g.modulus
+        assert (full == want).all()
+    if expect:
+        with pytest.raises(ValueError, match="depth-n path"):
+            k0.path_key()
+    assert not dpf.gen(9, beta, 8, group=group, early=False)[0].early
+
+
 def test_malformed_keys_raise_value_error():
-    k0, _ = dpf.gen(5, 9, 6)
+    k0, _ = dpf.gen(5, 9, 6, early=False)
     good = k0.to_bytes()
     L = 6
     cases = {
@@ -627,7 +651,7 @@ def test_input_validation():
         dpf.gen(0, np.array([1, 2], dtype=np.uint64), 4, early=True)
     with pytest.raises(TypeError):
         dpf.gen(0, 1, 4, early=1)
-    k0, _ = dpf.gen(3, 1, 4)
+    k0, _ = dpf.gen(3, 1, 4, early=False)
     with pytest.raises(ValueError, match="xs"):
         dpf.eval_points(k0, [16])
     with pytest.raises(ValueError, match="negative"):

@@ -78,12 +78,12 @@ def _samples():
     out["secemb.AggregateShare"] = (secemb.AggregateShare.from_bytes, secemb.AggregateShare.to_bytes,
                                     [secemb.AggregateShare(1, u64(20, 2), u64(3)).to_bytes()])
 
-    keys = [dpf.gen(5, 9, 6)[0], dpf.gen(3, [1, 2, 3], 5)[1], dpf.gen(33, 2, 8, early=True)[0],
+    keys = [dpf.gen(5, 9, 6, early=False)[0], dpf.gen(3, [1, 2, 3], 5)[1], dpf.gen(33, 2, 8, early=True)[0],
             dpf.gen(2, 7, 4, group="u32")[1], dpf.gen(9, 11, 5, group=EMBEDDING_PRIME)[0]]
     out["dpf.Key"] = (dpf.Key.from_bytes, dpf.Key.to_bytes, [k.to_bytes() for k in keys])
     out["dpf.PathKey"] = (dpf.PathKey.from_bytes, dpf.PathKey.to_bytes,
                           [keys[0].path_key().to_bytes(), keys[1].path_key().to_bytes()])
-    kb = [dpf.gen_batch([1, 6, 2], [4, 5, 6], 5), dpf.gen_batch([3], [[1, 2]], 4, group="u32"),
+    kb = [dpf.gen_batch([1, 6, 2], [4, 5, 6], 5, early=False), dpf.gen_batch([3], [[1, 2]], 4, group="u32"),
           dpf.gen_batch([7, 8], [1, 2], 6, early=True), dpf.gen_batch([1, 2], [3, 4], 4, group=EMBEDDING_PRIME)]
     out["dpf.KeyBatch"] = (dpf.KeyBatch.from_bytes, dpf.KeyBatch.to_bytes, [k[1].to_bytes() for k in kb])
     pb0, _, psb = dpf.path_gen_batch([3, 1, 4], 5)

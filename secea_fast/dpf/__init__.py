@@ -38,8 +38,12 @@ Construction (csrc/dpf/, bit-identical to the pure-Python twin
   early (e = 3 for Z_2^64, 4 for Z_2^32): four Convert blocks then hold the
   2^e outputs of a leaf and CW^{n+1} is 512 bits.  A 2^n domain costs
   2^(n-e+1) tree blocks plus 2^(n-1) conversion blocks: 0.75 2^n for e = 3
-  (e = 1: 1.5 2^n, 1.44 ms at n = 20; e = 2: 2^n, 1.09 ms; e = 3: 0.81 ms).  Default keys keep
-  the depth-n path, so SecEmb can reuse it (``path_key``, ``Key.from_path``).
+  (e = 1: 1.5 2^n, 1.44 ms at n = 20; e = 2: 2^n, 1.09 ms; e = 3: 0.81 ms).  It is the
+  default (``early=None``) wherever the payload allows it: scalar Z_2^64 /
+  Z_2^32 payloads.  Vector and F_p payloads keep the depth-n tree (a leaf
+  cannot pack several outputs of them), and so do keys made with
+  ``early=False``, which SecEmb uses to reuse the path (``path_key``,
+  ``Key.from_path``, ``path_gen``).
 
 Deviations from the paper (documented, tested):
 
@@ -51,8 +55,9 @@ Deviations from the paper (documented, tested):
 * Convert for vector payloads and F_p is specified here (the paper leaves
   it abstract); F_p conversion has statistical distance <= p / 2^128 from
   uniform.
-* Early termination (an option, off by default) shortens the tree; such keys
-  have no depth-n path and cannot be split into path + CW.
+* Early termination (the default for scalar Z_2^64 / Z_2^32 payloads)
+  shortens the tree; such keys have no depth-n path and cannot be split into
+  path + CW.
 
 Key bytes (``Key.to_bytes``): a 24-byte little-endian header
 ``magic "SDPF" | version u8 | party u8 | log_domain u8 | flags u8 (bit 0
@@ -744,19 +749,27 @@ def _gen_raw(alphas, betas, n, g, early, vector, d, rand, threads):
     return (KeyBatch(0, n, g, d, vector, early, k0), KeyBatch(1, n, g, d, vector, early, k1))
 
 
-def _check_early(early, g, vector):
+def _check_early(early, g, vector) -> bool:
+    """early=None (the default): early termination wherever the payload
+    allows it, i.e. scalar payloads over Z_2^64 / Z_2^32; vector and F_p
+    payloads have no packed leaf, so they keep the full-depth tree."""
+    if early is None:
+        return g.gid != 2 and not vector
     if not isinstance(early, bool):
-        raise TypeError(f"early must be a bool, got {type(early).__name__}")
+        raise TypeError(f"early must be a bool or None, got {type(early).__name__}")
     if early and (g.gid == 2 or vector):
         raise ValueError("early=True needs a scalar beta in group 'u64' or 'u32'")
+    return early
 
 
-def gen(alpha, beta, log_domain, group="u64", early=False, *, _rand=None):
+def gen(alpha, beta, log_domain, group="u64", early=None, *, _rand=None):
     """Keys (k0, k1) of f(alpha) = beta, f(x) = 0 elsewhere, x in [0, 2^log_domain).
 
     beta: an int (scalar payload) or a 1-D uint64 array / list of d ints (each
-    reduced: < 2^64, < 2^32 or < p).  ``early=True`` (scalar u64/u32 only)
-    gives keys for fast full-domain evaluation without a depth-n path.
+    reduced: < 2^64, < 2^32 or < p).  ``early``: None (default) terminates the
+    tree early wherever the payload allows it (scalar u64/u32: fast
+    full-domain evaluation, no depth-n path); False keeps the depth-n path
+    (``Key.path_key``); True insists on early termination.
 
     >>> k0, k1 = gen(5, 42, 4)
     >>> [(int(eval_points(k0, x)) + int(eval_points(k1, x))) % 2**64 for x in (5, 6)]
@@ -766,29 +779,32 @@ def gen(alpha, beta, log_domain, group="u64", early=False, *, _rand=None):
     n = _check_log_domain(log_domain)
     alpha = _check_alpha(alpha, n)
     b, vector = _check_beta(beta, g)
-    _check_early(early, g, vector)
+    early = _check_early(early, g, vector)
     rand = secrets.token_bytes(32) if _rand is None else bytes(_rand)
     if len(rand) != 32:
         raise ValueError("_rand must be 32 bytes")
-    if g.gid == 0 and not vector and not early:
+    if g.gid == 0 and not vector:
         # one scalar key: the kernel straight on bytearrays (a single call then costs
         # what the batched path costs per key plus the argument checks)
-        size = _body_size(n, 1, g.width)
+        e = _early_e(g, n) if early else 0
+        ncw = 1 << e
+        betas = ffi.new(f"uint64_t[{ncw}]")
+        betas[alpha & (ncw - 1)] = int(b[0])      # an early leaf holds beta at alpha mod 2^e
+        size = _body_size(n - e, ncw, g.width)
         k0, k1 = bytearray(size), bytearray(size)
         st = lib.secea_dpf_gen(ffi.from_buffer(k0), ffi.from_buffer(k1), ffi.NULL,
-                               ffi.new("uint64_t[1]", [alpha]), ffi.new("uint64_t[1]", [int(b[0])]),
-                               rand, 1, n, 0, 0, 1, 1)
+                               ffi.new("uint64_t[1]", [alpha >> e]), betas, rand, 1, n - e, 0, 0, ncw, 1)
         _check_status(st, "gen")
-        return Key(0, n, g, 1, False, False, k0), Key(1, n, g, 1, False, False, k1)
+        return Key(0, n, g, 1, False, early, k0), Key(1, n, g, 1, False, early, k1)
     b0, b1 = _gen_raw(np.array([alpha], dtype=np.uint64), b.reshape(1, -1), n, g, early, vector, b.size, rand, 1)
     return b0[0], b1[0]
 
 
-def gen_batch(alphas, betas, log_domain, group="u64", early=False, *, threads=None, _rand=None):
+def gen_batch(alphas, betas, log_domain, group="u64", early=None, *, threads=None, _rand=None):
     """Key batches (K0, K1) for many point functions at once.
 
     alphas: (count,) ints; betas: (count,) for scalar payloads, (count, d)
-    for vector payloads, or one int for all keys."""
+    for vector payloads, or one int for all keys; ``early`` as for ``gen``."""
     g = _group(group)
     n = _check_log_domain(log_domain)
     threads = resolve_threads(threads)
@@ -815,7 +831,7 @@ def gen_batch(alphas, betas, log_domain, group="u64", early=False, *, threads=No
             raise ValueError(f"betas must be 1-D (scalars) or 2-D (vectors), got shape {b.shape}")
         if b.shape[0] != count:
             raise ValueError(f"betas has {b.shape[0]} rows for {count} alphas")
-    _check_early(early, g, vector)
+    early = _check_early(early, g, vector)
     rand = secrets.token_bytes(32 * count) if _rand is None else bytes(_rand)
     if len(rand) != 32 * count:
         raise ValueError("_rand must be 32 bytes per key")
