@@ -290,15 +290,50 @@ def test_parsers_refuse_parties_other_than_the_two_servers(cls, magic):
             cls.from_bytes(w.bytes())
 
 
-def test_version_1_uploads_are_refused():
-    """Version-1 uploads converted in the retrieval's domain: a server of this
-    version would sum them into garbage, so it refuses them."""
+@pytest.mark.parametrize("old", [1, 2])
+def test_older_uploads_are_refused(old):
+    """Version-1 uploads converted in the retrieval's domain and version-2
+    uploads carry no ring width: a server of this version would sum them
+    into garbage, so it refuses them."""
     P = SecEmbParams(m=16, d=2, m_prime=2)
     u = User(P, [1])
     u.retrieval_request()
     up0, _ = u.aggregation_upload(np.ones((1, 2)))
     raw = bytearray(up0.to_bytes())
-    assert raw[4] == 2
-    raw[4] = 1
+    assert raw[4] == 3
+    raw[4] = old
     with pytest.raises(ValueError, match="version"):
         AggregationUpload.from_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_aggregation_over_z_2_32_is_exact_and_half_the_upload(dense):
+    """agg_bits = 32 (the paper's b = 32): the round is bit for bit equal to
+    plaintext fixed point, the uploads take 4 bytes per element, a server
+    refuses an upload of the other ring width, and a value outside the
+    32-bit per-user range is refused before anything is sent."""
+    Q, items, grads = _small_round_args()
+    m, d = Q.shape
+    dn = [np.full(3, 0.25 * (u + 1)) for u in range(len(items))] if dense else None
+    r64 = secemb.run_round(Q, items, grads, 3, dense=dn, verify=True)
+    r32 = secemb.run_round(Q, items, grads, 3, dense=dn, verify=True, agg_bits=32)
+    assert r32.verified and np.array_equal(r32.aggregate, r64.aggregate)
+    if dense:
+        assert np.array_equal(r32.dense, r64.dense)
+    m, d = Q.shape
+    # each of the m' x d correction elements and dense shares: 4 bytes instead of 8
+    assert r64.bytes_up["aggregation"] - r32.bytes_up["aggregation"] == 4 * (3 * d + (3 if dense else 0))
+    P32 = SecEmbParams(m=m, d=d, m_prime=3, agg_bits=32)
+    P64 = SecEmbParams(m=m, d=d, m_prime=3)
+    u = User(P64, items[0])
+    table = secemb.encode_table(Q, P32)
+    srv = secemb.Server(0, P32, table)
+    srv.answer(0, u.retrieval_request()[0])
+    with pytest.raises(ValueError, match="Z_2"):
+        srv.aggregate({0: u.aggregation_upload(grads[0])[0]})
+    u32 = User(P32, items[0])
+    u32.retrieval_request()
+    with pytest.raises(ValueError, match="range"):
+        u32.aggregation_upload(np.full((len(items[0]), d), P32.user_bound * 2))
+    with pytest.raises(ValueError, match="agg_bits"):
+        SecEmbParams(m=m, d=d, m_prime=3, agg_bits=16)

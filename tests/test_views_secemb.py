@@ -103,8 +103,8 @@ def request_words(req):
     return [np.frombuffer(k.to_bytes()[24:], dtype="<u8") for k in req.keys]
 
 
-def single_user_view(items, grads, dense, b, user_cls=User):
-    u = user_cls(PARAMS, items)
+def single_user_view(items, grads, dense, b, user_cls=User, params=PARAMS):
+    u = user_cls(params, items)
     req = u.retrieval_request()[b]
     up = u.aggregation_upload(grads, dense)[b]
     count = secemb.count_shares(len(items))[b]
@@ -112,8 +112,8 @@ def single_user_view(items, grads, dense, b, user_cls=User):
     return np.concatenate(words).astype(np.uint64)
 
 
-def draw(items, grads, dense, b, user_cls=User, rounds=ROUNDS):
-    return np.stack([single_user_view(items, grads, dense, b, user_cls) for _ in range(rounds)])
+def draw(items, grads, dense, b, user_cls=User, rounds=ROUNDS, params=PARAMS):
+    return np.stack([single_user_view(items, grads, dense, b, user_cls, params) for _ in range(rounds)])
 
 
 class _LeakyUser(User):
@@ -154,6 +154,16 @@ def test_server_view_hides_gradients(b):
     """The same 8 items with two different gradient sets (and dense updates)."""
     assert_same_distribution(draw(ITEMS_MANY, GRADS_MANY, DENSE_A, b),
                              draw(ITEMS_MANY, GRADS_MANY_B, DENSE_B, b))
+
+
+@pytest.mark.parametrize("b", [0, 1])
+def test_server_view_hides_items_and_gradients_over_z_2_32(b):
+    """The aggregation over Z_2^32 (agg_bits = 32): correction words and dense
+    shares are 32-bit, and the view still does not depend on the items, their
+    number or the gradients."""
+    P32 = SecEmbParams(m=M, d=D, m_prime=MP, n_users=4, dense_size=2, agg_bits=32)
+    assert_same_distribution(draw(ITEMS_FEW, GRADS_FEW, DENSE_A, b, params=P32),
+                             draw(ITEMS_MANY, GRADS_MANY_B, DENSE_B, b, params=P32))
 
 
 def test_view_check_detects_the_shared_conversion_leak():

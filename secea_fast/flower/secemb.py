@@ -74,7 +74,7 @@ ROLES = ("user", "server1")
 def _params(cfg: dict) -> SecEmbParams:
     return SecEmbParams(m=int(cfg["m"]), d=int(cfg["d"]), m_prime=int(cfg["m_prime"]),
                         frac_bits=int(cfg["frac_bits"]), n_users=int(cfg["n_users"]),
-                        dense_size=int(cfg["dense_size"]))
+                        dense_size=int(cfg["dense_size"]), agg_bits=int(cfg.get("agg_bits", 64)))
 
 
 def _table_bytes(table: np.ndarray) -> bytes:
@@ -239,11 +239,13 @@ class SecEmbStageRunner:
     as :func:`secea_fast.flower.records.grid_exchange`).  ``Q``: the m x d
     float item table (public to both servers); ``m_prime``, ``frac_bits``,
     ``n_users`` (default: the number of users), ``dense_size``,
-    ``noise_sigma`` (each server's Gaussian noise, Appendix G)."""
+    ``noise_sigma`` (each server's Gaussian noise, Appendix G), ``agg_bits``
+    (the aggregation ring Z_2^b, 64 or 32: ``SecEmbParams``)."""
 
     def __init__(self, exchange, *, m_prime, frac_bits=16, n_users=None, dense_size=0,
-                 noise_sigma=0.0, threads=None):
+                 noise_sigma=0.0, threads=None, agg_bits=64):
         self.exchange = exchange
+        self.agg_bits = agg_bits
         self.m_prime, self.frac_bits, self.n_users = m_prime, frac_bits, n_users
         self.dense_size, self.noise_sigma, self.threads = dense_size, float(noise_sigma), threads
         self.server1 = None
@@ -283,11 +285,12 @@ class SecEmbStageRunner:
             raise RuntimeError("SecEmb needs at least one user node")
         Q = np.asarray(Q, dtype=np.float64)
         params = SecEmbParams(m=Q.shape[0], d=Q.shape[1], m_prime=self.m_prime, frac_bits=self.frac_bits,
-                              n_users=self.n_users or len(users), dense_size=self.dense_size)
+                              n_users=self.n_users or len(users), dense_size=self.dense_size,
+                              agg_bits=self.agg_bits)
         table = encode_table(Q, params)
         base = {"round": int(round_index), "m": params.m, "d": params.d, "m_prime": params.m_prime,
                 "frac_bits": params.frac_bits, "n_users": params.n_users,
-                "dense_size": params.dense_size}
+                "dense_size": params.dense_size, "agg_bits": params.agg_bits}
         uid = {x: i for i, x in enumerate(users)}
         res.users = dict(uid)
         # 2. retrieval requests

@@ -66,23 +66,51 @@ class RetrievalResponse(_Msg):
         return cls(party, shares)
 
 
+def _pack(a: np.ndarray, bits: int) -> bytes:
+    return np.ascontiguousarray(a, dtype="<u8" if bits == 64 else "<u4").tobytes()
+
+
+def _unpack(r: Reader, bits: int, shape, what: str) -> np.ndarray:
+    size = int(np.prod(shape)) * bits // 8
+    raw = r.blob(1 << 34)
+    if len(raw) != size:
+        raise ValueError(f"AggregationUpload: {what} has {len(raw)} bytes, its shape needs {size}")
+    return np.frombuffer(raw, dtype="<u8" if bits == 64 else "<u4").astype(np.uint64).reshape(shape)
+
+
 @dataclass
 class AggregationUpload(_Msg):
-    """User -> server b: CW^{n+1} per slot (m' x d) and a dense share."""
+    """User -> server b: CW^{n+1} per slot (m' x d) and a dense share, in the
+    aggregation ring Z_2^bits (uint64 arrays of values < 2^bits in memory;
+    on the wire each element takes bits / 8 bytes)."""
     party: int
     cws: np.ndarray
     dense: np.ndarray
+    bits: int = 64
 
     def to_bytes(self) -> bytes:
-        return Writer(b"SEUP", UPLOAD_VERSION).u64(self.party).array(self.cws).array(self.dense).bytes()
+        if self.bits not in (32, 64):
+            raise ValueError(f"AggregationUpload: bits must be 32 or 64, got {self.bits}")
+        c, d = np.asarray(self.cws), np.asarray(self.dense)
+        if c.ndim != 2 or d.ndim != 1:
+            raise ValueError("AggregationUpload: cws must be 2-D and dense 1-D")
+        return (Writer(b"SEUP", UPLOAD_VERSION).u64(self.party).u64(self.bits).u64(c.shape[0]).u64(c.shape[1])
+                .u64(d.size).blob(_pack(c, self.bits)).blob(_pack(d, self.bits)).bytes())
 
     @classmethod
     def from_bytes(cls, data) -> "AggregationUpload":
         r = Reader(data, b"SEUP", "AggregationUpload", UPLOAD_VERSION)
         party = _server_id(r.u64(), "AggregationUpload")
-        cws, dense = r.array(2), r.array(1)
+        bits = r.u64()
+        if bits not in (32, 64):
+            raise ValueError(f"AggregationUpload: bits must be 32 or 64, got {bits}")
+        rows, cols, nd = r.u64(), r.u64(), r.u64()
+        if max(rows, cols, nd) > 1 << 34 or rows * cols > 1 << 34:
+            raise ValueError("AggregationUpload: implausible shape")
+        cws = _unpack(r, bits, (rows, cols), "cws")
+        dense = _unpack(r, bits, (nd,), "dense")
         r.done()
-        return cls(party, cws, dense)
+        return cls(party, cws, dense, bits)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from ...prg import Prg, random_seed
 AGGREGATION_DOMAIN = 1
 # AggregationUpload layout version: 2 since the aggregation converts in its own
 # domain (a version-1 peer would make the sum wrong, so its uploads are refused).
-UPLOAD_VERSION = 2
+UPLOAD_VERSION = 3      # 3: the ring width b and b-bit packing (Z_2^32 uploads are half the bytes)
 # RetrievalRequest layout version: 2 since the keys travel as one KeyBatch.
 REQUEST_VERSION = 2
 
@@ -61,7 +61,11 @@ class SecEmbParams:
     m: number of items; d: embedding size; m_prime: unified number of items per
     user (Appendix C, eq. 11); frac_bits: fixed-point fraction bits;
     n_users: the most users aggregated in one round (n_p of Appendix L.2);
-    dense_size: length of the dense update (0 if none)."""
+    dense_size: length of the dense update (0 if none); agg_bits: the ring
+    Z_2^b of the aggregation (gradients, dense shares, sums): 64 (default)
+    or 32, the paper's precision b = 32 (Appendix K.5), which halves the
+    upload and the servers' conversion work.  Retrieval is over Z_2^64 either
+    way."""
 
     m: int
     d: int
@@ -69,10 +73,13 @@ class SecEmbParams:
     frac_bits: int = 16
     n_users: int = 1024
     dense_size: int = 0
+    agg_bits: int = 64
 
     def __post_init__(self):
-        for name in ("m", "d", "m_prime", "frac_bits", "n_users", "dense_size"):
+        for name in ("m", "d", "m_prime", "frac_bits", "n_users", "dense_size", "agg_bits"):
             check_int(getattr(self, name), name)
+        if self.agg_bits not in (32, 64):
+            raise ValueError(f"agg_bits must be 32 or 64, got {self.agg_bits}")
         if self.m < 1 or self.d < 1 or self.n_users < 1 or self.dense_size < 0:
             raise ValueError("m, d and n_users must be >= 1 and dense_size >= 0")
         if not 1 <= self.m_prime <= self.m:
@@ -80,7 +87,7 @@ class SecEmbParams:
         if not 0 <= self.frac_bits <= 40:
             raise ValueError(f"frac_bits must be in [0, 40], got {self.frac_bits}")
         if self.user_bound_fixed < 1:
-            raise ValueError("n_users is too large for 64-bit fixed point at this frac_bits")
+            raise ValueError(f"n_users is too large for {self.agg_bits}-bit fixed point")
 
     @property
     def log_domain(self) -> int:
@@ -91,9 +98,18 @@ class SecEmbParams:
         return 1 << self.frac_bits
 
     @property
+    def agg_group(self) -> str:
+        """The DPF group of the aggregation payloads: 'u64' or 'u32'."""
+        return "u64" if self.agg_bits == 64 else "u32"
+
+    @property
+    def agg_mask(self) -> np.uint64:
+        return np.uint64((1 << self.agg_bits) - 1)
+
+    @property
     def user_bound_fixed(self) -> int:
-        """R_u in fixed-point units: n_p R_u <= 2^63 - 1, so no sum wraps."""
-        return (2**63 - 1) // self.n_users
+        """R_u in fixed-point units: n_p R_u <= 2^(b-1) - 1 (b = agg_bits), so no sum wraps."""
+        return (2**(self.agg_bits - 1) - 1) // self.n_users
 
     @property
     def user_bound(self) -> float:
@@ -118,6 +134,20 @@ def decode_fixed(u, params: SecEmbParams) -> np.ndarray:
     return np.asarray(u, dtype=np.uint64).view(np.int64) / params.scale
 
 
+def encode_agg(x, params: SecEmbParams) -> np.ndarray:
+    """Fixed point in the aggregation ring Z_2^b: ``encode_fixed`` reduced
+    mod 2^b, as uint64 values < 2^b."""
+    return encode_fixed(x, params) & params.agg_mask
+
+
+def decode_agg(u, params: SecEmbParams) -> np.ndarray:
+    """Values of Z_2^b (any uint64 representatives) as signed fixed point."""
+    u = np.asarray(u, dtype=np.uint64)
+    if params.agg_bits == 32:
+        return (u & params.agg_mask).astype(np.uint32).view(np.int32) / params.scale
+    return u.view(np.int64) / params.scale
+
+
 def encode_table(Q, params: SecEmbParams) -> np.ndarray:
     """The public item table as Z_2^64 fixed point (|Q| < 2^63 / 2^f)."""
     Q = np.asarray(Q, dtype=np.float64)
@@ -137,12 +167,16 @@ def gaussian_sigma(epsilon: float, delta: float, clip: float) -> float:
     return math.sqrt(math.log(1.25 / delta)) * clip / epsilon
 
 
-def additive_shares(x, domain: bytes):
-    """Two-server additive shares over Z_2^64 of a uint64 array: (x - r, r)
-    with r uniform from a fresh CSPRNG seed (wraps mod 2^64 as intended)."""
+def additive_shares(x, domain: bytes, bits: int = 64):
+    """Two-server additive shares over Z_2^bits (64 or 32) of a uint64 array:
+    (x - r, r) mod 2^bits with r uniform from a fresh CSPRNG seed."""
     x = np.asarray(x, dtype=np.uint64)
     r = Prg(random_seed(), domain).uint64(x.size).reshape(x.shape)
-    return x - r, r
+    if bits == 64:
+        return x - r, r
+    mask = np.uint64((1 << bits) - 1)
+    r &= mask
+    return (x - r) & mask, r
 
 
 def count_shares(count: int):

@@ -10,8 +10,8 @@ from ... import dpf
 from ...prg import Prg, random_seed
 from ..common.wire import Reader, Writer
 from .messages import AggregateShare, AggregationUpload, RetrievalRequest, RetrievalResponse
-from .params import (AGGREGATION_DOMAIN, SecEmbParams, additive_shares, check_real, decode_fixed,
-                     encode_fixed, item_ids, pad_or_trunc_idx)
+from .params import (AGGREGATION_DOMAIN, SecEmbParams, additive_shares, check_real, decode_agg, decode_fixed,
+                     encode_agg, item_ids, pad_or_trunc_idx)
 
 
 _USER_STATE = b"SEUs"
@@ -72,20 +72,20 @@ class User:
         rows = np.zeros((P.m_prime, P.d))
         real = st["pos"] >= 0
         rows[real] = g[st["pos"][real]]
-        enc = encode_fixed(rows, P)
-        cws = dpf.convert_gen_batch(st["paths"], enc, domain=AGGREGATION_DOMAIN)
+        enc = encode_agg(rows, P)
+        cws = dpf.convert_gen_batch(st["paths"], enc, group=P.agg_group, domain=AGGREGATION_DOMAIN)
         dense0, dense1 = self._dense_shares(dense)
         self._round = None                    # one upload per round: the paths are spent
-        return AggregationUpload(0, cws, dense0), AggregationUpload(1, cws, dense1)
+        return (AggregationUpload(0, cws, dense0, P.agg_bits), AggregationUpload(1, cws, dense1, P.agg_bits))
 
     def _dense_shares(self, dense):
         P = self.params
         if dense is None:
             dense = np.zeros(P.dense_size)
-        x = encode_fixed(np.asarray(dense, dtype=np.float64).reshape(-1), P)
+        x = encode_agg(np.asarray(dense, dtype=np.float64).reshape(-1), P)
         if x.size != P.dense_size:
             raise ValueError(f"dense must have {P.dense_size} entries, got {x.size}")
-        return additive_shares(x, b"secemb/dense-share")
+        return additive_shares(x, b"secemb/dense-share", P.agg_bits)
 
     def export_state(self) -> bytes:
         """This user's round state (the kept item selection and the secret
@@ -188,7 +188,7 @@ class Server:
         deviation of the Gaussian noise this server adds (Appendix G)."""
         P = self.params
         noise_sigma = check_real(noise_sigma, "noise_sigma")
-        acc = np.zeros((P.m, P.d), dtype=np.uint64)
+        acc = np.zeros((P.m, P.d), dtype=np.uint64 if P.agg_bits == 64 else np.uint32)
         dense = np.zeros(P.dense_size, dtype=np.uint64)
         paths_all, cws_all = [], []
         for uid, up in uploads.items():
@@ -197,6 +197,9 @@ class Server:
                 raise ValueError(f"user {uid!r} uploaded without a retrieval this round")
             if not isinstance(up, AggregationUpload) or up.party != self.party:
                 raise ValueError(f"user {uid!r}: expected an AggregationUpload for server {self.party}")
+            if up.bits != P.agg_bits:
+                raise ValueError(f"user {uid!r}: upload over Z_2^{up.bits}, the deployment aggregates over "
+                                 f"Z_2^{P.agg_bits}")
             if up.cws.shape != (P.m_prime, P.d) or up.dense.shape != (P.dense_size,):
                 raise ValueError(f"user {uid!r}: upload shapes {up.cws.shape}, {up.dense.shape} do not match "
                                  f"({P.m_prime}, {P.d}) and ({P.dense_size},)")
@@ -208,10 +211,11 @@ class Server:
             dpf.path_convert_accumulate(acc, dpf.PathKeyBatch.concat(paths_all), self.party, np.concatenate(cws_all),
                                         domain=AGGREGATION_DOMAIN, threads=self.threads)
         self._requests = {}
+        acc = acc.astype(np.uint64)
         if noise_sigma:
             acc += _gaussian_fixed(acc.shape, noise_sigma, P)
             dense += _gaussian_fixed(dense.shape, noise_sigma, P)
-        return AggregateShare(self.party, acc, dense)
+        return AggregateShare(self.party, acc & P.agg_mask, dense & P.agg_mask)
 
 
 def _gaussian_fixed(shape, sigma, params):
@@ -227,4 +231,4 @@ def reconstruct_aggregate(share0: AggregateShare, share1: AggregateShare, params
     """Server 0's reconstruction: (sum of sparse updates m x d, dense sum) as floats."""
     if share0.party != 0 or share1.party != 1:
         raise ValueError("need server 0's and server 1's shares")
-    return decode_fixed(share0.sparse + share1.sparse, params), decode_fixed(share0.dense + share1.dense, params)
+    return decode_agg(share0.sparse + share1.sparse, params), decode_agg(share0.dense + share1.dense, params)

@@ -82,14 +82,15 @@ def plaintext_check(Q, items, grads, params: SecEmbParams, res, *, dense=None, d
 
 def run_round(Q, items, grads, m_prime, *, dense=None, frac_bits=16, n_users=None,
               dropouts=(), noise_sigma=0.0, clip=None, threads=None,
-              verify=False) -> SecEmbRoundResult:
+              verify=False, agg_bits=64) -> SecEmbRoundResult:
     """One SecEmb round run locally with real messages (bytes round-tripped).
 
     ``Q``: m x d float item table; ``items[u]``: user u's rated item ids;
     ``grads[u]``: |items[u]| x d gradient rows; ``dense[u]``: optional dense
     updates; ``dropouts``: users that retrieve but do not upload;
     ``noise_sigma``: the servers' Gaussian noise (Appendix G); ``clip``:
-    per-row gradient clipping.  ``verify``: compare with plaintext
+    per-row gradient clipping; ``agg_bits``: the aggregation ring Z_2^b
+    (64, or the paper's 32: ``SecEmbParams``).  ``verify``: compare with plaintext
     (:func:`plaintext_check`) and raise AssertionError on any difference
     (needs ``noise_sigma == 0``).  Core and wall seconds are equal: the
     parties run one after another."""
@@ -117,7 +118,7 @@ def run_round(Q, items, grads, m_prime, *, dense=None, frac_bits=16, n_users=Non
         drop.add(int(uid))
     dense_size = 0 if dense is None else int(np.asarray(dense[0]).size)
     params = SecEmbParams(m=m, d=d, m_prime=m_prime, frac_bits=frac_bits,
-                          n_users=n_users or max(1, nu), dense_size=dense_size)
+                          n_users=n_users or max(1, nu), dense_size=dense_size, agg_bits=agg_bits)
     table = encode_table(Q, params)
     servers = [Server(0, params, table, threads), Server(1, params, table, threads)]
     users = [User(params, it) for it in items]
