@@ -425,6 +425,35 @@ def test_path_convert_accumulate_equals_unfused(backend, group, dtype, n, m, d):
     assert np.array_equal(sums[0] + sums[1], expect)
 
 
+@pytest.mark.parametrize("n,m,d", [(12, 3883, 64), (6, 40, 3), (1, 2, 1), (9, 512, 17)])
+def test_path_xor_rows_is_the_xor_pir(backend, n, m, d):
+    """Each server's answer is the XOR of the rows whose leaf has t = 1 (its
+    twin from path_eval_full), and the two answers XOR to the selected rows."""
+    alphas = [secrets.randbelow(m) for _ in range(11)]
+    p0, p1, _ = dpf.path_gen_batch(alphas, n)
+    table = np.array([[secrets.randbits(64) for _ in range(d)] for _ in range(m)], dtype=np.uint64)
+    answers = []
+    for keys in (p0, p1):
+        got = dpf.path_xor_rows(keys, table, threads=2)
+        t = dpf.path_eval_full(keys, m)[..., 0] & 1
+        twin = np.array([np.bitwise_xor.reduce(table[tk == 1], axis=0) if tk.any() else np.zeros(d, np.uint64)
+                         for tk in t], dtype=np.uint64)
+        assert np.array_equal(got, twin)
+        assert np.array_equal(dpf.path_xor_rows(keys[3], table), twin[3])
+        answers.append(got)
+    assert np.array_equal(answers[0] ^ answers[1], table[alphas])
+
+
+def test_path_xor_rows_bad_input():
+    p0, _, _ = dpf.path_gen_batch([1, 2], 4)
+    with pytest.raises(TypeError, match="table"):
+        dpf.path_xor_rows(p0, np.zeros((16, 3), dtype=np.int64))
+    with pytest.raises(ValueError, match="rows"):
+        dpf.path_xor_rows(p0, np.zeros((17, 3), dtype=np.uint64))
+    with pytest.raises(ValueError, match="2-D"):
+        dpf.path_xor_rows(p0, np.zeros(16, dtype=np.uint64))
+
+
 def test_path_convert_accumulate_bad_input():
     p0, _, sec = dpf.path_gen_batch([1, 2], 4)
     cws = dpf.convert_gen_batch(sec, np.ones((2, 3), dtype=np.uint64), domain=1)

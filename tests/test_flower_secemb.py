@@ -141,7 +141,7 @@ def test_server0_view_holds_nothing_of_server1():
     loop, _ = _loop(items, grads)
     fsecemb.SecEmbStageRunner(loop, m_prime=8).run(loop.nodes, Q)
     private, windows, lengths = _server0_view_pieces(loop)
-    assert len(private) > 1000
+    assert len(private) > 500              # the search has material: about 960 pieces at this size
     found = private & windows
     assert not found, f"{len(found)} pieces of server 1's plaintext in server 0's view"
     assert all(len(v) == 1 for v in lengths.values()), lengths
@@ -160,7 +160,7 @@ def test_view_check_catches_an_unsealed_channel(monkeypatch):
     loop, _ = _loop(items, grads)
     fsecemb.SecEmbStageRunner(loop, m_prime=8).run(loop.nodes, Q)
     private, windows, _ = _server0_view_pieces(loop, strip)
-    assert len(private & windows) > 1000
+    assert len(private & windows) > 500
 
 
 def test_sealed_channel_binds_purpose_round_and_user():

@@ -117,8 +117,15 @@ def draw(items, grads, dense, b, user_cls=User, rounds=ROUNDS, params=PARAMS):
 
 
 class _LeakyUser(User):
-    """The pre-fix construction: the aggregation conversion reuses the
-    retrieval conversion (domain 0) on the same path."""
+    """The pre-fix construction: eq. 3's retrieval keys (beta = 1, a
+    correction word converted in domain 0) and an aggregation conversion
+    that reuses that domain on the same path."""
+
+    def retrieval_request(self):
+        r0, r1 = super().retrieval_request()
+        cws = dpf.convert_gen_batch(self._round["paths"], np.ones(PARAMS.m_prime, dtype=np.uint64))
+        return (secemb.RetrievalRequest(0, dpf.KeyBatch.from_paths(r0.keys, cws, vector=False)),
+                secemb.RetrievalRequest(1, dpf.KeyBatch.from_paths(r1.keys, cws, vector=False)))
 
     def aggregation_upload(self, grads, dense=None, clip=None):
         st = self._need_round()
@@ -178,17 +185,17 @@ def test_view_check_detects_the_shared_conversion_leak():
     assert min_pvalue_scaled(ga, gb) < 1e-12
 
 
-def test_issue_reproduction_differences_are_not_the_payloads():
-    """cw_agg[i, 0] - cw_ret[i] is no longer +-(beta_agg[0] - 1)."""
+def test_retrieval_carries_no_correction_word():
+    """The XOR retrieval sends the path keys alone: the request is exactly one
+    path-key batch of m' bodies of 32 + 16 n bytes, so no retrieval
+    correction word exists that an aggregation correction word could be
+    subtracted from (the leak the control above reproduces)."""
     P = SecEmbParams(m=64, d=4, m_prime=8)
-    hits = 0
-    for _ in range(20):
-        u = User(P, [3, 17, 40])
-        r0, _ = u.retrieval_request()
-        up0, _ = u.aggregation_upload(np.zeros((3, 4)))
-        diff = up0.cws[:, 0] - np.array([k.correction_word[0] for k in r0.keys], dtype=np.uint64)
-        hits += int(np.isin(diff, np.array([1, 2**64 - 1], dtype=np.uint64)).sum())
-    assert hits == 0
+    u = User(P, [3, 17, 40])
+    r0, r1 = u.retrieval_request()
+    for b, r in ((0, r0), (1, r1)):
+        assert isinstance(r.keys, dpf.PathKeyBatch) and r.keys.party == b
+        assert len(r.keys.to_bytes()) == 24 + 8 + P.m_prime * (32 + 16 * P.log_domain)
 
 
 def multi_user_view_server0(grads_pair):

@@ -1018,9 +1018,53 @@ static void mac_plain(uint64_t *acc, const uint64_t *vals, size_t vs, const uint
     }
 }
 
+/* acc[k*d + col] ^= masks[k*vs + x] & table[x*d + col] (masks all-ones or zero) */
+static void xor_plain(uint64_t *acc, const uint64_t *masks, size_t vs, const uint64_t *table, size_t rows,
+                      size_t d)
+{
+    for (size_t x = 0; x < rows; x++) {
+        const uint64_t *row = table + x * d;
+        for (size_t k = 0; k < DOT_KG; k++) {
+            uint64_t v = masks[k * vs + x];
+            uint64_t *a = acc + k * d;
+            for (size_t col = 0; col < d; col++) a[col] ^= v & row[col];
+        }
+    }
+}
+
 #if SECEA_X86
 #include <immintrin.h>
 #define TGT_MAC SECEA_TARGET("avx512f,avx512dq")
+
+/* xor_plain with AVX-512: a ^= v & row in one ternary-logic operation */
+TGT_MAC static void xor_avx512(uint64_t *acc, const uint64_t *masks, size_t vs, const uint64_t *table,
+                               size_t rows, size_t d)
+{
+    for (size_t c0 = 0; c0 < d; c0 += 16) {
+        size_t wdt = d - c0 < 16 ? d - c0 : 16;
+        __mmask8 m0 = (__mmask8)(wdt >= 8 ? 0xFF : (1u << wdt) - 1);
+        __mmask8 m1 = (__mmask8)(wdt > 8 ? (1u << (wdt - 8)) - 1 : 0);
+        __m512i a[DOT_KG][2];
+        for (int k = 0; k < DOT_KG; k++) {
+            a[k][0] = _mm512_maskz_loadu_epi64(m0, acc + k * d + c0);
+            a[k][1] = _mm512_maskz_loadu_epi64(m1, acc + k * d + c0 + 8);
+        }
+        for (size_t x = 0; x < rows; x++) {
+            const uint64_t *row = table + x * d + c0;
+            __m512i r0 = _mm512_maskz_loadu_epi64(m0, row);
+            __m512i r1 = _mm512_maskz_loadu_epi64(m1, row + 8);
+            for (int k = 0; k < DOT_KG; k++) {
+                __m512i v = _mm512_set1_epi64((long long)masks[k * vs + x]);
+                a[k][0] = _mm512_ternarylogic_epi64(a[k][0], v, r0, 0x78);
+                a[k][1] = _mm512_ternarylogic_epi64(a[k][1], v, r1, 0x78);
+            }
+        }
+        for (int k = 0; k < DOT_KG; k++) {
+            _mm512_mask_storeu_epi64(acc + k * d + c0, m0, a[k][0]);
+            _mm512_mask_storeu_epi64(acc + k * d + c0 + 8, m1, a[k][1]);
+        }
+    }
+}
 
 TGT_MAC static void mac_avx512(uint64_t *acc, const uint64_t *vals, size_t vs, const uint64_t *table,
                                size_t rows, size_t d)
@@ -1062,6 +1106,7 @@ typedef struct {
     uint64_t m, nleaves;
     uint64_t *partial;     /* units x DOT_KG x d */
     int mac512;
+    int xor_mode;          /* path keys: XOR of the rows whose leaf has t = 1 */
 } dot_ctx;
 
 static int dot_unit(void *vctx, size_t unit, void *scratch)
@@ -1095,8 +1140,8 @@ static int dot_unit(void *vctx, size_t unit, void *scratch)
     for (size_t k = 0; k < nk; k++) {
         const uint8_t *kb = c->keys + (grp * DOT_KG + k) * c->key_bytes;
         tree_load(&trees[k], kb, L);
-        load_fcw(g, kb + path_bytes(L), cw[k]);
-        party[k] = c->party[grp * DOT_KG + k] & 1;
+        if (!c->xor_mode) load_fcw(g, kb + path_bytes(L), cw[k]);
+        party[k] = c->party ? c->party[grp * DOT_KG + k] & 1 : 0;
         walk_begin(&w[k], im, &trees[k], lo, hi, tA, tB);
         memcpy(tops + k * c->topcap, w[k].top, 16 * (size_t)(w[k].qhi - w[k].qlo + 1));
         w[k].top = tops + k * c->topcap;
@@ -1110,23 +1155,47 @@ static int dot_unit(void *vctx, size_t unit, void *scratch)
             uint64_t first = slo * ncw;
             uint64_t avail = c->m - first;
             size_t nout = avail < (uint64_t)cnt * ncw ? (size_t)avail : cnt * ncw;
-            leaf_values(im, g, leaves, cnt, cw[k], party[k], conv, vals + k * chunk_x, nout);
+            if (c->xor_mode)
+                for (size_t i = 0; i < nout; i++) vals[k * chunk_x + i] = 0 - (leaves[i].lo & 1);
+            else
+                leaf_values(im, g, leaves, cnt, cw[k], party[k], conv, vals + k * chunk_x, nout);
         }
         uint64_t first = slo * ncw;
         uint64_t last = shi * ncw < c->m ? shi * ncw : c->m;
         size_t rows = (size_t)(last - first);
+        const uint64_t *tab = c->table + first * d;
 #if SECEA_X86
-        if (c->mac512) mac_avx512(acc, vals, chunk_x, c->table + first * d, rows, d);
-        else
+        if (c->mac512) {
+            if (c->xor_mode) xor_avx512(acc, vals, chunk_x, tab, rows, d);
+            else mac_avx512(acc, vals, chunk_x, tab, rows, d);
+        } else
 #endif
-            mac_plain(acc, vals, chunk_x, c->table + first * d, rows, d);
+        if (c->xor_mode) xor_plain(acc, vals, chunk_x, tab, rows, d);
+        else mac_plain(acc, vals, chunk_x, tab, rows, d);
     }
     return 0;
 }
 
+static int dot_run(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, size_t count,
+                   unsigned levels, unsigned e, const uint64_t *table, uint64_t m, size_t d, int threads,
+                   int xor_mode);
+
 int secea_dpf_eval_full_dot(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party,
                             size_t count, unsigned levels, unsigned e, const uint64_t *table, uint64_t m,
                             size_t d, int threads)
+{
+    return dot_run(out, keys, key_bytes, party, count, levels, e, table, m, d, threads, 0);
+}
+
+int secea_dpf_path_xor_rows(uint64_t *out, const uint8_t *paths, size_t path_stride, size_t count,
+                            unsigned levels, const uint64_t *table, uint64_t m, size_t d, int threads)
+{
+    return dot_run(out, paths, path_stride, NULL, count, levels, 0, table, m, d, threads, 1);
+}
+
+static int dot_run(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, size_t count,
+                   unsigned levels, unsigned e, const uint64_t *table, uint64_t m, size_t d, int threads,
+                   int xor_mode)
 {
     if (count == 0 || d == 0) return 0;
     if (e > 30 || ((size_t)1 << e) > DPF_MAX_EARLY_NCW) return -2;   /* cw[] below holds 2^e words */
@@ -1136,6 +1205,7 @@ int secea_dpf_eval_full_dot(uint64_t *out, const uint8_t *keys, size_t key_bytes
     }
     dot_ctx c;
     memset(&c, 0, sizeof c);
+    c.xor_mode = xor_mode;
     c.im = impl_cur();
     grp_init(&c.g, 0, 0, e ? (size_t)1 << e : 1);
     c.keys = keys;
@@ -1167,8 +1237,10 @@ int secea_dpf_eval_full_dot(uint64_t *out, const uint8_t *keys, size_t key_bytes
             size_t grp = u / c.parts;
             size_t nk = count - grp * DOT_KG < DOT_KG ? count - grp * DOT_KG : DOT_KG;
             for (size_t k = 0; k < nk; k++)
-                for (size_t col = 0; col < d; col++)
-                    out[(grp * DOT_KG + k) * d + col] += c.partial[(u * DOT_KG + k) * d + col];
+                for (size_t col = 0; col < d; col++) {
+                    uint64_t *o = &out[(grp * DOT_KG + k) * d + col], v = c.partial[(u * DOT_KG + k) * d + col];
+                    *o = xor_mode ? *o ^ v : *o + v;
+                }
         }
     }
     free(c.partial);

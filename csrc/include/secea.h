@@ -225,6 +225,10 @@ int secea_dpf_convert_accumulate(uint64_t *acc, const uint8_t *states, const uin
 int secea_dpf_path_convert_accumulate(void *acc, const uint8_t *paths, size_t path_stride, int party, const uint64_t *cws, size_t count, uint64_t m, size_t d, unsigned group, unsigned levels, uint64_t domain, int threads);
 /* Over Z_2^64, scalar keys: out[c*d + k] = sum_{x<m} Eval(key_c, x) * table[x*d + k]. */
 int secea_dpf_eval_full_dot(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, size_t count, unsigned levels, unsigned e, const uint64_t *table, uint64_t m, size_t d, int threads);
+/* Two-server PIR on path keys (Boyle, Gilboa, Ishai 2016): the control bits of
+ * the leaves select rows, out[c*d + k] = XOR_{x<m, t_cx = 1} table[x*d + k];
+ * the two servers' outputs XOR to row alpha (t_0x xor t_1x = [x = alpha]). */
+int secea_dpf_path_xor_rows(uint64_t *out, const uint8_t *paths, size_t path_stride, size_t count, unsigned levels, const uint64_t *table, uint64_t m, size_t d, int threads);
 /* The fixed-key hash H_which (0 = left, 1 = right, 2 = convert) on
  * nblocks 16-byte blocks (known answers against the Python twin). */
 void secea_dpf_hash(uint8_t *out, const uint8_t *in, size_t nblocks, int which);

@@ -84,7 +84,7 @@ from .._native import ffi, lib, resolve_threads
 
 __all__ = ["Key", "KeyBatch", "PathKey", "PathKeyBatch", "PathSecret", "PathSecretBatch", "gen", "gen_batch", "eval_points", "eval_full",
            "eval_full_batch", "path_gen", "path_gen_batch", "convert_gen", "convert_gen_batch", "path_eval", "convert_eval", "path_eval_full",
-           "convert_accumulate", "path_convert_accumulate", "eval_full_dot", "split_states", "MAX_LOG_DOMAIN", "MAX_FULL_LOG_DOMAIN",
+           "convert_accumulate", "path_convert_accumulate", "path_xor_rows", "eval_full_dot", "split_states", "MAX_LOG_DOMAIN", "MAX_FULL_LOG_DOMAIN",
            "MAX_PAYLOAD"]
 
 MAX_LOG_DOMAIN = 63          # keys and point evaluation
@@ -1228,6 +1228,34 @@ def path_convert_accumulate(acc, keys, party, cw, *, domain=0, threads=None):
                                                count, m, d, gid, n, domain, resolve_threads(threads))
     _check_status(st, "path_convert_accumulate")
     return acc
+
+
+def path_xor_rows(keys, table, *, threads=None):
+    """Two-server PIR on path keys (Boyle, Gilboa and Ishai's PIR from a DPF):
+    the XOR of the table rows whose leaf has control bit t = 1, for each key.
+    The leaves' control bits of the two servers' keys differ exactly at
+    alpha, so the two outputs XOR to table[alpha].  No conversion and no
+    multiplication: the tree walk plus one masked XOR per row.  table: (m, d)
+    of 64-bit words (uint64 or int64 viewed), m <= 2^n.  Returns (d,) uint64 for
+    one PathKey, (count, d) otherwise."""
+    n, bodies, _, single = _path_arrays(keys)
+    _check_log_domain(n, MAX_FULL_LOG_DOMAIN, "log_domain for full-domain evaluation")
+    if not isinstance(table, np.ndarray) or table.dtype != np.uint64:
+        raise TypeError("table must be a numpy.ndarray of dtype uint64")
+    if table.ndim != 2:
+        raise ValueError(f"table must be 2-D (m, d), got shape {table.shape}")
+    m, d = table.shape
+    if m > (1 << n):
+        raise ValueError(f"table has {m} rows, more than the domain size 2^{n}")
+    table = np.ascontiguousarray(table)
+    bodies = np.ascontiguousarray(bodies)
+    count = bodies.shape[0]
+    out = np.zeros((count, d), dtype=np.uint64)
+    if d and m:
+        st = lib.secea_dpf_path_xor_rows(_wptr(out), _ptr(bodies), bodies.shape[1], count, n,
+                                         _ptr(table, "uint64_t[]"), m, d, resolve_threads(threads))
+        _check_status(st, "path_xor_rows")
+    return out[0] if single else out
 
 
 def eval_full_dot(keys, table, *, threads=None):

@@ -10,20 +10,24 @@ Modules: ``params`` (parameters, fixed point, shares, padding), ``messages``,
 Parties
 -------
 * ``User``: pads or truncates its rated items to m' (Algorithm 1), generates
-  one DPF path per item (Algorithm 7, ``dpf.path_gen``) and the retrieval keys
-  (beta = 1 over Z_2^64), reconstructs its embeddings from the two answers
-  (eq. 4); then encodes its gradient rows as vector payloads on the *same*
-  paths, sending only CW^{n+1} per row (Sec. 4.3.2, Algorithm 5), and
-  additive shares of its dense update (Appendix D).
-* ``Server``: answers retrieval with sum_j Eval(reK, j) Q_j (eq. 3, the fused
-  ``dpf.eval_full_dot``), and aggregates sum_u sum_i ConvertEval(...) over all
-  items j (Algorithm 3) plus the dense shares (eq. 12), optionally adding
-  Gaussian noise to its share (Appendix G, eq. 14).  Server 0 reconstructs.
+  one DPF path per item (Algorithm 7, ``dpf.path_gen_batch``), sends each
+  server its path keys as the retrieval request and reconstructs its
+  embeddings from the two answers (eq. 4, as XOR: below); then encodes its
+  gradient rows as vector payloads on the *same* paths, sending only
+  CW^{n+1} per row (Sec. 4.3.2, Algorithm 5), and additive shares of its
+  dense update (Appendix D).
+* ``Server``: answers retrieval with the XOR of the rows Q_j whose leaf has
+  control bit t_j = 1 (``dpf.path_xor_rows``), and aggregates sum_u sum_i
+  ConvertEval(...) over all items j (Algorithm 3, the fused
+  ``dpf.path_convert_accumulate``) plus the dense shares (eq. 12),
+  optionally adding Gaussian noise to its share (Appendix G, eq. 14).
+  Server 0 reconstructs.
 
-Arithmetic is over Z_2^64 with fixed point: x -> round(x 2^f) as a two's
-complement 64-bit word.  ``SecEmbParams`` derives the per-user range
-R_u = (R - 1)/n_p of Appendix L.2 (R = 2^63 / 2^f) and users refuse values
-outside it, so the sum over n_p users never wraps.
+The table is Z_2^64 fixed point: x -> round(x 2^f) as a two's complement
+64-bit word.  The aggregation is over Z_2^b, b = ``agg_bits`` (64, or the
+paper's 32).  ``SecEmbParams`` derives the per-user range R_u = (R - 1)/n_p
+of Appendix L.2 (R = 2^(b-1) / 2^f) and users refuse values outside it, so
+the sum over n_p users never wraps.
 
 Why reusing the retrieval path for the aggregation is private
 -------------------------------------------------------------
@@ -52,6 +56,16 @@ Deviations from the paper, each documented where it is implemented:
 
 * Algorithm 5 (ConvertGen) on a reused path: the aggregation converts in its
   own domain (above); one Convert for both payloads would leak them.
+* Retrieval (eq. 3) is the XOR form of the DPF PIR of Boyle, Gilboa and Ishai
+  (2016): server b answers z_b = XOR_j t_bj Q_j with the control bits t_bj of
+  its path key's leaves, and since t_0j xor t_1j = [j = alpha] (off-path
+  nodes of the two trees are equal, on-path ones differ in t), z_0 xor z_1 =
+  Q_alpha exactly.  Eq. 3's sum_j Eval_b(j) Q_j over Z_2^64 gives the same
+  row but needs a retrieval correction word per key, one Convert block per
+  leaf and m d 64-bit multiplications per key; the XOR form needs none of
+  them, and a server's view is its path key alone (a subset of what eq. 3
+  gives it), so privacy is unchanged.  The retrieval therefore carries no
+  payload in any conversion domain; the aggregation keeps its own domain.
 
 * Algorithm 2 (PadOrTruncEmb) samples the kept rows independently of
   Algorithm 1; both must keep the *same* items (the gradient of item i must go

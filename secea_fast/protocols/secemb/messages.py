@@ -26,22 +26,22 @@ class _Msg:
 
 @dataclass
 class RetrievalRequest(_Msg):
-    """User -> server b: m' retrieval keys (scalar, beta = 1 over Z_2^64) as
-    one ``dpf.KeyBatch``.  Layout version 2: the batch's own bytes (one
-    header for all keys) in place of one blob per key."""
+    """User -> server b: its m' path keys as one ``dpf.PathKeyBatch`` (the
+    XOR retrieval needs no correction word).  Layout version 3 (2 carried
+    KeyBatch retrieval keys with beta = 1, 1 one blob per key)."""
     party: int
-    keys: dpf.KeyBatch
+    keys: dpf.PathKeyBatch
 
     def to_bytes(self) -> bytes:
-        if not isinstance(self.keys, dpf.KeyBatch):
-            raise TypeError(f"RetrievalRequest.keys must be a dpf.KeyBatch, got {type(self.keys).__name__}")
+        if not isinstance(self.keys, dpf.PathKeyBatch):
+            raise TypeError(f"RetrievalRequest.keys must be a dpf.PathKeyBatch, got {type(self.keys).__name__}")
         return Writer(b"SERQ", REQUEST_VERSION).u64(self.party).blob(self.keys.to_bytes()).bytes()
 
     @classmethod
     def from_bytes(cls, data) -> "RetrievalRequest":
         r = Reader(data, b"SERQ", "RetrievalRequest", REQUEST_VERSION)
         party = _server_id(r.u64(), "RetrievalRequest")
-        keys = dpf.KeyBatch.from_bytes(r.blob(1 << 30))
+        keys = dpf.PathKeyBatch.from_bytes(r.blob(1 << 30))
         r.done()
         if keys.party != party:
             raise ValueError("RetrievalRequest: the keys belong to the other server")
@@ -50,7 +50,7 @@ class RetrievalRequest(_Msg):
 
 @dataclass
 class RetrievalResponse(_Msg):
-    """Server b -> user: m' x d shares of the requested rows (eq. 3)."""
+    """Server b -> user: m' x d XOR shares of the requested rows (eq. 3, XOR form)."""
     party: int
     shares: np.ndarray
 

@@ -15,14 +15,16 @@ from ...prg import Prg, random_seed
 
 
 
-# Conversion domain of the aggregation payloads on the retrieval paths (the
-# retrieval keys use domain 0): module docstring, "Why reusing ... is private".
+# Conversion domain of the aggregation payloads on the retrieval paths (domain
+# 0 is that of ordinary keys; the XOR retrieval converts nothing): package
+# docstring, "Why reusing ... is private".
 AGGREGATION_DOMAIN = 1
 # AggregationUpload layout version: 2 since the aggregation converts in its own
 # domain (a version-1 peer would make the sum wrong, so its uploads are refused).
 UPLOAD_VERSION = 3      # 3: the ring width b and b-bit packing (Z_2^32 uploads are half the bytes)
-# RetrievalRequest layout version: 2 since the keys travel as one KeyBatch.
-REQUEST_VERSION = 2
+# RetrievalRequest layout version: 3 since the request is the path keys of the
+# XOR retrieval as one PathKeyBatch.
+REQUEST_VERSION = 3
 
 
 def check_real(x, name, *, positive=False):

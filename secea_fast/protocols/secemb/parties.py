@@ -31,18 +31,17 @@ class User:
         self._round = None
 
     def retrieval_request(self):
-        """Algorithm 1 + PathGen + retrieval keys: (request to server 0, to server 1)."""
+        """Algorithm 1 + PathGen: (request to server 0, to server 1), each the
+        server's path keys (the XOR retrieval of the package docstring)."""
         P = self.params
         idx, pos = pad_or_trunc_idx(self.items, P.m, P.m_prime)
         paths0, paths1, secrets_ = dpf.path_gen_batch(idx, P.log_domain, threads=1)
-        cws = dpf.convert_gen_batch(secrets_, np.ones(len(idx), dtype=np.uint64))
-        keys0 = dpf.KeyBatch.from_paths(paths0, cws, vector=False)
-        keys1 = dpf.KeyBatch.from_paths(paths1, cws, vector=False)
         self._round = {"idx": idx, "pos": pos, "paths": secrets_}
-        return RetrievalRequest(0, keys0), RetrievalRequest(1, keys1)
+        return RetrievalRequest(0, paths0), RetrievalRequest(1, paths1)
 
     def reconstruct(self, resp0: RetrievalResponse, resp1: RetrievalResponse) -> np.ndarray:
-        """Eq. 4: the rows of Q at this user's items (NaN for items dropped by truncation)."""
+        """Eq. 4 in XOR form: the rows of Q at this user's items (NaN for items
+        dropped by truncation)."""
         st = self._need_round()
         P = self.params
         for r, b in ((resp0, 0), (resp1, 1)):
@@ -50,7 +49,7 @@ class User:
                 raise ValueError(f"expected server {b}'s RetrievalResponse")
             if r.shares.shape != (P.m_prime, P.d):
                 raise ValueError(f"a response must have shape ({P.m_prime}, {P.d}), got {r.shares.shape}")
-        rows = decode_fixed(resp0.shares + resp1.shares, P)      # wraps mod 2^64 as intended
+        rows = decode_fixed(resp0.shares ^ resp1.shares, P)
         out = np.full((len(self.items), P.d), np.nan)
         real = st["pos"] >= 0
         out[st["pos"][real]] = rows[real]
@@ -139,17 +138,19 @@ class Server:
         self._requests = {}
 
     def answer(self, user_id, request: RetrievalRequest) -> RetrievalResponse:
-        """Eq. 3 for every key of the request; remembers the paths for aggregation."""
+        """The XOR retrieval (eq. 3's deviation in the package docstring) for
+        every path key of the request; remembers the paths for aggregation."""
         P = self.params
         if not isinstance(request, RetrievalRequest) or request.party != self.party:
             raise ValueError(f"expected a RetrievalRequest for server {self.party}")
         keys = request.keys
         if len(keys) != P.m_prime:
             raise ValueError(f"a request must hold m' = {P.m_prime} keys, got {len(keys)}")
-        if keys.log_domain != P.log_domain or keys.vector or keys.early or keys.group != "u64":
-            raise ValueError("retrieval keys must be scalar u64, non-early, of the deployment's log_domain")
-        shares = dpf.eval_full_dot(keys, self.table, threads=self.threads)
-        self._requests[user_id] = keys.path_keys()
+        if keys.log_domain != P.log_domain:
+            raise ValueError(f"retrieval paths must have the deployment's log_domain {P.log_domain}, "
+                             f"got {keys.log_domain}")
+        shares = dpf.path_xor_rows(keys, self.table, threads=self.threads)
+        self._requests[user_id] = keys
         return RetrievalResponse(self.party, shares)
 
     def export_requests(self) -> bytes:
