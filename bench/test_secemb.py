@@ -9,9 +9,9 @@ and, for the server, the fraction of the AES limit reached: the AES blocks a
 server must compute over the AES ceiling measured in the same run
 (``secea_aes_peak``: 8 independent chains of AES rounds on registers, no
 memory traffic).  Blocks per user and key: 2 per internal node of the path
-tree over m leaves (2 (m - 1)) for each of retrieval and aggregation, plus 1
-Convert block per leaf for the retrieval and d b / 128 per leaf for the
-aggregation (32 at b = 64, 16 at b = 32).
+tree over m leaves (2 (m - 1)) for each of retrieval and aggregation, plus
+d b / 128 Convert blocks per leaf for the aggregation (32 at b = 64, 16 at
+b = 32); the XOR retrieval converts nothing.
 
 ``test_secemb_users``: the per-server cost from 100 to 500 users at b = 32, one
 thread (Table 14's columns).
@@ -54,7 +54,7 @@ def aes_peak():
 
 def _server_blocks(users, bits):
     tree = 2 * (M - 1)
-    retrieval = users * MP * (tree + M)
+    retrieval = users * MP * tree
     aggregation = users * MP * (tree + M * (D * bits // 128))
     return retrieval, aggregation
 
