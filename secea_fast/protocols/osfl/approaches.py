@@ -29,9 +29,9 @@ serialized messages (``ShareMessage``, ``Query``, ``Answer``), count payload
 field elements and bytes per stage, and check the result against plaintext
 with ``verify``.  Exact element counts per instance: ``osfl.elements``.
 
-This module is longer than most because it holds three protocols and the
-driver they share; they are kept together since they differ only in their
-codes and share every message, check and measurement.
+Length (about 700 lines): three protocols and the driver they share, kept
+together because they differ only in their codes and share every message,
+check and measurement.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ from ...nt import primitive_root
 from ...prg import Prg, random_seed
 from .costs import star_product_k
 from .messages import Answer, Query, ShareMessage
-from .params import DOMAIN, Assignment, check_objective, check_rng, lincomb, powers
+from .params import DOMAIN, Assignment, check_objective, check_rng, evaluate, lincomb, powers
 from .round import OSFLRoundResult, check_label_tensor
 
 __all__ = ["ApproachResult", "Approach2", "StarProduct", "GXSTPIR", "approach2", "star_product", "gxstpir"]
@@ -177,7 +177,7 @@ class Approach2:
         C = np.empty((self.k_C, self.cols), dtype=_U64)
         C[:self.K] = _strided_rows(labels, self.K, self.P, self.c)
         rng.field_into(C[self.K:], self.p)
-        return linalg.matmul(self.V, C, self.p)
+        return evaluate(self.V, C, self.p)
 
     def queries(self, j, rng) -> dict:
         k = rng.field(self.T * self.z_q, self.p).reshape(self.T, self.z_q)
@@ -300,7 +300,7 @@ class StarProduct:
         C = np.empty((self.k_C, self.cols), dtype=_U64)
         C[:self.K] = _strided_rows(labels, self.K, self.P, self.c)
         rng.field_into(C[self.K:], self.p)
-        return linalg.matmul(self.V, C, self.p)
+        return evaluate(self.V, C, self.p)
 
     def queries(self, j, rng) -> dict:
         """{i: Query}: values (R, T, b) flattened; objectives lists t per value."""
@@ -428,7 +428,7 @@ class GXSTPIR:
         V = self._V.get(t)
         if V is None:
             V = self._V[t] = poly.vandermonde(self.points[list(self.members(t))], zs + 1, p)
-        return linalg.matmul(V, C, p)
+        return evaluate(V, C, p)
 
     def queries(self, j, rng) -> dict:
         n, T, L, p = self.n, self.T, self.L, self.p

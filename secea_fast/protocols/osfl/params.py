@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import field, linalg, poly
+from ... import field, linalg, poly, tuning
 from ..._checks import check_elements, check_int, check_prime
 from ...field import EMBEDDING_PRIME
 from ...nt import primitive_root
@@ -74,6 +74,25 @@ def lincomb(weights, rows, length: int, p: int) -> np.ndarray:
         else:
             out = field.add(out, term, p)
     return np.zeros(length, dtype=_U64) if out is None else out
+
+
+def evaluate(V, C, p, threads=None) -> np.ndarray:
+    """V @ C (mod p) for the evaluation of share polynomials: V (receivers x
+    k) Vandermonde rows, C (k x columns) coefficients.  Up to
+    ``tuning.OSFL_ROWS_MAX_COEFFS`` coefficients one ``lincomb`` per
+    receiver, else ``linalg.matmul``.  Best of 7 on 2026-11-25 (the machine
+    of docs/PERFORMANCE.md, loaded by other work): 11 x 2 by 2 x 100,000
+    62 ms on the matmul kernel against 5 ms row by row, 11 x 6 by 6 x 20,000
+    5.7 against 2.4 ms, but 11 x 10 by 10 x 11,120 0.6 against 2.0 ms and
+    51 x 26 by 26 x 47,620 91 against 192 ms; else
+    ``linalg.matmul``."""
+    rows, k = V.shape
+    if k > tuning.OSFL_ROWS_MAX_COEFFS:
+        return linalg.matmul(V, C, p, threads=threads)
+    out = np.empty((rows, C.shape[1]), dtype=_U64)
+    for a in range(rows):
+        out[a] = lincomb(V[a], C, C.shape[1], p)
+    return out
 
 
 # ----------------------------------------------------------------- task assignment
@@ -357,7 +376,7 @@ def encode_shares(params: OSFLParams, t, labels, randomness, threads=None) -> np
     C = np.empty((params.k_C, params.cols), dtype=_U64)
     C[:params.K] = params.coefficient_rows(labels)
     C[params.K:] = r.reshape(params.z_s, params.cols)
-    S = linalg.matmul(params.vandermonde(t), C, params.p, threads=threads)
+    S = evaluate(params.vandermonde(t), C, params.p, threads=threads)
     return S.reshape(params.rho, params.n_partitions, params.c)
 
 
