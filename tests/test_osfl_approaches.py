@@ -323,3 +323,22 @@ def test_approaches_use_no_insecure_rng(no_insecure_rng):
         assert (osfl.star_product(labels, 1, 1, 1, sym).sums == labels[:, 1].sum(axis=0)).all()
         inc = osfl.Assignment.cyclic(6, 3, 4)
         assert (osfl.gxstpir(labels, inc, 1, 1, 1, sym).sums == labels[list(inc.clients(1)), 1].sum(axis=0)).all()
+
+
+def test_share_evaluation_routes_agree(monkeypatch):
+    """``osfl.params.evaluate``: the row-by-row route (thin share polynomials)
+    and the matmul kernel give the same shares, bit for bit."""
+    from secea_fast import tuning
+    from secea_fast.protocols.osfl.params import evaluate
+    rng = np.random.default_rng(7)
+    for p in (11, EMB, 2**64 - 59):
+        for k in (1, 2, 3, 4, 6):
+            V = sf.poly.vandermonde(np.arange(1, 10, dtype=np.uint64), k, p)
+            C = (rng.integers(0, 2**63, size=(k, 37), dtype=np.uint64) % np.uint64(p))
+            monkeypatch.setattr(tuning, "OSFL_ROWS_MAX_COEFFS", 0)
+            a = evaluate(V, C, p)
+            monkeypatch.setattr(tuning, "OSFL_ROWS_MAX_COEFFS", 100)
+            b = evaluate(V, C, p)
+            assert (a == b).all()
+            want = (V.astype(object) @ C.astype(object)) % p
+            assert (a.astype(object) == want).all()
