@@ -342,3 +342,21 @@ def test_share_evaluation_routes_agree(monkeypatch):
             assert (a == b).all()
             want = (V.astype(object) @ C.astype(object)) % p
             assert (a.astype(object) == want).all()
+
+
+@pytest.mark.slow
+def test_approaches_at_the_fig4_shape():
+    """Fig. 4's n = 100, T = 20, z_s = z_q = 5 (s = 40 labels of 2 classes):
+    exact sums and payload equal to ``osfl.elements`` for every approach."""
+    n, T, z, s, c = 100, 20, 5, 40, 2
+    rng = np.random.default_rng(8)
+    labels = rng.integers(0, 11, size=(n, T, s, c))
+    asg = osfl.Assignment.cyclic(n, T, 51)
+    runs = [("approach2", osfl.approach2(labels, 7, z, z, True, K=2, verify=True), n, {"K": 2}),
+            ("star_product", osfl.star_product(labels, 7, z, z, True, verify=True), n, {}),
+            ("gxstpir", osfl.gxstpir(labels, asg, 7, z, z, True, verify=True), 51, {}),
+            ("ours", osfl.run_round(labels, asg, 7, z, z, True, verify=True), 51, {})]
+    for name, rep, rho, kw in runs:
+        assert rep.verified
+        assert {k: rep.elements[k] for k in ("sharing", "queries", "answers")} == \
+            osfl.elements(name, n, T, rho, z, z, s=s, c=c, **kw)

@@ -212,7 +212,7 @@ def test_two_colluding_clients_z_q_2():
         for pair in itertools.combinations(obj.responders, 2):
             if pair not in ((0, 1), (0, 3), (2, 4)):
                 continue
-            A, B = _query_views(obj, 0, 800, list(pair)), _query_views(obj, 1, 800, list(pair))
+            A, B = _query_views(obj, 0, 600, list(pair)), _query_views(obj, 1, 600, list(pair))
             assert_views_same(A, B, p, alpha=FAMILY_ALPHA / 3)
     # control: three clients (z_q + 1) of Approach 2 see j.  Their values of
     # q^(0)(x) = delta + k_0 x^2 + k_1 x^3 lie on delta (1, 1, 1) plus a plane;

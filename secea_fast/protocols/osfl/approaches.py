@@ -189,12 +189,10 @@ class Approach2:
 
     def answer(self, i, store, query, mask=None) -> Answer:
         a = lincomb(query.values, store, self.cols, self.p)
-        if mask is not None:
+        if mask is not None:            # R(alpha_i): the N - K shared coefficients from one stream
             seed, session = mask
-            buf = np.empty(self.cols, dtype=_U64)
-            for m in range(self.N - self.K):
-                _stream(seed, b"approach2", session, m, buf, self.p)
-                a = field.add(a, field.mul(buf, int(self.mpow[i, m]), self.p), self.p)
+            S = _stream(seed, b"approach2", session, 0, np.empty((self.N - self.K, self.cols), dtype=_U64), self.p)
+            a = field.add(a, lincomb(self.mpow[i], S, self.cols, self.p), self.p)
         return Answer(i, a.reshape(self.P, self.c))
 
     def reconstruct(self, j, A) -> np.ndarray:
@@ -321,13 +319,11 @@ class StarProduct:
         """store: (T, P c) aggregated shares; returns (R, W)."""
         Qm = np.ascontiguousarray(query.values.reshape(self.R, self.T * self.b))
         A = linalg.matmul(Qm, store.reshape(self.T * self.b, self.W), self.p)
-        if mask is not None:
+        if mask is not None:            # R_r(alpha_i) for every subquery: coefficients (k_C + z_q - 1, R W), one stream
             seed, session = mask
-            buf = np.empty(self.W, dtype=_U64)
-            for r in range(self.R):
-                for m in range(self.k_C + self.z_q - 1):
-                    _stream(seed, b"star_product", session, r * (self.k_C + self.z_q) + m, buf, self.p)
-                    A[r] = field.add(A[r], field.mul(buf, int(self.mpow[i, m]), self.p), self.p)
+            kz, RW = self.k_C + self.z_q - 1, self.R * self.W
+            S = _stream(seed, b"star_product", session, 0, np.empty((kz, RW), dtype=_U64), self.p)
+            A = field.add(A.reshape(-1), lincomb(self.mpow[i], S, RW, self.p), self.p).reshape(self.R, self.W)
         return Answer(i, A)
 
     def reconstruct(self, j, A) -> np.ndarray:
