@@ -360,3 +360,52 @@ def test_approaches_at_the_fig4_shape():
         assert rep.verified
         assert {k: rep.elements[k] for k in ("sharing", "queries", "answers")} == \
             osfl.elements(name, n, T, rho, z, z, s=s, c=c, **kw)
+
+
+def test_party_steps_validate_their_arguments():
+    """The classes' checked steps (``share``, ``queries``, ``answer``,
+    ``reconstruct``) refuse bad arguments, naming them."""
+    objs = [osfl.Approach2(5, 2, 4, 1, 1, 1, K=1, p=101), osfl.StarProduct(5, 2, 4, 1, 1, 1, k_C=3, p=101),
+            osfl.GXSTPIR(osfl.Assignment.cyclic(5, 2, 4), 4, 1, 1, 1, p=101)]
+    lab = np.ones((4, 1), dtype=np.int64)
+    for obj in objs:
+        assert obj.share(1, lab).shape == (len(obj.members(1)), obj.store_cols)
+        with pytest.raises(ValueError, match="objective"):
+            obj.share(2, lab)
+        with pytest.raises(TypeError, match="labels"):
+            obj.share(0, lab.astype(float))
+        with pytest.raises(ValueError, match="labels must have shape"):
+            obj.share(0, np.ones((3, 1), dtype=np.int64))
+        with pytest.raises(ValueError, match="labels must hold"):
+            obj.share(0, lab * 101)
+        with pytest.raises(TypeError, match="CSPRNG"):
+            obj.share(0, lab, np.random.default_rng(0))
+        with pytest.raises(TypeError, match="CSPRNG"):
+            obj.queries(0, np.random.default_rng(0))
+        qs = obj.queries(1)
+        i = obj.responders[0]
+        store = np.zeros((len(obj.objectives(i)), obj.store_cols), dtype=np.uint64)
+        assert isinstance(obj.answer(i, store, qs[i]), osfl.Answer)
+        with pytest.raises(ValueError, match="answering clients"):
+            obj.answer(7, store, qs[i])
+        with pytest.raises(TypeError, match="i must be an int"):
+            obj.answer("0", store, qs[i])
+        with pytest.raises(ValueError, match="store must have shape"):
+            obj.answer(i, store[:, 1:], qs[i])
+        with pytest.raises(TypeError, match="store"):
+            obj.answer(i, store.astype(np.int64), qs[i])
+        with pytest.raises(TypeError, match="query must be a Query"):
+            obj.answer(i, store, qs[i].values)
+        with pytest.raises(ValueError, match="addressed to client"):
+            obj.answer(i, store, qs[obj.responders[1]])
+        with pytest.raises(ValueError, match="query.values must hold"):
+            obj.answer(i, store, osfl.Query(i, qs[i].objectives[:-1], qs[i].values[:-1]))
+        with pytest.raises(TypeError, match="mask"):
+            obj.answer(i, store, qs[i], mask=b"k" * 32)
+        with pytest.raises(ValueError, match="session"):
+            obj.answer(i, store, qs[i], mask=(b"k" * 32, b""))
+        with pytest.raises(ValueError, match="A must have shape"):
+            obj.reconstruct(0, np.zeros((2, 2), dtype=np.uint64))
+        with pytest.raises(ValueError, match="objective"):
+            obj.reconstruct(-1, np.zeros(obj.answers_shape, dtype=np.uint64))
+        assert obj.reconstruct(0, np.zeros(obj.answers_shape, dtype=np.uint64)).shape == (4, 1)

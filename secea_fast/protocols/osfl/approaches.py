@@ -111,8 +111,76 @@ def _strided_rows(labels, K, P, c) -> np.ndarray:
     return C
 
 
+# ----------------------------------------------------------------- the parties' steps, checked
+class _Scheme:
+    """The checked public steps every approach shares; the subclasses
+    implement ``_share``, ``_queries``, ``_answer``, ``_reconstruct`` and set
+    ``name``, ``n``, ``T``, ``s``, ``c``, ``p``, ``store_cols``,
+    ``responders``, ``objectives(i)``, ``query_len(i)``, ``answers_shape``."""
+
+    def objectives(self, i) -> tuple:
+        return tuple(range(self.T))
+
+    def share(self, t, labels, rng=None) -> np.ndarray:
+        """One client's shares of its (s, c) integer ``labels`` of objective
+        ``t``: (len(members(t)), store_cols), row a for the a-th member.
+        ``rng``: None (fresh CSPRNG stream) or a ``secea_fast.prg.Prg``."""
+        t = check_objective(t, self.T)
+        if not isinstance(labels, np.ndarray) or labels.dtype.kind not in "iu":
+            raise TypeError(f"labels must be a numpy integer array of shape (s, c), got "
+                            f"{type(labels).__name__}{'' if not isinstance(labels, np.ndarray) else ' ' + str(labels.dtype)}")
+        if labels.shape != (self.s, self.c):
+            raise ValueError(f"labels must have shape (s, c) = {(self.s, self.c)}, got {labels.shape}")
+        if labels.size and (int(labels.min()) < 0 or int(labels.max()) >= self.p):
+            raise ValueError(f"labels must hold non-negative integers below p = {self.p}")
+        return self._share(t, labels, check_rng(rng, self.name.encode() + b"/share"))
+
+    def queries(self, j, rng=None) -> dict:
+        """{client: Query} for the hidden objective ``j`` (fresh randomness
+        from ``rng``: None or a ``Prg``)."""
+        return self._queries(check_objective(j, self.T), check_rng(rng, self.name.encode() + b"/query"))
+
+    def answer(self, i, store, query, mask=None) -> Answer:
+        """Client ``i``'s answer from its aggregated shares ``store``
+        ((len(objectives(i)), store_cols) uint64, rows in the order of
+        objectives(i)) and its ``query``; ``mask``: None or (shared seed,
+        session) for symmetric privacy (Sec. VI)."""
+        i = check_int(i, "i")
+        if i not in self.responders:
+            raise ValueError(f"client {i} is not one of the answering clients {self.responders[0]}.."
+                             f"{self.responders[-1]}")
+        store = check_elements(store, self.p, "store", ndim=2)
+        if store.shape != (len(self.objectives(i)), self.store_cols):
+            raise ValueError(f"store must have shape {(len(self.objectives(i)), self.store_cols)}, got {store.shape}")
+        if not isinstance(query, Query):
+            raise TypeError(f"query must be a Query, got {type(query).__name__}")
+        if query.client != i:
+            raise ValueError(f"query is addressed to client {query.client}, not {i}")
+        check_elements(query.values, self.p, "query.values", ndim=1)
+        if query.values.shape != (self.query_len(i),):
+            raise ValueError(f"query.values must hold {self.query_len(i)} values, got {query.values.shape}")
+        if mask is not None:
+            if not isinstance(mask, tuple) or len(mask) != 2:
+                raise TypeError("mask must be None or a (shared seed, session) tuple")
+            seed, session = mask
+            if not isinstance(seed, (bytes, bytearray)) or not 16 <= len(seed) <= 64:
+                raise ValueError("mask: the shared seed must be 16 to 64 bytes")
+            if not isinstance(session, (bytes, bytearray)) or not session:
+                raise ValueError("mask: the session must be non-empty bytes, fresh for every retrieval")
+        return self._answer(i, store, query, mask)
+
+    def reconstruct(self, j, A) -> np.ndarray:
+        """The (s, c) label sums of objective ``j`` from the stacked answers
+        ``A`` (``answers_shape``, rows in the order of ``responders``)."""
+        j = check_objective(j, self.T)
+        A = check_elements(A, self.p, "A")
+        if A.shape != self.answers_shape:
+            raise ValueError(f"A must have shape {self.answers_shape}, got {A.shape}")
+        return self._reconstruct(j, A)
+
+
 # ----------------------------------------------------------------- Approach 2 (Sec. IV)
-class Approach2:
+class Approach2(_Scheme):
     """Approach 2 of Sec. IV (Egger, Urbanke, Bitar 2025), generalized from
     label pairs (K = 2, z = 1, the paper's text) to K labels per polynomial
     and any z_s, z_q, as its footnote 2 allows.  Every client computes every
@@ -168,18 +236,22 @@ class Approach2:
         self.qpow = np.ascontiguousarray(full[:, self.K:self.K + self.z_q])
         self.mpow = np.ascontiguousarray(full[:, self.K:])                         # the Sec. VI R(x)
         self.decoder = _low_coeff_decoder(pts[:self.N], self.K, p)                # K x N
+        self.answers_shape = (self.N, self.cols)
+
+    def query_len(self, i) -> int:
+        return self.T
 
     def members(self, t):
         return range(self.n)
 
-    def share(self, t, labels, rng) -> np.ndarray:
+    def _share(self, t, labels, rng) -> np.ndarray:
         """Shares of one client's (s, c) labels of objective t: (n, P c), row i1 to client i1."""
         C = np.empty((self.k_C, self.cols), dtype=_U64)
         C[:self.K] = _strided_rows(labels, self.K, self.P, self.c)
         rng.field_into(C[self.K:], self.p)
         return evaluate(self.V, C, self.p)
 
-    def queries(self, j, rng) -> dict:
+    def _queries(self, j, rng) -> dict:
         k = rng.field(self.T * self.z_q, self.p).reshape(self.T, self.z_q)
         Q = (linalg.matmul(k, np.ascontiguousarray(self.qpow.T), self.p) if self.z_q
              else np.zeros((self.T, self.N), dtype=_U64))
@@ -187,7 +259,7 @@ class Approach2:
         objs = np.arange(self.T, dtype=_U64)
         return {i: Query(i, objs.copy(), np.ascontiguousarray(Q[:, i])) for i in self.responders}
 
-    def answer(self, i, store, query, mask=None) -> Answer:
+    def _answer(self, i, store, query, mask) -> Answer:
         a = lincomb(query.values, store, self.cols, self.p)
         if mask is not None:            # R(alpha_i): the N - K shared coefficients from one stream
             seed, session = mask
@@ -195,14 +267,14 @@ class Approach2:
             a = field.add(a, lincomb(self.mpow[i], S, self.cols, self.p), self.p)
         return Answer(i, a.reshape(self.P, self.c))
 
-    def reconstruct(self, j, A) -> np.ndarray:
+    def _reconstruct(self, j, A) -> np.ndarray:
         """A: (N, P c) answers of the responders in order; returns (s, c)."""
         Y = linalg.matmul(self.decoder, A, self.p)
         return Y.reshape(-1)[: self.s * self.c].reshape(self.s, self.c)
 
 
 # ----------------------------------------------------------------- Approach 3: star-product PIR (Sec. VII-a)
-class StarProduct:
+class StarProduct(_Scheme):
     """Approach 3 / the Table I row "rho = n": ramp-shared storage with a
     storage code C = GRS(n, k_C) (Sec. VII-a; k_C* of Lemma 1 by default),
     queried with the star-product PIR scheme of Freij-Hollanti, Gnilke,
@@ -290,17 +362,21 @@ class StarProduct:
                 self._stripe_src.setdefault(beta, []).append((r, a, i))
         self._stripe_dec = {beta: _low_coeff_decoder([pts[i] for _, _, i in src], self.K, p)
                             for beta, src in self._stripe_src.items()}
+        self.answers_shape = (self.n, self.R, self.W)
+
+    def query_len(self, i) -> int:
+        return self.R * self.T * self.b
 
     def members(self, t):
         return range(self.n)
 
-    def share(self, t, labels, rng) -> np.ndarray:
+    def _share(self, t, labels, rng) -> np.ndarray:
         C = np.empty((self.k_C, self.cols), dtype=_U64)
         C[:self.K] = _strided_rows(labels, self.K, self.P, self.c)
         rng.field_into(C[self.K:], self.p)
         return evaluate(self.V, C, self.p)
 
-    def queries(self, j, rng) -> dict:
+    def _queries(self, j, rng) -> dict:
         """{i: Query}: values (R, T, b) flattened; objectives lists t per value."""
         n, T, b, R, p = self.n, self.T, self.b, self.R, self.p
         if self.z_q:
@@ -315,7 +391,7 @@ class StarProduct:
         objs = np.tile(np.repeat(np.arange(T, dtype=_U64), b), R)
         return {i: Query(i, objs.copy(), np.ascontiguousarray(Q[i].reshape(-1))) for i in range(n)}
 
-    def answer(self, i, store, query, mask=None) -> Answer:
+    def _answer(self, i, store, query, mask) -> Answer:
         """store: (T, P c) aggregated shares; returns (R, W)."""
         Qm = np.ascontiguousarray(query.values.reshape(self.R, self.T * self.b))
         A = linalg.matmul(Qm, store.reshape(self.T * self.b, self.W), self.p)
@@ -326,7 +402,7 @@ class StarProduct:
             A = field.add(A.reshape(-1), lincomb(self.mpow[i], S, RW, self.p), self.p).reshape(self.R, self.W)
         return Answer(i, A)
 
-    def reconstruct(self, j, A) -> np.ndarray:
+    def _reconstruct(self, j, A) -> np.ndarray:
         """A: (n, R, W) answers; returns (s, c)."""
         p = self.p
         got = []
@@ -341,7 +417,7 @@ class StarProduct:
 
 
 # ----------------------------------------------------------------- GXSTPIR (Sec. VII-b)
-class GXSTPIR:
+class GXSTPIR(_Scheme):
     """The "Shamir + GXSTPIR" baseline of Sec. VII-b and Table I on any task
     assignment (column weight rho): L = rho - z_s - z_q labels are retrieved
     per downloaded symbol of each of the n clients.
@@ -404,11 +480,18 @@ class GXSTPIR:
         self._fvec = np.repeat(np.array(self.fs, dtype=_U64), self.cols)          # f_l per storage entry
         nL = self.n - self.L
         self.window = [_dual_weights(self.alphas[f:f + self.L + 1], p) for f in range(nL)]
+        self.answers_shape = (self.n, self.cols)
+
+    def objectives(self, i) -> tuple:
+        return self.assignment.objectives(i)
+
+    def query_len(self, i) -> int:
+        return len(self.assignment.objectives(i)) * self.L
 
     def members(self, t):
         return self.assignment.clients(t)
 
-    def share(self, t, labels, rng) -> np.ndarray:
+    def _share(self, t, labels, rng) -> np.ndarray:
         """(rho, L B c): row a to the a-th client of I(e_t)."""
         p, zs, Lc = self.p, self.z_s, self.L * self.cols
         Z = np.empty((zs, Lc), dtype=_U64)
@@ -426,7 +509,7 @@ class GXSTPIR:
             V = self._V[t] = poly.vandermonde(self.points[list(self.members(t))], zs + 1, p)
         return evaluate(V, C, p)
 
-    def queries(self, j, rng) -> dict:
+    def _queries(self, j, rng) -> dict:
         n, T, L, p = self.n, self.T, self.L, self.p
         k = rng.field(T * L * self.z_q, p).reshape(T * L, self.z_q)
         Q = (linalg.matmul(k, np.ascontiguousarray(poly.vandermonde(self.points, self.z_q, p).T), p)
@@ -441,7 +524,7 @@ class GXSTPIR:
                            np.ascontiguousarray(Q[list(objs)][:, :, i].reshape(-1)))
         return out
 
-    def answer(self, i, store, query, mask=None) -> Answer:
+    def _answer(self, i, store, query, mask) -> Answer:
         """store: (|I(i)|, L B c) aggregated shares, in the order of I(i)."""
         p, L = self.p, self.L
         objs = self.assignment.objectives(i)
@@ -478,7 +561,7 @@ class GXSTPIR:
                 D[l, i] = v
         return D
 
-    def reconstruct(self, j, A) -> np.ndarray:
+    def _reconstruct(self, j, A) -> np.ndarray:
         Y = linalg.matmul(self.decoder(j), A, self.p)
         return Y.reshape(-1)[: self.s * self.c].reshape(self.s, self.c)
 
@@ -582,9 +665,7 @@ def _drive(scheme, labels, asg, j, symmetric, *, wire, verify, transcript, query
     t0 = time.perf_counter()
     answers = {}
     for i in scheme.responders:
-        q = queries[i]
-        check_elements(q.values, p, "Query.values", ndim=1)
-        answers[i] = scheme.answer(i, store[i], q, (seed, session) if symmetric else None)
+        answers[i] = scheme.answer(i, store[i], queries[i], (seed, session) if symmetric else None)
     rep.seconds["answer"] = time.perf_counter() - t0
     rep.bytes["answers"] = sum(a.nbytes for a in answers.values())
     rep.elements["answers"] = sum(a.elements for a in answers.values())
@@ -595,8 +676,7 @@ def _drive(scheme, labels, asg, j, symmetric, *, wire, verify, transcript, query
 
     t0 = time.perf_counter()
     A = np.stack([check_elements(answers[i].values, p, "Answer.values", ndim=2) for i in scheme.responders])
-    out = scheme.reconstruct(j, np.ascontiguousarray(A.reshape(len(scheme.responders), -1))
-                             if scheme.name != "star_product" else A)
+    out = scheme.reconstruct(j, np.ascontiguousarray(A.reshape(scheme.answers_shape)))
     rep.seconds["reconstruct"] = time.perf_counter() - t0
     rep.sums = out.astype(np.int64)
     rep.wall = dict(rep.seconds)
