@@ -24,10 +24,17 @@ is exactly the polynomial R_p(x) of Sec. VI; see each class).
 
 The classes (``Approach2``, ``StarProduct``, ``GXSTPIR``) hold an instance's
 public parameters and its per-party steps with explicit randomness (``share``,
-``queries``, ``answer``, ``reconstruct``): the functions run them through
-serialized messages (``ShareMessage``, ``Query``, ``Answer``), count payload
-field elements and bytes per stage, and check the result against plaintext
-with ``verify``.  Exact element counts per instance: ``osfl.elements``.
+``queries``, ``answer``, ``reconstruct``): the functions run them over the
+messages of the main scheme (``ShareMessage``, ``Query``, ``Answer``; through
+``to_bytes``/``from_bytes`` with ``wire=True``), count payload field elements
+and serialized bytes per stage, and check the result against plaintext with
+``verify``.  Exact element counts per instance: ``osfl.elements``.
+
+Choices where the paper only sketches (each in its class docstring): the
+query randomness is one scalar per (objective, coefficient) as in the main
+scheme's deviation 2; Approach 2 takes K labels per polynomial (the paper's
+pairs are K = 2); the star product's retrieval schedule (b stripes, R
+subqueries) and the GXSTPIR evaluation points f_l = alpha^(n+1+l) are ours.
 
 Length (about 700 lines): three protocols and the driver they share, kept
 together because they differ only in their codes and share every message,
