@@ -132,24 +132,37 @@ def test_federator_check_detects_missing_mask(scheme):
 
 
 # ----------------------------------------------------------------- colluding clients: data privacy
-def _share_views(run, lab, coalition, runs, zero=False):
+def _share_runs(run, lab, runs, zero=False):
+    share_rng = (lambda i: _ZeroPrg(random_seed(32), b"leaky")) if zero else None
+    return [run(lab, 0, False, transcript=True, share_rng=share_rng).transcript["shares"] for _ in range(runs)]
+
+
+def _coalition_view(runs, coalition):
+    """Per column: every share the coalition receives, in a fixed order."""
     rows = []
-    for _ in range(runs):
-        share_rng = (lambda i: _ZeroPrg(random_seed(32), b"leaky")) if zero else None
-        rep = run(lab, 0, False, transcript=True, share_rng=share_rng)
-        got = sorted((m for m in rep.transcript["shares"] if m.receiver in coalition),
-                     key=lambda m: (m.objective, m.sender, m.receiver))
+    for shares in runs:
+        got = sorted((m for m in shares if m.receiver in coalition), key=lambda m: (m.objective, m.sender, m.receiver))
         rows.append(np.stack([m.values.reshape(-1) for m in got], axis=1))
     return np.concatenate(rows).astype(np.int64)
 
 
+def _share_views(run, lab, coalition, runs, zero=False):
+    return _coalition_view(_share_runs(run, lab, runs, zero), coalition)
+
+
 @pytest.mark.parametrize("scheme", list(SCHEMES))
 def test_colluding_client_sees_uniform_shares(scheme):
+    """Every single client (z_s = 1) receives shares whose distribution does
+    not depend on the other clients' labels (the received shares do not
+    depend on its own labels at all)."""
     run, n, s = SCHEMES[scheme]
     inp = _inputs(n, 2, s)
-    A, B = _share_views(run, inp["A"], {0}, 2), _share_views(run, inp["B"], {0}, 2)
-    assert A.shape[1] == (2 * (n - 1) if scheme != "gxstpir" else 4)   # client 0 holds both objectives
-    assert_views_same(A, B, P)
+    ra, rb = _share_runs(run, inp["A"], 2), _share_runs(run, inp["B"], 2)
+    for i in range(n):
+        A, B = _coalition_view(ra, {i}), _coalition_view(rb, {i})
+        if i == 0:
+            assert A.shape[1] == (2 * (n - 1) if scheme != "gxstpir" else 4)   # client 0 holds both objectives
+        assert_views_same(A, B, P, alpha=FAMILY_ALPHA / n)
     Az, Bz = _share_views(run, inp["A"], {0}, 1, zero=True), _share_views(run, inp["B"], {0}, 1, zero=True)
     assert same_distribution(Az, Bz) < FAMILY_ALPHA
 
