@@ -168,3 +168,55 @@ def test_osfl_end_to_end(benchmark, rng, symmetric):
     print(f"\n[osfl end to end, symmetric={symmetric}] " +
           ", ".join(f"{k} {v:.3f} s" for k, v in rep.seconds.items()) +
           f"; field elements {sum(rep.elements.values())} (Table I: {table['communication']:.0f} + queries)")
+
+
+# ----------------------------------------------------------------- the competing approaches side by side
+# Fig. 3's setting (n = 10, T = 10, z_s = z_q = 1) with n = rho = 11 so that
+# every scheme applies (the star product and Approaches 1-2 need rho = n; the
+# main scheme needs rho - z_s - z_q odd): s = 10^4 labels of c = 10 classes.
+AN, AT, AZ, AS, AC = 11, 10, 1, 10**4, 10
+APPROACHES = {
+    "ours": lambda lab, asg, sym: osfl.run_round(lab, asg, 3, AZ, AZ, sym, levels=LEVELS),
+    "approach1": lambda lab, asg, sym: osfl.approach1(lab, 3, AZ, AZ, levels=LEVELS),
+    "approach2": lambda lab, asg, sym: osfl.approach2(lab, 3, AZ, AZ, sym, levels=LEVELS),
+    "star_product": lambda lab, asg, sym: osfl.star_product(lab, 3, AZ, AZ, sym, levels=LEVELS),
+    "gxstpir": lambda lab, asg, sym: osfl.gxstpir(lab, asg, 3, AZ, AZ, sym, levels=LEVELS),
+}
+
+
+@pytest.fixture(scope="module")
+def approach_labels(rng):
+    return rng.integers(0, LEVELS, size=(AN, AT, AS, AC), dtype=np.uint8)
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+@pytest.mark.parametrize("scheme", list(APPROACHES))
+def test_osfl_approaches(benchmark, approach_labels, scheme, symmetric):
+    """One whole retrieval per round (all 11 clients and the federator):
+    seconds per phase, payload field elements and bytes per stage, against
+    ``osfl.elements`` (exact) and Table I / Sec. IV (``osfl.rates``).
+    Approach 1 has no symmetric mode: its symmetric row repeats it."""
+    asg = osfl.Assignment.cyclic(AN, AT, AN)
+    out = {}
+
+    def target():
+        out["rep"] = APPROACHES[scheme](approach_labels, asg, symmetric)
+
+    benchmark.group = f"osfl approaches (n={AN}, T={AT}, z=1, s=1e4, c=10, symmetric={symmetric})"
+    benchmark.pedantic(target, rounds=3, iterations=1)
+    rep = out["rep"]
+    assert (rep.sums == approach_labels[:, 3].astype(np.int64).sum(axis=0)).all()
+    kw = {"K": 2} if scheme == "approach2" else {}
+    want = osfl.elements(scheme, AN, AT, AN, AZ, AZ, s=AS, c=AC, **kw)
+    assert {k: rep.elements[k] for k in want} == want
+    table = osfl.rates(AN, AT, AN, AZ, AZ, s=AS, c=AC)[scheme]
+    benchmark.extra_info.update(scheme=scheme, symmetric=symmetric,
+                                **{f"seconds_{k}": v for k, v in rep.seconds.items()},
+                                **{f"bytes_{k}": v for k, v in rep.bytes.items()},
+                                **{f"elements_{k}": v for k, v in rep.elements.items()},
+                                table_communication=table["communication"])
+    print(f"\n[osfl {scheme:12s} symmetric={symmetric!s:5s}] "
+          + ", ".join(f"{k} {v:.3f}" for k, v in rep.seconds.items())
+          + f" s; MB shared {rep.bytes['sharing'] / 1e6:.1f}, queried {rep.bytes['queries'] / 1e3:.1f} kB, "
+          f"downloaded {rep.bytes['answers'] / 1e6:.2f}; elements shared + downloaded "
+          f"{rep.elements['sharing'] + rep.elements['answers']} (Table I {table['communication']:.0f})")

@@ -32,6 +32,9 @@ SECEA_QUERY_BLOCK_ELEMS = 1 << 21   # query entries per (block, responder): big 
 SECEA_QUERY_BLOCK_MAX = 512         # at most this many query rows per block (a multiple of the 16-row panel)
 SECEA_QUERY_TILE_ELEMS = 1 << 19    # z entries per tile (4 MB, read from L3 by each pad): best of 2^15..2^20
 
+# ---- one-shot FL (secea_fast.protocols.osfl) ------------------------------
+OSFL_ROWS_MAX_COEFFS = 4            # share polynomials this short: row by row (sharing 11-18x faster at 2, 2x at 3 coefficients; matmul 1.4x faster at 6)
+
 # ---- executors (secea_fast.executor) ---------------------------------------
 RAY_TASK_TARGET_S = 0.025           # RayExecutor: short shards go in tasks of about this many seconds
 RAY_TASK_MAX_SHARDS = 64            # RayExecutor: at most this many shards per task

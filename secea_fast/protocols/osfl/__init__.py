@@ -5,8 +5,8 @@ hiding ("Federated One-Shot Learning with Data Privacy and Objective-Hiding",
 sharing (Sec. V-b, eq. 1), the graph-based PIR query (eq. 2) answered with
 dual-GRS weights (Sec. V-c), reconstruction through A^(theta) and the
 triangular matrix P (Sec. V-d), symmetric privacy from the federator
-(Sec. VI), the Approach 1 baseline (Sec. IV) and the rates of Table I
-(Sec. VII).
+(Sec. VI), Approaches 1 and 2 (Sec. IV), the star-product and GXSTPIR
+baselines (Sec. VII, Table I) and the rates of Table I.
 
 Modules (data flows one way: each imports only the ones above it)
 ------------------------------------------------------------------
@@ -18,7 +18,15 @@ Modules (data flows one way: each imports only the ones above it)
 * ``round``: ``run_round``, the whole retrieval simulated locally, and its
   result ``OSFLRoundResult``.
 * ``baseline``: ``approach1``, the Approach 1 baseline (Sec. IV).
-* ``costs``: ``rates`` (Table I, Lemma 1) and the plots of Figs. 3-6.
+* ``costs``: ``rates`` (Table I, Lemma 1, Approaches 1 and 2 of Sec. IV),
+  ``elements`` (exact payload per stage of one instance) and the plots of
+  Figs. 3-6.
+* ``approaches``: the competing approaches as exact protocols with the inputs
+  and result of ``run_round``: ``approach2`` (Approach 2 of Sec. IV,
+  McEliece-Sarwate ramp sharing with rho = n), ``star_product`` (Approach 3,
+  star-product PIR over the ramp-shared storage, Sec. VII-a) and ``gxstpir``
+  (Shamir sharing + graph-based X-secure T-private PIR, Sec. VII-b), each
+  with an optional symmetric-privacy mask (Sec. VI).
 * ``distillation``: ``quantize`` (Sec. V-a), the distillation example and
   ``main_job``, the ``secea-fast run --protocol osfl`` job.
 ``primitive_root`` is ``secea_fast.nt.primitive_root``.  Every name of
@@ -124,10 +132,13 @@ from .messages import MAX_CLIENTS, Answer, Query, ShareMessage
 from .parties import Client, Federator
 from .round import OSFLRoundResult, run_round
 from .baseline import approach1
-from .costs import plot_rates, rates, star_product_k
+from .costs import elements, plot_rates, rates, star_product_k
+from .approaches import GXSTPIR, Approach2, ApproachResult, StarProduct, approach2, gxstpir, star_product
 from .distillation import distillation_example, main_job, quantize
 
 __all__ = ["Assignment", "OSFLParams", "Client", "Federator", "ShareMessage", "Query", "Answer",
            "OSFLRoundResult", "run_round", "approach1", "rates", "star_product_k", "plot_rates",
+           "elements", "approach2", "star_product", "gxstpir", "Approach2", "StarProduct", "GXSTPIR",
+           "ApproachResult",
            "primitive_root", "encode_shares", "query_values", "symmetric_mask", "quantize",
            "distillation_example", "main_job", "MAX_CLIENTS"]

@@ -15,7 +15,7 @@ from ..._checks import check_elements, check_int, check_prime
 from ...field import EMBEDDING_PRIME
 from ...nt import primitive_root
 from .messages import Answer, Query, ShareMessage
-from .params import Assignment, check_objective, check_rng, lincomb, powers
+from .params import Assignment, check_objective, check_rng, evaluate, lincomb, powers
 from .round import OSFLRoundResult, check_label_tensor
 
 __all__ = ["approach1"]
@@ -74,7 +74,7 @@ def approach1(labels, j, z_s, z_q, *, p=EMBEDDING_PRIME, levels=None, wire=False
             C = np.empty((z_s + 1, sc), dtype=_U64)
             C[0] = labels[i, t].reshape(-1)
             g.field_into(C[1:], p)
-            S = linalg.matmul(V, C, p, threads=threads)
+            S = evaluate(V, C, p, threads=threads)
             t1 = time.perf_counter()
             for i1 in range(n):
                 row = S[i1]

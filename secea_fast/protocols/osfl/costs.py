@@ -10,7 +10,7 @@ from fractions import Fraction
 
 from ..._checks import check_int
 
-__all__ = ["star_product_k", "rates", "plot_rates"]
+__all__ = ["star_product_k", "rates", "elements", "plot_rates"]
 
 
 # ----------------------------------------------------------------- rates (Table I)
@@ -48,7 +48,7 @@ def _star_cost(n, T, k, z_s, z_q):
     return Fraction(T * n * (n - 1), k - z_s) + Fraction(k * n, (k - z_s) * (n - k - z_q + 1))
 
 
-def rates(n, T, rho, z_s, z_q, *, s=1, c=1) -> dict:
+def rates(n, T, rho, z_s, z_q, *, s=1, c=1, K2=2) -> dict:
     """Sharing rate, PIR rate and total communication (field elements, s c
     symbols per objective) of Table I for our scheme, GXSTPIR [19] and the
     star-product scheme [17] (rho = n only, k_C* of Lemma 1):
@@ -59,6 +59,12 @@ def rates(n, T, rho, z_s, z_q, *, s=1, c=1) -> dict:
       T s c rho (rho - 1) + s c n / (rho - z_s - z_q)
     * star_product: (k* - z_s) / (T n (n - 1)); (k* - z_s)(n - k* - z_q + 1) / (n k*);
       T s c n (n - 1) / (k* - z_s) + s c k* n / ((k* - z_s)(n - k* - z_q + 1))
+    * approach1 (Sec. IV, rho = n): 1 / (T n (n - 1)); 1 / (z_s + z_q + 1);
+      T s c n (n - 1) + (z_s + z_q + 1) s c  (the paper's T s n (n - 1) + 3 s for z = 1)
+    * approach2 (Sec. IV, rho = n, ``K2`` labels per polynomial, the paper's 2):
+      K2 / (T n (n - 1)); K2 / (2 K2 + z_s + z_q - 1);
+      T s c n (n - 1) / K2 + (2 K2 + z_s + z_q - 1) s c / K2  (T (s/2) n (n - 1) + 5 s / 2
+      for K2 = 2, z = 1); nan where n < 2 K2 + z_s + z_q - 1
 
     Feasibility (refused with ValueError naming the failing constraint):
     rho <= n, and rho >= z_s + z_q + 1.  The latter is where the schemes
@@ -108,7 +114,78 @@ def rates(n, T, rho, z_s, z_q, *, s=1, c=1) -> dict:
                                "pir_rate": (ks - z_s) * (n - ks - z_q + 1) / (n * ks),
                                "communication": float(sc * _star_cost(n, T, ks, z_s, z_q)),
                                "k_prime": kp, "k_star": ks}
+    if rho != n:
+        nan = {"sharing_rate": math.nan, "pir_rate": math.nan, "communication": math.nan}
+        out["approach1"], out["approach2"] = dict(nan), dict(nan, K=K2)
+        return out
+    N1 = z_s + z_q + 1
+    out["approach1"] = {"sharing_rate": 1 / (T * n * (n - 1)), "pir_rate": 1 / N1,
+                        "communication": T * sc * n * (n - 1) + N1 * sc}
+    K2 = _pos_int(K2, "K2", 1)
+    N2 = 2 * K2 + z_s + z_q - 1
+    if N2 > n:
+        out["approach2"] = {"sharing_rate": math.nan, "pir_rate": math.nan, "communication": math.nan, "K": K2}
+    else:
+        out["approach2"] = {"sharing_rate": K2 / (T * n * (n - 1)), "pir_rate": K2 / N2,
+                            "communication": T * sc * n * (n - 1) / K2 + N2 * sc / K2, "K": K2}
     return out
+
+
+def elements(scheme, n, T, rho, z_s, z_q, *, s, c, K=2, k_C=None) -> dict:
+    """Exact payload field elements per stage ("sharing", "queries",
+    "answers") of one run of ``scheme`` ("ours", "approach1", "approach2",
+    "star_product", "gxstpir") on an instance, padding included: the
+    formulas of ``rates`` with s replaced by the padded number of labels
+    (they agree when the divisibility conditions of Sec. V-b hold), plus the
+    query upload Table I leaves out.  ``K``: Approach 2's labels per
+    polynomial; ``k_C``: the star product's storage dimension (default k_C*).
+
+    * ours: T rho (rho - 1) P c; T rho; n P c with P = ceil(s / K), K = (rho - z_s - z_q + 1) / 2
+    * approach1: T n (n - 1) s c; T N; N s c with N = z_s + z_q + 1
+    * approach2: T n (n - 1) P c; T N; N P c with P = ceil(s / K), N = 2K + z_s + z_q - 1
+    * star_product: T n (n - 1) P c; n R T b; n R P c / b, d = n - k_C - z_q + 1,
+      b = d / gcd(k_C, d), R = k_C / gcd(k_C, d), P = ceil(s / (k_C - z_s)) rounded up to a multiple of b
+    * gxstpir: T rho (rho - 1) L B c; T rho L; n B c with L = rho - z_s - z_q, B = ceil(s / L)"""
+    n, T, rho = _pos_int(n, "n", 1), _pos_int(T, "T", 1), _pos_int(rho, "rho", 1)
+    z_s, z_q = _pos_int(z_s, "z_s", 0), _pos_int(z_q, "z_q", 0)
+    s, c = _pos_int(s, "s", 1), _pos_int(c, "c", 1)
+    if not isinstance(scheme, str):
+        raise TypeError(f"scheme must be a str, got {type(scheme).__name__}")
+    if rho > n:
+        raise ValueError(f"rho must be <= n = {n}, got {rho}")
+    if scheme in ("approach1", "approach2", "star_product") and rho != n:
+        raise ValueError(f"{scheme} needs rho = n (every client computes every objective), got rho = {rho}")
+    if scheme == "ours":
+        if (rho - z_s - z_q + 1) % 2 or rho < z_s + z_q + 1:
+            raise ValueError("ours needs rho - z_s - z_q + 1 even and >= 2")
+        P = -(-s // ((rho - z_s - z_q + 1) // 2))
+        return {"sharing": T * rho * (rho - 1) * P * c, "queries": T * rho, "answers": n * P * c}
+    if scheme == "approach1":
+        N = z_s + z_q + 1
+        return {"sharing": T * n * (n - 1) * s * c, "queries": T * N, "answers": N * s * c}
+    if scheme == "approach2":
+        K = _pos_int(K, "K", 1)
+        N, P = 2 * K + z_s + z_q - 1, -(-s // K)
+        return {"sharing": T * n * (n - 1) * P * c, "queries": T * N, "answers": N * P * c}
+    if scheme == "star_product":
+        if k_C is None:
+            k_C = star_product_k(n, T, z_s, z_q)[1]
+        k_C = _pos_int(k_C, "k_C", z_s + 1)
+        d = n - k_C - z_q + 1
+        if d < 1:
+            raise ValueError(f"k_C must be <= n - z_q = {n - z_q}, got {k_C}")
+        g = math.gcd(k_C, d)
+        b, R = d // g, k_C // g
+        P = -(-(-(-s // (k_C - z_s))) // b) * b
+        return {"sharing": T * n * (n - 1) * P * c, "queries": n * R * T * b, "answers": n * R * P * c // b}
+    if scheme == "gxstpir":
+        L = rho - z_s - z_q
+        if L < 1:
+            raise ValueError(f"gxstpir needs rho >= z_s + z_q + 1 = {z_s + z_q + 1}, got {rho}")
+        B = -(-s // L)
+        return {"sharing": T * rho * (rho - 1) * L * B * c, "queries": T * rho * L, "answers": n * B * c}
+    raise ValueError(f"scheme must be one of 'ours', 'approach1', 'approach2', 'star_product', 'gxstpir', "
+                     f"got {scheme!r}")
 
 
 def plot_rates(n, T, z_s, z_q, path):

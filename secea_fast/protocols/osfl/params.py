@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import field, linalg, poly
+from ... import field, linalg, poly, tuning
 from ..._checks import check_elements, check_int, check_prime
 from ...field import EMBEDDING_PRIME
 from ...nt import primitive_root
@@ -74,6 +74,26 @@ def lincomb(weights, rows, length: int, p: int) -> np.ndarray:
         else:
             out = field.add(out, term, p)
     return np.zeros(length, dtype=_U64) if out is None else out
+
+
+def evaluate(V, C, p, threads=None) -> np.ndarray:
+    """V @ C (mod p) for the evaluation of share polynomials: V (receivers x
+    k) Vandermonde rows, C (k x columns) coefficients.  Up to
+    ``tuning.OSFL_ROWS_MAX_COEFFS`` coefficients one ``lincomb`` per
+    receiver, else ``linalg.matmul``.  The matmul kernel pays a cost that
+    dominates these thin products: whole sharing stages at n = 11, T = 10,
+    s = 10^4, c = 10, best of 3, alternating in one process (2026-11-25, the
+    machine of docs/PERFORMANCE.md, load 3.6-4.9 from other work): Approach 1
+    (2 coefficients) 4.59 s on matmul against 0.26 s row by row, GXSTPIR (2)
+    6.37 against 0.57 s, Approach 2 (3) 0.74 against 0.36 s, the main scheme
+    (k_C = 6) 0.28 against 0.40 s."""
+    rows, k = V.shape
+    if k > tuning.OSFL_ROWS_MAX_COEFFS:
+        return linalg.matmul(V, C, p, threads=threads)
+    out = np.empty((rows, C.shape[1]), dtype=_U64)
+    for a in range(rows):
+        out[a] = lincomb(V[a], C, C.shape[1], p)
+    return out
 
 
 # ----------------------------------------------------------------- task assignment
@@ -357,7 +377,7 @@ def encode_shares(params: OSFLParams, t, labels, randomness, threads=None) -> np
     C = np.empty((params.k_C, params.cols), dtype=_U64)
     C[:params.K] = params.coefficient_rows(labels)
     C[params.K:] = r.reshape(params.z_s, params.cols)
-    S = linalg.matmul(params.vandermonde(t), C, params.p, threads=threads)
+    S = evaluate(params.vandermonde(t), C, params.p, threads=threads)
     return S.reshape(params.rho, params.n_partitions, params.c)
 
 

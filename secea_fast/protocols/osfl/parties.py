@@ -11,7 +11,8 @@ from ... import field, linalg
 from ..._checks import check_elements, check_int
 from ...prg import Prg
 from .messages import Answer, Query, ShareMessage
-from .params import DOMAIN, OSFLParams, check_labels_2d, check_objective, check_rng, lincomb, query_values
+from .params import (DOMAIN, OSFLParams, check_labels_2d, check_objective, check_rng, evaluate, lincomb,
+                     query_values)
 
 __all__ = ["Client", "Federator"]
 
@@ -96,7 +97,7 @@ class Client:
             C[:P.K] = 0
             C[:P.K].reshape(-1)[: P.s * P.c] = self._labels[t].reshape(-1)
             g.field_into(C[P.K:], P.p)
-            S = linalg.matmul(P.vandermonde(t), C, P.p, threads=self.threads)
+            S = evaluate(P.vandermonde(t), C, P.p, threads=self.threads)
             for a, i1 in enumerate(P.clients(t)):
                 if i1 == self.index:
                     self._add(t, self.index, S[a])

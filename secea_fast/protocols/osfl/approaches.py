@@ -1,0 +1,747 @@
+"""The competing approaches of Egger, Urbanke, Bitar, "Federated One-Shot
+Learning with Data Privacy and Objective-Hiding" (2025) as exact protocols,
+with the inputs and the result type of ``run_round`` / ``approach1``:
+
+* ``approach2`` -- Approach 2 of Sec. IV: McEliece-Sarwate ramp sharing of K
+  labels per polynomial among all n clients (rho = n), the query
+  q^(t,j)(x) = delta_tj + sum_tau x^(K+tau) k_tau^(t), answers from the first
+  2K + z_s + z_q - 1 clients, interpolation of the low K coefficients.
+* ``star_product`` -- Approach 3 of Sec. VII-a / Table I row "rho = n":
+  the same ramp sharing with storage dimension k_C (default k_C* of Lemma 1),
+  answered through the star-product PIR scheme of Freij-Hollanti, Gnilke,
+  Hollanti, Karpuk (2017) (query code D = GRS(n, z_q); the desired stored
+  symbols are erasures of a C*D codeword).
+* ``gxstpir`` -- the "Shamir + GXSTPIR" baseline of Sec. VII-b / Table I on
+  an arbitrary task assignment: every label Shamir-shared among the rho
+  clients of its objective with the cross-subspace-alignment storage of Jia,
+  Sun, Jafar (2019), queried with the graph-based scheme of Jia and Jafar
+  (2020) (dual-GRS weights per objective), rate (rho - z_s - z_q) / n.
+
+Each takes ``symmetric=True`` for privacy from the federator (Sec. VI): the
+clients add a mask from a seed they share and the federator never sees, drawn
+uniformly from the kernel of the federator's decoding map (for Approach 2 this
+is exactly the polynomial R_p(x) of Sec. VI; see each class).
+
+The classes (``Approach2``, ``StarProduct``, ``GXSTPIR``) hold an instance's
+public parameters and its per-party steps with explicit randomness (``share``,
+``queries``, ``answer``, ``reconstruct``): the functions run them over the
+messages of the main scheme (``ShareMessage``, ``Query``, ``Answer``; through
+``to_bytes``/``from_bytes`` with ``wire=True``), count payload field elements
+and serialized bytes per stage, and check the result against plaintext with
+``verify``.  Exact element counts per instance: ``osfl.elements``.
+
+Choices where the paper only sketches (each in its class docstring): the
+query randomness is one scalar per (objective, coefficient) as in the main
+scheme's deviation 2; Approach 2 takes K labels per polynomial (the paper's
+pairs are K = 2); the star product's retrieval schedule (b stripes, R
+subqueries) and the GXSTPIR evaluation points f_l = alpha^(n+1+l) are ours.
+
+Length (about 700 lines): three protocols and the driver they share, kept
+together because they differ only in their codes and share every message,
+check and measurement.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ... import field, linalg, poly
+from ..._checks import check_elements, check_int, check_prime
+from ...field import EMBEDDING_PRIME
+from ...nt import primitive_root
+from ...prg import Prg, random_seed
+from .costs import star_product_k
+from .messages import Answer, Query, ShareMessage
+from .params import DOMAIN, Assignment, check_objective, check_rng, evaluate, lincomb, powers
+from .round import OSFLRoundResult, check_label_tensor
+
+__all__ = ["ApproachResult", "Approach2", "StarProduct", "GXSTPIR", "approach2", "star_product", "gxstpir"]
+
+_U64 = np.uint64
+
+
+# ----------------------------------------------------------------- small exact algebra
+def _inv(x: int, p: int) -> int:
+    return pow(x % p, p - 2, p)
+
+
+def _dual_weights(xs, p) -> list:
+    """nu_a = prod_{b != a} (xs[a] - xs[b])^(-1): sum_a nu_a g(xs[a]) = 0 for deg g <= len(xs) - 2."""
+    out = []
+    for a, xa in enumerate(xs):
+        d = 1
+        for b, xb in enumerate(xs):
+            if b != a:
+                d = d * (xa - xb) % p
+        out.append(_inv(d, p))
+    return out
+
+
+def _low_coeff_decoder(xs, K, p) -> np.ndarray:
+    """K x len(xs): the coefficients 0..K-1 of the interpolant of values at xs."""
+    W = poly.lagrange_matrix(np.array(xs, dtype=_U64), p)       # coefficients = values @ W
+    return np.ascontiguousarray(W[:, :K].T)
+
+
+def _reinterpolate(src, dst, p) -> np.ndarray:
+    """len(dst) x len(src): values at dst of the polynomial of degree < len(src) through values at src."""
+    W = poly.lagrange_matrix(np.array(src, dtype=_U64), p)
+    V = poly.vandermonde(np.array(dst, dtype=_U64), len(src), p)
+    return linalg.matmul(V, np.ascontiguousarray(W.T), p)
+
+
+def _points(n, p) -> list:
+    return [int(v) for v in powers(primitive_root(p), n + 1, p)[1:]]     # alpha^1 .. alpha^n
+
+
+def _pos(v, name, lo):
+    v = check_int(v, name)
+    if v < lo:
+        raise ValueError(f"{name} must be >= {lo}, got {v}")
+    return v
+
+
+def _stream(seed, scheme: bytes, session, idx, out, p):
+    Prg(bytes(seed), DOMAIN + scheme + b"/mask/" + len(session).to_bytes(4, "big") + bytes(session)
+        + idx.to_bytes(8, "big")).field_into(out, p)
+    return out
+
+
+def _strided_rows(labels, K, P, c) -> np.ndarray:
+    """K x (P c): label u P + q sits in row u, columns q c .. q c + c - 1 (zero padded)."""
+    C = np.zeros((K, P * c), dtype=_U64)
+    C.reshape(-1)[: labels.size] = labels.reshape(-1)
+    return C
+
+
+# ----------------------------------------------------------------- the parties' steps, checked
+class _Scheme:
+    """The checked public steps every approach shares; the subclasses
+    implement ``_share``, ``_queries``, ``_answer``, ``_reconstruct`` and set
+    ``name``, ``n``, ``T``, ``s``, ``c``, ``p``, ``store_cols``,
+    ``responders``, ``objectives(i)``, ``query_len(i)``, ``answers_shape``."""
+
+    def objectives(self, i) -> tuple:
+        return tuple(range(self.T))
+
+    def share(self, t, labels, rng=None) -> np.ndarray:
+        """One client's shares of its (s, c) integer ``labels`` of objective
+        ``t``: (len(members(t)), store_cols), row a for the a-th member.
+        ``rng``: None (fresh CSPRNG stream) or a ``secea_fast.prg.Prg``."""
+        t = check_objective(t, self.T)
+        if not isinstance(labels, np.ndarray) or labels.dtype.kind not in "iu":
+            raise TypeError(f"labels must be a numpy integer array of shape (s, c), got "
+                            f"{type(labels).__name__}{'' if not isinstance(labels, np.ndarray) else ' ' + str(labels.dtype)}")
+        if labels.shape != (self.s, self.c):
+            raise ValueError(f"labels must have shape (s, c) = {(self.s, self.c)}, got {labels.shape}")
+        if labels.size and (int(labels.min()) < 0 or int(labels.max()) >= self.p):
+            raise ValueError(f"labels must hold non-negative integers below p = {self.p}")
+        return self._share(t, labels, check_rng(rng, self.name.encode() + b"/share"))
+
+    def queries(self, j, rng=None) -> dict:
+        """{client: Query} for the hidden objective ``j`` (fresh randomness
+        from ``rng``: None or a ``Prg``)."""
+        return self._queries(check_objective(j, self.T), check_rng(rng, self.name.encode() + b"/query"))
+
+    def answer(self, i, store, query, mask=None) -> Answer:
+        """Client ``i``'s answer from its aggregated shares ``store``
+        ((len(objectives(i)), store_cols) uint64, rows in the order of
+        objectives(i)) and its ``query``; ``mask``: None or (shared seed,
+        session) for symmetric privacy (Sec. VI)."""
+        i = check_int(i, "i")
+        if i not in self.responders:
+            raise ValueError(f"client {i} is not one of the answering clients {self.responders[0]}.."
+                             f"{self.responders[-1]}")
+        store = check_elements(store, self.p, "store", ndim=2)
+        if store.shape != (len(self.objectives(i)), self.store_cols):
+            raise ValueError(f"store must have shape {(len(self.objectives(i)), self.store_cols)}, got {store.shape}")
+        if not isinstance(query, Query):
+            raise TypeError(f"query must be a Query, got {type(query).__name__}")
+        if query.client != i:
+            raise ValueError(f"query is addressed to client {query.client}, not {i}")
+        check_elements(query.values, self.p, "query.values", ndim=1)
+        if query.values.shape != (self.query_len(i),):
+            raise ValueError(f"query.values must hold {self.query_len(i)} values, got {query.values.shape}")
+        if mask is not None:
+            if not isinstance(mask, tuple) or len(mask) != 2:
+                raise TypeError("mask must be None or a (shared seed, session) tuple")
+            seed, session = mask
+            if not isinstance(seed, (bytes, bytearray)) or not 16 <= len(seed) <= 64:
+                raise ValueError("mask: the shared seed must be 16 to 64 bytes")
+            if not isinstance(session, (bytes, bytearray)) or not session:
+                raise ValueError("mask: the session must be non-empty bytes, fresh for every retrieval")
+        return self._answer(i, store, query, mask)
+
+    def reconstruct(self, j, A) -> np.ndarray:
+        """The (s, c) label sums of objective ``j`` from the stacked answers
+        ``A`` (``answers_shape``, rows in the order of ``responders``)."""
+        j = check_objective(j, self.T)
+        A = check_elements(A, self.p, "A")
+        if A.shape != self.answers_shape:
+            raise ValueError(f"A must have shape {self.answers_shape}, got {A.shape}")
+        return self._reconstruct(j, A)
+
+
+# ----------------------------------------------------------------- Approach 2 (Sec. IV)
+class Approach2(_Scheme):
+    """Approach 2 of Sec. IV (Egger, Urbanke, Bitar 2025), generalized from
+    label pairs (K = 2, z = 1, the paper's text) to K labels per polynomial
+    and any z_s, z_q, as its footnote 2 allows.  Every client computes every
+    objective (rho = n).
+
+    * Sharing: for objective t, client i splits its s labels into
+      P = ceil(s / K) strided partitions (label u P + q is coefficient u of
+      partition q, zero padded) and shares
+      f(x) = sum_{u<K} x^u y_u + sum_{tau<z_s} x^(K+tau) r_tau
+      (the Sec. IV polynomial y_l + x y_(l+1) + x^2 r for K = 2, z_s = 1),
+      sending f(alpha_i1) to every other client i1.
+    * Query: q^(t,j)(x) = delta_tj + sum_{tau<z_q} x^(K+tau) k_tau^(t) (the
+      paper's delta + x^2 k), one scalar k per (t, tau) shared by all
+      partitions and classes (as deviation 2 of the main scheme), sent to
+      the N = 2K + z_s + z_q - 1 clients 0..N-1 (a set independent of j).
+    * Answer: A^i = sum_t q^(t,j)(alpha_i) F^(t)(alpha_i), an evaluation of
+      a polynomial of degree 2K + z_s + z_q - 2 = N - 1 whose coefficients
+      0..K-1 are the label sums of objective j (the k-terms start at x^K).
+      The federator interpolates them from the N answers (the paper's "any 5
+      answers" for K = 2, z = 1).
+    * Symmetric privacy (Sec. VI): the clients add R(alpha_i) with
+      R(x) = sum_{m=K}^{N-1} x^m s_m from their shared seed; that is the
+      paper's R_p(x) = sum_{tau=1}^{k_C+z_q-1} x^(k_C-z_s+tau-1) s_tau with
+      k_C = K + z_s, and here it is exactly right: the N answers then
+      determine the K sums and nothing else (coefficients K..N-1 uniform).
+
+    Cost: T n (n - 1) P c elements shared (T s n (n - 1) / K for K | s; the
+    paper's T (s/2) n (n - 1)), N P c downloaded ((2K + z_s + z_q - 1) s c / K;
+    the paper's 5s/2), T N query scalars."""
+
+    name = "approach2"
+
+    def __init__(self, n, T, s, c, z_s, z_q, *, K=2, p=EMBEDDING_PRIME):
+        self.n, self.T = _pos(n, "n", 1), _pos(T, "T", 1)
+        self.s, self.c = _pos(s, "s", 1), _pos(c, "c", 1)
+        self.z_s, self.z_q = _pos(z_s, "z_s", 0), _pos(z_q, "z_q", 0)
+        self.K = _pos(K, "K", 1)
+        self.p = p = check_prime(p)
+        self.N = 2 * self.K + self.z_s + self.z_q - 1
+        if self.N > self.n:
+            raise ValueError(f"Approach 2 needs n >= 2K + z_s + z_q - 1 = {self.N} clients (answers), got n = {n}")
+        if self.n > p - 1:
+            raise ValueError(f"the field is too small: n = {n} clients need n <= p - 1 = {p - 1}")
+        self.k_C = self.K + self.z_s
+        self.P = -(-self.s // self.K)
+        self.cols = self.store_cols = self.P * self.c
+        self.rho = self.n
+        pts = _points(self.n, p)
+        self.points = np.array(pts, dtype=_U64)
+        self.V = poly.vandermonde(self.points, self.k_C, p)                       # n x k_C
+        self.responders = tuple(range(self.N))
+        full = poly.vandermonde(self.points[:self.N], self.N, p)                   # N x N
+        self.qpow = np.ascontiguousarray(full[:, self.K:self.K + self.z_q])
+        self.mpow = np.ascontiguousarray(full[:, self.K:])                         # the Sec. VI R(x)
+        self.decoder = _low_coeff_decoder(pts[:self.N], self.K, p)                # K x N
+        self.answers_shape = (self.N, self.cols)
+
+    def query_len(self, i) -> int:
+        return self.T
+
+    def members(self, t):
+        return range(self.n)
+
+    def _share(self, t, labels, rng) -> np.ndarray:
+        """Shares of one client's (s, c) labels of objective t: (n, P c), row i1 to client i1."""
+        C = np.empty((self.k_C, self.cols), dtype=_U64)
+        C[:self.K] = _strided_rows(labels, self.K, self.P, self.c)
+        rng.field_into(C[self.K:], self.p)
+        return evaluate(self.V, C, self.p)
+
+    def _queries(self, j, rng) -> dict:
+        k = rng.field(self.T * self.z_q, self.p).reshape(self.T, self.z_q)
+        Q = (linalg.matmul(k, np.ascontiguousarray(self.qpow.T), self.p) if self.z_q
+             else np.zeros((self.T, self.N), dtype=_U64))
+        Q[j] = field.add(Q[j], 1 % self.p, self.p)
+        objs = np.arange(self.T, dtype=_U64)
+        return {i: Query(i, objs.copy(), np.ascontiguousarray(Q[:, i])) for i in self.responders}
+
+    def _answer(self, i, store, query, mask) -> Answer:
+        a = lincomb(query.values, store, self.cols, self.p)
+        if mask is not None:            # R(alpha_i): the N - K shared coefficients from one stream
+            seed, session = mask
+            S = _stream(seed, b"approach2", session, 0, np.empty((self.N - self.K, self.cols), dtype=_U64), self.p)
+            a = field.add(a, lincomb(self.mpow[i], S, self.cols, self.p), self.p)
+        return Answer(i, a.reshape(self.P, self.c))
+
+    def _reconstruct(self, j, A) -> np.ndarray:
+        """A: (N, P c) answers of the responders in order; returns (s, c)."""
+        Y = linalg.matmul(self.decoder, A, self.p)
+        return Y.reshape(-1)[: self.s * self.c].reshape(self.s, self.c)
+
+
+# ----------------------------------------------------------------- Approach 3: star-product PIR (Sec. VII-a)
+class StarProduct(_Scheme):
+    """Approach 3 / the Table I row "rho = n": ramp-shared storage with a
+    storage code C = GRS(n, k_C) (Sec. VII-a; k_C* of Lemma 1 by default),
+    queried with the star-product PIR scheme of Freij-Hollanti, Gnilke,
+    Hollanti, Karpuk (2017) with query code D = GRS(n, z_q) on the same
+    locators, so C*D = GRS(n, k_C + z_q - 1) with d(C*D) - 1 = n - k_C - z_q + 1.
+
+    * Sharing: as Approach 2 with K = k_C - z_s labels and z_s random
+      coefficients per polynomial (Sec. V-b, eq. 1 with rho = n; the example
+      of Approach 3 for k_C = 3, z = 1).  P = ceil(s / K) partitions, padded to
+      a multiple of b (below), so every client stores per objective a b x W
+      array: b stripes of W = P c / b columns.
+    * Schedule: each subquery retrieves d = n - k_C - z_q + 1 stored symbols
+      of objective j (one stripe of W columns from each of d distinct
+      clients), and each stripe needs k_C of them; with b = d / gcd(k_C, d)
+      stripes, R = k_C / gcd(k_C, d) subqueries retrieve exactly b k_C
+      symbols.  Pair g = 0..b k_C - 1 is (stripe g // k_C, client g mod n);
+      subquery r takes pairs r d .. r d + d - 1 (distinct clients, and k_C
+      distinct clients per stripe).
+    * Query (to every client, for every subquery r, objective t, stripe
+      beta): q_i = d_i^(r,t,beta) + [t = j and (beta, i) in subquery r], with
+      d^(r,t,beta) an independent uniform codeword of D:
+      d_i = sum_{tau<z_q} alpha_i^tau k_tau.  Any z_q clients' queries are
+      uniform (d(D^perp) = z_q + 1).
+    * Answer: sum_{t,beta} q_i^(r,t,beta) F^(t)_beta(alpha_i): a C*D codeword
+      plus, at the d clients of the subquery, their stored stripe of
+      objective j.  The federator interpolates the codeword from the other
+      n - d = k_C + z_q - 1 answers, subtracts it at the d erasures, and,
+      once a stripe has k_C stored symbols, interpolates its k_C coefficients
+      (K label sums and z_s aggregated random coefficients, the by-product
+      that costs the factor (k_C - z_s) / k_C of Sec. VII-a).
+    * Symmetric privacy: the clients add R_r(alpha_i), R_r a shared uniform
+      polynomial of degree < k_C + z_q - 1 (a uniform C*D codeword) per
+      subquery, so the codeword part the federator interpolates is uniform.
+
+    Cost: T n (n - 1) P c shared, R n W = k_C n P c / d downloaded (Table I:
+    s c k_C n / ((k_C - z_s)(n - k_C - z_q + 1)) when K b | s), R n T b query
+    scalars.  (The example in Sec. VII-a states a download of 5s/2, "the same
+    as for Approach 2"; the scheme, and Table I's formula, give 15s/4 at
+    n = 5, k_C = 3, z = 1: the stored randomness is retrieved too.)"""
+
+    name = "star_product"
+
+    def __init__(self, n, T, s, c, z_s, z_q, *, k_C=None, p=EMBEDDING_PRIME):
+        self.n, self.T = _pos(n, "n", 1), _pos(T, "T", 1)
+        self.s, self.c = _pos(s, "s", 1), _pos(c, "c", 1)
+        self.z_s, self.z_q = _pos(z_s, "z_s", 0), _pos(z_q, "z_q", 0)
+        self.p = p = check_prime(p)
+        if k_C is None:
+            k_C = star_product_k(self.n, self.T, self.z_s, self.z_q)[1]
+            if k_C is None:
+                raise ValueError(f"no storage dimension: need n >= z_s + z_q + 1 = {self.z_s + self.z_q + 1}, "
+                                 f"got n = {n}")
+        self.k_C = k_C = check_int(k_C, "k_C")
+        self.K = k_C - self.z_s
+        self.d = self.n - k_C - self.z_q + 1
+        if self.K < 1 or self.d < 1:
+            raise ValueError(f"k_C must satisfy z_s + 1 <= k_C <= n - z_q ({self.z_s + 1} <= k_C <= "
+                             f"{self.n - self.z_q}), got k_C = {k_C}")
+        if self.n > p - 1:
+            raise ValueError(f"the field is too small: n = {n} clients need n <= p - 1 = {p - 1}")
+        g = math.gcd(k_C, self.d)
+        self.b, self.R = self.d // g, k_C // g
+        P = -(-self.s // self.K)
+        self.P = -(-P // self.b) * self.b
+        self.cols = self.store_cols = self.P * self.c
+        self.W = self.cols // self.b
+        self.rho = self.n
+        pts = _points(self.n, p)
+        self.points = np.array(pts, dtype=_U64)
+        self.V = poly.vandermonde(self.points, k_C, p)
+        self.responders = tuple(range(self.n))
+        pairs = [(gi // k_C, gi % self.n) for gi in range(self.b * k_C)]
+        self.rounds = [pairs[r * self.d:(r + 1) * self.d] for r in range(self.R)]
+        self.qpow = poly.vandermonde(self.points, self.z_q, p) if self.z_q else None   # n x z_q
+        self.mpow = poly.vandermonde(self.points, k_C + self.z_q - 1, p)            # C*D codewords
+        # decoding: per subquery, the codeword at the d erasures from the other answers
+        self._erase = []
+        for rnd in self.rounds:
+            J = [i for _, i in rnd]
+            rest = [i for i in range(self.n) if i not in J]
+            self._erase.append((J, rest, _reinterpolate([pts[i] for i in rest], [pts[i] for i in J], p)))
+        self._stripe_src = {}
+        for r, rnd in enumerate(self.rounds):
+            for a, (beta, i) in enumerate(rnd):
+                self._stripe_src.setdefault(beta, []).append((r, a, i))
+        self._stripe_dec = {beta: _low_coeff_decoder([pts[i] for _, _, i in src], self.K, p)
+                            for beta, src in self._stripe_src.items()}
+        self.answers_shape = (self.n, self.R, self.W)
+
+    def query_len(self, i) -> int:
+        return self.R * self.T * self.b
+
+    def members(self, t):
+        return range(self.n)
+
+    def _share(self, t, labels, rng) -> np.ndarray:
+        C = np.empty((self.k_C, self.cols), dtype=_U64)
+        C[:self.K] = _strided_rows(labels, self.K, self.P, self.c)
+        rng.field_into(C[self.K:], self.p)
+        return evaluate(self.V, C, self.p)
+
+    def _queries(self, j, rng) -> dict:
+        """{i: Query}: values (R, T, b) flattened; objectives lists t per value."""
+        n, T, b, R, p = self.n, self.T, self.b, self.R, self.p
+        if self.z_q:
+            k = rng.field(R * T * b * self.z_q, p).reshape(R * T * b, self.z_q)
+            Q = linalg.matmul(self.qpow, np.ascontiguousarray(k.T), p).reshape(n, R, T, b)
+        else:
+            Q = np.zeros((n, R, T, b), dtype=_U64)
+        one = 1 % p
+        for r, rnd in enumerate(self.rounds):
+            for beta, i in rnd:
+                Q[i, r, j, beta] = (int(Q[i, r, j, beta]) + one) % p
+        objs = np.tile(np.repeat(np.arange(T, dtype=_U64), b), R)
+        return {i: Query(i, objs.copy(), np.ascontiguousarray(Q[i].reshape(-1))) for i in range(n)}
+
+    def _answer(self, i, store, query, mask) -> Answer:
+        """store: (T, P c) aggregated shares; returns (R, W)."""
+        Qm = np.ascontiguousarray(query.values.reshape(self.R, self.T * self.b))
+        A = linalg.matmul(Qm, store.reshape(self.T * self.b, self.W), self.p)
+        if mask is not None:            # R_r(alpha_i) for every subquery: coefficients (k_C + z_q - 1, R W), one stream
+            seed, session = mask
+            kz, RW = self.k_C + self.z_q - 1, self.R * self.W
+            S = _stream(seed, b"star_product", session, 0, np.empty((kz, RW), dtype=_U64), self.p)
+            A = field.add(A.reshape(-1), lincomb(self.mpow[i], S, RW, self.p), self.p).reshape(self.R, self.W)
+        return Answer(i, A)
+
+    def _reconstruct(self, j, A) -> np.ndarray:
+        """A: (n, R, W) answers; returns (s, c)."""
+        p = self.p
+        got = []
+        for r, (J, rest, E) in enumerate(self._erase):
+            cw = linalg.matmul(E, np.ascontiguousarray(A[rest, r]), p)
+            got.append(field.sub(np.ascontiguousarray(A[J, r]), cw, p))
+        Y = np.empty((self.K, self.b, self.W), dtype=_U64)
+        for beta, src in self._stripe_src.items():
+            vals = np.stack([got[r][a] for r, a, _ in src])
+            Y[:, beta] = linalg.matmul(self._stripe_dec[beta], vals, p)
+        return Y.reshape(-1)[: self.s * self.c].reshape(self.s, self.c)
+
+
+# ----------------------------------------------------------------- GXSTPIR (Sec. VII-b)
+class GXSTPIR(_Scheme):
+    """The "Shamir + GXSTPIR" baseline of Sec. VII-b and Table I on any task
+    assignment (column weight rho): L = rho - z_s - z_q labels are retrieved
+    per downloaded symbol of each of the n clients.
+
+    * Storage (cross-subspace alignment, Jia, Sun, Jafar 2019): the s labels
+      of an objective are split into L rows (label l B + b is row l,
+      B = ceil(s / L) columns of c classes) and every label is Shamir-shared
+      with its secret at f_l = alpha^(n+1+l) instead of 0:
+      S_l(x) = y_l + (f_l - x) sum_{m<z_s} x^m Z_{l,m}, a degree-z_s
+      polynomial with S_l(f_l) = y_l, evaluated at the rho clients of the
+      objective (rho - 1 messages of s c elements per client and objective:
+      Table I's sharing rate 1 / (T rho (rho - 1))).  Aggregation is linear.
+    * Query: client i of I(e_t) receives, for l < L,
+      Q_{t,l}(alpha_i) = delta_tj / (f_l - alpha_i) + sum_{tau<z_q} alpha_i^tau k_{t,l,tau}
+      (any z_q of them uniform).
+    * Answer (the graph-based combination of Jia and Jafar 2020): client i
+      returns A^i = sum_{t in I(i)} nu_{t,i} sum_l Q_{t,l}(alpha_i) S^(t)_l(alpha_i),
+      nu_{t,i} the dual-GRS weights of I(e_t) (as nu of Sec. V-c).  For
+      objective j this is nu_{j,i} (sum_l ybar_l / (f_l - alpha_i) + a
+      polynomial of degree <= z_s + z_q - 1), for t != j only the polynomial.
+    * Reconstruction: with h_l the Lagrange basis on f_0..f_(L-1) (degree
+      L - 1), sum_i h_l(alpha_i) A^i = ybar_l / prod_{k in I(e_j)} (f_l - alpha_k):
+      every polynomial term has degree <= L - 1 + z_s + z_q - 1 = rho - 2 and
+      vanishes under the dual weights, and sum_i nu_i h(alpha_i) / (f - alpha_i)
+      = h(f) / prod_k (f - alpha_k) by partial fractions.
+    * Symmetric privacy: the answers' dependence on anything but ybar lies
+      in the kernel of those L functionals, spanned by n - L vectors on
+      windows of L + 1 consecutive clients (dual weights of the window's
+      points); each client adds sum_f b_f[i] s_f over the <= L + 1 windows
+      containing it, s_f shared uniform streams.
+
+    Cost: T rho (rho - 1) s' c shared, n B c downloaded (s' = L B; Table I:
+    s c n / (rho - z_s - z_q) when L | s), T rho L query scalars.  Needs
+    n + L <= p - 1 (the f_l distinct from the alpha_i)."""
+
+    name = "gxstpir"
+
+    def __init__(self, assignment, s, c, z_s, z_q, *, p=EMBEDDING_PRIME):
+        asg = assignment if isinstance(assignment, Assignment) else Assignment(assignment)
+        self.assignment = asg
+        self.n, self.T, self.rho = asg.n, asg.T, asg.rho
+        self.s, self.c = _pos(s, "s", 1), _pos(c, "c", 1)
+        self.z_s, self.z_q = _pos(z_s, "z_s", 0), _pos(z_q, "z_q", 0)
+        self.p = p = check_prime(p)
+        self.L = self.rho - self.z_s - self.z_q
+        if self.L < 1:
+            raise ValueError(f"GXSTPIR needs rho >= z_s + z_q + 1 = {self.z_s + self.z_q + 1}, got rho = {self.rho}")
+        if self.n + self.L > p - 1:
+            raise ValueError(f"the field is too small: n + L = {self.n + self.L} distinct points alpha^i, f_l "
+                             f"need n + L <= p - 1 = {p - 1}")
+        self.B = -(-self.s // self.L)
+        self.cols = self.B * self.c
+        self.store_cols = self.L * self.cols
+        pts = _points(self.n + self.L, p)
+        self.alphas, self.fs = pts[:self.n], pts[self.n:]
+        self.points = np.array(self.alphas, dtype=_U64)
+        self.responders = tuple(range(self.n))
+        self._nu = {t: _dual_weights([self.alphas[i] for i in asg.clients(t)], p) for t in range(self.T)}
+        self._V = {}
+        self._fvec = np.repeat(np.array(self.fs, dtype=_U64), self.cols)          # f_l per storage entry
+        nL = self.n - self.L
+        self.window = [_dual_weights(self.alphas[f:f + self.L + 1], p) for f in range(nL)]
+        self.answers_shape = (self.n, self.cols)
+
+    def objectives(self, i) -> tuple:
+        return self.assignment.objectives(i)
+
+    def query_len(self, i) -> int:
+        return len(self.assignment.objectives(i)) * self.L
+
+    def members(self, t):
+        return self.assignment.clients(t)
+
+    def _share(self, t, labels, rng) -> np.ndarray:
+        """(rho, L B c): row a to the a-th client of I(e_t)."""
+        p, zs, Lc = self.p, self.z_s, self.L * self.cols
+        Z = np.empty((zs, Lc), dtype=_U64)
+        rng.field_into(Z, p)
+        C = np.empty((zs + 1, Lc), dtype=_U64)
+        C[0] = _strided_rows(labels, self.L, self.B, self.c).reshape(-1)
+        if zs:
+            # y + (f - x) sum_m x^m Z_m: coefficients y + f Z_0, f Z_m - Z_(m-1), -Z_(zs-1)
+            C[0] = field.add(C[0], field.mul(Z[0], self._fvec, p), p)
+            for m in range(1, zs):
+                C[m] = field.sub(field.mul(Z[m], self._fvec, p), Z[m - 1], p)
+            C[zs] = field.neg(Z[zs - 1], p)
+        V = self._V.get(t)
+        if V is None:
+            V = self._V[t] = poly.vandermonde(self.points[list(self.members(t))], zs + 1, p)
+        return evaluate(V, C, p)
+
+    def _queries(self, j, rng) -> dict:
+        n, T, L, p = self.n, self.T, self.L, self.p
+        k = rng.field(T * L * self.z_q, p).reshape(T * L, self.z_q)
+        Q = (linalg.matmul(k, np.ascontiguousarray(poly.vandermonde(self.points, self.z_q, p).T), p)
+             if self.z_q else np.zeros((T * L, n), dtype=_U64)).reshape(T, L, n)
+        for l, f in enumerate(self.fs):
+            for i in self.members(j):
+                Q[j, l, i] = (int(Q[j, l, i]) + _inv(f - self.alphas[i], p)) % p
+        out = {}
+        for i in range(n):
+            objs = self.assignment.objectives(i)
+            out[i] = Query(i, np.repeat(np.array(objs, dtype=_U64), L),
+                           np.ascontiguousarray(Q[list(objs)][:, :, i].reshape(-1)))
+        return out
+
+    def _answer(self, i, store, query, mask) -> Answer:
+        """store: (|I(i)|, L B c) aggregated shares, in the order of I(i)."""
+        p, L = self.p, self.L
+        objs = self.assignment.objectives(i)
+        weights = []
+        for a, t in enumerate(objs):
+            nu = self._nu[t][self.members(t).index(i)]
+            weights += [nu * int(query.values[a * L + l]) % p for l in range(L)]
+        a = lincomb(weights, store.reshape(len(objs) * L, self.cols), self.cols, p)
+        if mask is not None:
+            seed, session = mask
+            buf = np.empty(self.cols, dtype=_U64)
+            for f in range(max(0, i - L), min(i, self.n - L - 1) + 1):
+                _stream(seed, b"gxstpir", session, f, buf, p)
+                a = field.add(a, field.mul(buf, self.window[f][i - f], p), p)
+        return Answer(i, a.reshape(self.B, self.c))
+
+    def decoder(self, j) -> np.ndarray:
+        """L x n: row l = h_l(alpha_i) prod_{k in I(e_j)} (f_l - alpha_k)."""
+        p, fs = self.p, self.fs
+        D = np.empty((self.L, self.n), dtype=_U64)
+        for l, fl in enumerate(fs):
+            den = 1
+            for m, fm in enumerate(fs):
+                if m != l:
+                    den = den * (fl - fm) % p
+            scale = _inv(den, p)
+            for i in self.members(j):
+                scale = scale * (fl - self.alphas[i]) % p
+            for i, x in enumerate(self.alphas):
+                v = scale
+                for m, fm in enumerate(fs):
+                    if m != l:
+                        v = v * (x - fm) % p
+                D[l, i] = v
+        return D
+
+    def _reconstruct(self, j, A) -> np.ndarray:
+        Y = linalg.matmul(self.decoder(j), A, self.p)
+        return Y.reshape(-1)[: self.s * self.c].reshape(self.s, self.c)
+
+
+# ----------------------------------------------------------------- the shared driver
+@dataclass
+class ApproachResult(OSFLRoundResult):
+    """``OSFLRoundResult`` of one of the approaches (``info["scheme"]`` names
+    it), with ``transcript`` (when asked for): {"shares": [ShareMessage],
+    "queries": {i: Query}, "answers": {i: Answer}} as the parties received them."""
+    transcript: Optional[dict] = None
+
+
+def _labels_rho_n(labels, p, levels):
+    if not isinstance(labels, np.ndarray):
+        raise TypeError(f"labels must be a numpy integer array of shape (n, T, s, c), got {type(labels).__name__}")
+    if labels.ndim != 4:
+        raise ValueError(f"labels must have shape (n, T, s, c), got {labels.shape}")
+    n, T = labels.shape[:2]
+    if n < 1 or T < 1:
+        raise ValueError(f"labels need n >= 1 clients and T >= 1 objectives, got shape {labels.shape}")
+    asg = Assignment(np.ones((n, T), dtype=np.uint8))
+    return asg, check_label_tensor(labels, n, T, p, levels, [asg.clients(t) for t in range(T)])
+
+
+def _check_levels(levels, labels, asg, p):
+    if levels is None:
+        return None
+    levels = check_int(levels, "levels")
+    if levels < 2:
+        raise ValueError(f"levels (gamma) must be >= 2, got {levels}")
+    if p < (levels - 1) * asg.n:
+        raise ValueError(f"capacity check q >= (gamma - 1) n failed: p = {p} < ({levels} - 1) * {asg.n}")
+    for t in range(asg.T):
+        sub = labels[list(asg.clients(t)), t]
+        if sub.size and int(sub.max()) >= levels:
+            raise ValueError(f"labels of objective {t} have an entry >= levels = {levels}")
+    return levels
+
+
+def _drive(scheme, labels, asg, j, symmetric, *, wire, verify, transcript, query_rng, share_rng=None):
+    if not isinstance(symmetric, bool):
+        raise TypeError(f"symmetric must be a bool, got {type(symmetric).__name__}")
+    for name, v in (("wire", wire), ("verify", verify), ("transcript", transcript)):
+        if not isinstance(v, bool):
+            raise TypeError(f"{name} must be a bool, got {type(v).__name__}")
+    j = check_objective(j, asg.T)
+    p, n, T = scheme.p, asg.n, asg.T
+    s, c = scheme.s, scheme.c
+    info = {"scheme": scheme.name, "n": n, "T": T, "rho": asg.rho, "z_s": scheme.z_s, "z_q": scheme.z_q,
+            "s": s, "c": c, "p": p, "symmetric": symmetric}
+    for key in ("K", "k_C", "L", "N", "b", "R"):
+        if hasattr(scheme, key):
+            info[key] = getattr(scheme, key)
+    rep = ApproachResult(params=scheme, seconds={}, wall={}, bytes={}, info=info)
+    tr = {"shares": [], "queries": {}, "answers": {}} if transcript else None
+    seed, session = (random_seed(32), random_seed(16)) if symmetric else (None, None)
+    objs = [asg.objectives(i) for i in range(n)]
+    store = [np.zeros((len(objs[i]), scheme.store_cols), dtype=_U64) for i in range(n)]
+    pos = [{t: a for a, t in enumerate(objs[i])} for i in range(n)]
+    shape = (scheme.store_cols // scheme.c, scheme.c)
+    if share_rng is not None and not callable(share_rng):
+        raise TypeError(f"share_rng must be None or a callable client index -> Prg, got {type(share_rng).__name__}")
+
+    t_share = t_agg = 0.0
+    nbytes = elems = 0
+    for i in range(n):
+        g = check_rng(share_rng(i) if share_rng else None, scheme.name.encode() + b"/share")
+        for t in objs[i]:
+            t0 = time.perf_counter()
+            S = scheme.share(t, labels[i, t], g)
+            t1 = time.perf_counter()
+            for a, i1 in enumerate(scheme.members(t)):
+                row = S[a]
+                if i1 != i:
+                    m = ShareMessage(i, i1, t, row.reshape(shape))
+                    nbytes += m.nbytes
+                    elems += m.elements
+                    if wire:
+                        m = ShareMessage.from_bytes(m.to_bytes())
+                    if tr is not None:
+                        tr["shares"].append(m)
+                    row = check_elements(m.values, p, "ShareMessage.values", ndim=2).reshape(-1)
+                k = pos[i1][t]
+                store[i1][k] = field.add(store[i1][k], row, p)
+            t_share += t1 - t0
+            t_agg += time.perf_counter() - t1
+    rep.seconds.update(share=t_share, aggregate=t_agg)
+    rep.bytes["sharing"], rep.elements["sharing"] = nbytes, elems
+
+    t0 = time.perf_counter()
+    queries = scheme.queries(j, check_rng(query_rng, scheme.name.encode() + b"/query"))
+    rep.seconds["query"] = time.perf_counter() - t0
+    rep.bytes["queries"] = sum(q.nbytes for q in queries.values())
+    rep.elements["queries"] = sum(q.elements for q in queries.values())
+    if wire:
+        queries = {i: Query.from_bytes(q.to_bytes()) for i, q in queries.items()}
+    if tr is not None:
+        tr["queries"] = queries
+
+    t0 = time.perf_counter()
+    answers = {}
+    for i in scheme.responders:
+        answers[i] = scheme.answer(i, store[i], queries[i], (seed, session) if symmetric else None)
+    rep.seconds["answer"] = time.perf_counter() - t0
+    rep.bytes["answers"] = sum(a.nbytes for a in answers.values())
+    rep.elements["answers"] = sum(a.elements for a in answers.values())
+    if wire:
+        answers = {i: Answer.from_bytes(a.to_bytes()) for i, a in answers.items()}
+    if tr is not None:
+        tr["answers"] = answers
+
+    t0 = time.perf_counter()
+    A = np.stack([check_elements(answers[i].values, p, "Answer.values", ndim=2) for i in scheme.responders])
+    out = scheme.reconstruct(j, np.ascontiguousarray(A.reshape(scheme.answers_shape)))
+    rep.seconds["reconstruct"] = time.perf_counter() - t0
+    rep.sums = out.astype(np.int64)
+    rep.wall = dict(rep.seconds)
+    rep.transcript = tr
+    if verify:
+        want = labels[list(asg.clients(j)), j].astype(object).sum(axis=0)
+        if not (rep.sums.astype(object) == want).all():
+            raise AssertionError(f"{scheme.name}: the retrieved sums of objective {j} differ from the plaintext sums")
+        rep.verified = True
+    return rep
+
+
+def approach2(labels, j, z_s, z_q, symmetric=False, *, K=2, p=EMBEDDING_PRIME, levels=None, wire=False,
+              verify=False, transcript=False, query_rng=None, share_rng=None) -> ApproachResult:
+    """Approach 2 of Sec. IV (see ``Approach2``) on an (n, T, s, c) label
+    tensor (every client computes every objective).  Returns an
+    ``ApproachResult`` whose ``sums`` is the (s, c) int64 sum over all
+    clients of labels[:, j].  ``K``: labels per share polynomial (the paper's
+    2); ``symmetric``: Sec. VI privacy from the federator; ``wire``: every
+    message through ``to_bytes``/``from_bytes``; ``verify``: compare with the
+    plaintext sum; ``transcript``: keep the messages; ``query_rng`` (a
+    ``Prg``): the federator's query randomness (fresh when None);
+    ``share_rng``: None or a callable client index -> ``Prg`` (tests)."""
+    p = check_prime(p)
+    asg, labels = _labels_rho_n(labels, p, levels)
+    levels = _check_levels(levels, labels, asg, p)
+    n, T, s, c = labels.shape
+    scheme = Approach2(n, T, s, c, z_s, z_q, K=K, p=p)
+    return _drive(scheme, labels, asg, j, symmetric, wire=wire, verify=verify, transcript=transcript,
+                  query_rng=query_rng, share_rng=share_rng)
+
+
+def star_product(labels, j, z_s, z_q, symmetric=False, *, k_C=None, p=EMBEDDING_PRIME, levels=None,
+                 wire=False, verify=False, transcript=False, query_rng=None, share_rng=None) -> ApproachResult:
+    """Approach 3 / star-product PIR over the ramp-shared storage (Sec. VII-a,
+    Table I; see ``StarProduct``) on an (n, T, s, c) label tensor (rho = n).
+    ``k_C``: the storage code dimension (default k_C* of Lemma 1).  Other
+    arguments and the result as for ``approach2``."""
+    p = check_prime(p)
+    asg, labels = _labels_rho_n(labels, p, levels)
+    levels = _check_levels(levels, labels, asg, p)
+    n, T, s, c = labels.shape
+    scheme = StarProduct(n, T, s, c, z_s, z_q, k_C=k_C, p=p)
+    return _drive(scheme, labels, asg, j, symmetric, wire=wire, verify=verify, transcript=transcript,
+                  query_rng=query_rng, share_rng=share_rng)
+
+
+def gxstpir(labels, incidence, j, z_s, z_q, symmetric=False, *, p=EMBEDDING_PRIME, levels=None, wire=False,
+            verify=False, transcript=False, query_rng=None, share_rng=None) -> ApproachResult:
+    """Shamir sharing + GXSTPIR (Sec. VII-b, Table I; see ``GXSTPIR``) with the
+    inputs of ``run_round``: (n, T, s, c) labels (entries of unassigned
+    (i, t) ignored), an incidence array or ``Assignment``, the hidden
+    objective j.  Other arguments and the result as for ``approach2``."""
+    p = check_prime(p)
+    asg = incidence if isinstance(incidence, Assignment) else Assignment(incidence)
+    labels = check_label_tensor(labels, asg.n, asg.T, p, levels, [asg.clients(t) for t in range(asg.T)])
+    levels = _check_levels(levels, labels, asg, p)
+    n, T, s, c = labels.shape
+    scheme = GXSTPIR(asg, s, c, z_s, z_q, p=p)
+    return _drive(scheme, labels, asg, j, symmetric, wire=wire, verify=verify, transcript=transcript,
+                  query_rng=query_rng, share_rng=share_rng)
