@@ -97,3 +97,32 @@ def test_transe_learns_and_is_deterministic(transe):
         kg.TransETask(transe.data, 1)
     with pytest.raises(TypeError, match="aggregator"):
         fw.run(transe, "plain", 1)
+
+
+def test_study_command_writes_json_and_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from secea_fast import cli
+    assert cli.main(["study", "kg", "--quick", "--rounds", "2", "--eps", "1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "SecEA(8)" in out and "LDP(eps=1)" in out and "MB/round" in out
+    import json
+    res = json.loads((tmp_path / "kg.json").read_text())
+    assert set(res["runs"]) == {"Single", "EmbAvg", "SecEA(8)", "LDP(eps=1)"}
+    assert [r["round"] for r in res["runs"]["SecEA(8)"]] == [0, 1, 2]
+    assert abs(res["runs"]["SecEA(8)"][-1]["MRR"] - res["runs"]["EmbAvg"][-1]["MRR"]) <= 1e-3
+    assert (tmp_path / "kg.png").read_bytes()[:4] == b"\x89PNG"
+    assert cli.main(["study", "kg", "--quick", "--data", str(tmp_path / "missing.txt"),
+                     "--out", str(tmp_path)]) == 2
+
+
+@pytest.mark.slow          # about 25 s: every aggregation of Table 7 at Kinship's size
+def test_study_ldp_quick_table7(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from secea_fast import cli
+    assert cli.main(["study", "ldp", "--quick", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "w/ LDP (published)" in out and "0.3039" in out
+    import json
+    res = json.loads((tmp_path / "ldp.json").read_text())
+    last = [res["runs"][f"LDP(eps={e:g})"][-1]["MRR"] for e in res["epsilons"]]
+    assert last[0] < last[-1] <= res["runs"]["EmbAvg"][-1]["MRR"] + 0.02

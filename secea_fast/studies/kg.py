@@ -83,11 +83,11 @@ def triples_from_file(path, test_fraction: float = 0.1, seed: int = 0) -> Triple
 
 
 def synthetic_triples(n_entities=104, n_relations=25, n_triples=10_686, rank=8, test_fraction=0.1,
-                      seed=0) -> Triples:
+                      noise=0.1, seed=0) -> Triples:
     """A knowledge graph of the given shape (Kinship's by default): latent
     entity points x_e and relation shifts s_r in R^rank; for each (head,
     relation) the tails are the entities nearest to x_h + s_r (with Gumbel
-    noise), about n_triples / (n_entities n_relations) of them."""
+    noise of scale ``noise``), about n_triples / (n_entities n_relations) of them."""
     n_entities, n_relations, n_triples = (check_int(v, n) for v, n in ((n_entities, "n_entities"),
                                           (n_relations, "n_relations"), (n_triples, "n_triples")))
     if n_entities < 4 or n_relations < 1 or n_triples < n_relations:
@@ -99,7 +99,7 @@ def synthetic_triples(n_entities=104, n_relations=25, n_triples=10_686, rank=8, 
     out = []
     for r in range(n_relations):
         dist = ((x[:, None, :] + s[r] - x[None, :, :]) ** 2).sum(-1)         # (head, tail)
-        score = -dist / dist.std() + 0.3 * rng.gumbel(size=dist.shape)
+        score = -dist / dist.std() + noise * rng.gumbel(size=dist.shape)
         np.fill_diagonal(score, -np.inf)
         k = rng.poisson(per, n_entities).clip(0, n_entities - 1)
         order = np.argsort(-score, axis=1)
