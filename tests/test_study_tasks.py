@@ -13,7 +13,12 @@ def _lightgcn():
     return lightgcn.LightGCNTask(recsys.synthetic_ratings(120, 150, 4000, seed=1), 3, d=8, seed=0)
 
 
-BUILDERS = {"lightgcn": _lightgcn}
+def _deepwalk():
+    from secea_fast.studies import graph
+    return graph.DeepWalkTask(graph.synthetic_graph(200, 700, 4, seed=1), 3, d=8, walks=2, max_pairs=8000, seed=0)
+
+
+BUILDERS = {"lightgcn": _lightgcn, "deepwalk": _deepwalk}
 
 
 @pytest.fixture(scope="module", params=sorted(BUILDERS))
@@ -39,3 +44,23 @@ def test_learns_and_is_deterministic(task):
     assert [r.metrics for r in a] == [r.metrics for r in b]
     m = task.metrics[0]
     assert a[-1].metrics[m] > a[0].metrics[m] + 0.02
+
+
+def test_graph_loaders_and_auc(tmp_path):
+    from secea_fast.studies import graph
+    cites = tmp_path / "cora.cites"
+    cites.write_text("# comment\n35\t1033\n35\t103482\n1033\t35\n887\t887\n887,1033\n")
+    g = graph.edges_from_file(cites)
+    assert g.n_nodes == 4 and g.edges.tolist() == [[0, 1], [0, 2], [1, 3]]     # repeat and loop dropped
+    content = tmp_path / "cora.content"
+    content.write_text("35\t0\t1\tNeural_Networks\n1033\t1\t0\tTheory\n999\t0\t0\tTheory\n")
+    g = graph.labels_from_file(content, g)
+    assert g.labels.tolist() == [0, 1, -1, -1]
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 2\n3\n")
+    with pytest.raises(ValueError, match="bad.txt:2"):
+        graph.edges_from_file(bad)
+    with pytest.raises(TypeError, match="path"):
+        graph.edges_from_file(None)
+    assert graph.auc([3.0, 1.0], [2.0, 0.0]) == 0.75
+    assert graph.auc([1.0], [1.0]) == 0.5
