@@ -18,7 +18,12 @@ def _deepwalk():
     return graph.DeepWalkTask(graph.synthetic_graph(200, 700, 4, seed=1), 3, d=8, walks=2, max_pairs=8000, seed=0)
 
 
-BUILDERS = {"lightgcn": _lightgcn, "deepwalk": _deepwalk}
+def _pca():
+    from secea_fast.studies import tabular
+    return tabular.PCATask(tabular.synthetic_census(300, seed=1), 3, d=4, seed=0)
+
+
+BUILDERS = {"lightgcn": _lightgcn, "deepwalk": _deepwalk, "pca": _pca}
 
 
 @pytest.fixture(scope="module", params=sorted(BUILDERS))
@@ -42,8 +47,11 @@ def test_learns_and_is_deterministic(task):
     a = fw.run(task, fw.PlainAvg(), 3, evaluate_init=True)
     b = fw.run(task, fw.PlainAvg(), 3, evaluate_init=True)
     assert [r.metrics for r in a] == [r.metrics for r in b]
-    m = task.metrics[0]
-    assert a[-1].metrics[m] > a[0].metrics[m] + 0.02
+    if task.name == "pca":                                  # learning = reconstruction error falls
+        assert a[-1].metrics["MSE"] < 0.8 * a[0].metrics["MSE"]
+    else:
+        m = task.metrics[0]
+        assert a[-1].metrics[m] > a[0].metrics[m] + 0.02
 
 
 def test_graph_loaders_and_auc(tmp_path):
@@ -64,3 +72,26 @@ def test_graph_loaders_and_auc(tmp_path):
         graph.edges_from_file(None)
     assert graph.auc([3.0, 1.0], [2.0, 0.0]) == 0.75
     assert graph.auc([1.0], [1.0]) == 0.5
+
+
+def test_census_loader_kmeans_nmi(tmp_path):
+    from secea_fast.studies import tabular
+    adult = tmp_path / "adult.test"
+    adult.write_text("|1x3 Cross validator\n"
+                     "25, Private, 226802, 11th, ?, <=50K.\n"
+                     "38, Private, 89814, HS-grad, Farming, >50K.\n"
+                     "\n"
+                     "28, Local-gov, 336951, Assoc-acdm, Protective, >50K.\n")
+    t = tabular.census_from_file(adult)
+    assert t.classes == ["<=50K", ">50K"] and t.y.tolist() == [0, 1, 1]
+    # 2 numeric fields + one-hot of 3 categorical fields (2 + 3 + 3 levels; "?" is a level)
+    assert t.X.shape == (3, 2 + 2 + 3 + 3) and t.field_of.tolist() == [0, 1, 1, 2, 3, 3, 3, 4, 4, 4]
+    assert np.allclose(t.X[:, 0].mean(), 0.0)
+    bad = tmp_path / "bad.data"
+    bad.write_text("1, a, x\n2, b\n")
+    with pytest.raises(ValueError, match="bad.data:2"):
+        tabular.census_from_file(bad)
+    assert tabular.nmi([0, 0, 1, 1], [0, 1, 0, 1]) == 0.0
+    X = np.r_[np.zeros((20, 2)), np.ones((20, 2)) * 5] + np.random.default_rng(0).normal(size=(40, 2)) * 0.1
+    lab = tabular.kmeans(X, 2, np.random.default_rng(1))
+    assert tabular.nmi(lab, [0] * 20 + [1] * 20) == pytest.approx(1.0)
