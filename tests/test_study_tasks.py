@@ -95,3 +95,20 @@ def test_census_loader_kmeans_nmi(tmp_path):
     X = np.r_[np.zeros((20, 2)), np.ones((20, 2)) * 5] + np.random.default_rng(0).normal(size=(40, 2)) * 0.1
     lab = tabular.kmeans(X, 2, np.random.default_rng(1))
     assert tabular.nmi(lab, [0] * 20 + [1] * 20) == pytest.approx(1.0)
+
+
+@pytest.mark.slow          # 5-30 s each: every aggregation of the study at its --quick size
+@pytest.mark.parametrize("name", ["kg", "recsys", "graph", "tabular"])
+def test_study_quick_runs(name, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("scipy")
+    import json
+    from secea_fast import cli
+    assert cli.main(["study", name, "--quick", "--out", str(tmp_path)]) == 0
+    assert "SecEA(8)" in capsys.readouterr().out
+    res = json.loads((tmp_path / f"{name}.json").read_text())
+    m0 = res["metrics"][0]
+    for a, b in zip(res["runs"]["SecEA(8)"], res["runs"]["EmbAvg"]):
+        assert abs(a[m0] - b[m0]) <= 1e-3
+    assert res["runs"][f"LDP(eps={res['epsilons'][0]:g})"][-1][m0] < res["runs"]["EmbAvg"][-1][m0]
+    assert (tmp_path / f"{name}.png").stat().st_size > 1000

@@ -38,35 +38,35 @@ class Study:
     published: dict | None = None
 
 
-def _kg(data, quick, seed, labels=None):
+def _kg(data, quick, seed, labels=None, N=3):
     from . import kg
     if data is not None:
         t = kg.triples_from_file(data, seed=seed)
-        return kg.TransETask(t, 3, d=32, max_test=300 if quick else 2000, seed=seed)
+        return kg.TransETask(t, N, d=32, max_test=300 if quick else 2000, seed=seed)
     t = (kg.synthetic_triples(200, 12, 5000, seed=seed) if quick
          else kg.synthetic_triples(1000, 40, 40_000, seed=seed))
-    return kg.TransETask(t, 3, d=32, seed=seed)
+    return kg.TransETask(t, N, d=32, seed=seed)
 
 
-def _ldp(data, quick, seed, labels=None):
+def _ldp(data, quick, seed, labels=None, N=3):
     from . import kg
     t = kg.triples_from_file(data, seed=seed) if data is not None else kg.synthetic_triples(seed=seed)
-    return kg.TransETask(t, 3, d=32, seed=seed)
+    return kg.TransETask(t, N, d=32, seed=seed)
 
 
-def _recsys(data, quick, seed, labels=None):
+def _recsys(data, quick, seed, labels=None, N=3):
     from . import lightgcn
-    return lightgcn.build(data, quick, seed)
+    return lightgcn.build(data, quick, seed, N)
 
 
-def _graph(data, quick, seed, labels=None):
+def _graph(data, quick, seed, labels=None, N=3):
     from . import graph
-    return graph.build(data, quick, seed, labels)
+    return graph.build(data, quick, seed, labels, N)
 
 
-def _tabular(data, quick, seed, labels=None):
+def _tabular(data, quick, seed, labels=None, N=3):
     from . import tabular
-    return tabular.build(data, quick, seed)
+    return tabular.build(data, quick, seed, N)
 
 
 STUDIES = {
@@ -98,19 +98,29 @@ def _progress(msg, final=False):
         print(msg, file=sys.stderr, flush=True)
 
 
+AGGREGATIONS = ("single", "embavg", "secea", "ldp")
+
+
 def run_study(name: str, *, quick=False, data=None, labels=None, seed=0, rounds=None, epsilons=None,
-              progress=True, processes=1) -> dict:
+              progress=True, processes=1, clients=3, only=None) -> dict:
     """Run study ``name``: returns a JSON-able dict (task sizes, per
-    aggregation the per-round records, the published numbers if any)."""
+    aggregation the per-round records, the published numbers if any).
+    ``only``: a subset of :data:`AGGREGATIONS` (default all)."""
+    only = set(AGGREGATIONS if only is None else only)
+    if not only <= set(AGGREGATIONS):
+        raise ValueError(f"only must name some of {AGGREGATIONS}, got {sorted(only)}")
     if name not in STUDIES:
         raise ValueError(f"name must be one of {sorted(STUDIES)}, got {name!r}")
     st = STUDIES[name]
     rounds = (st.quick_rounds if quick else st.rounds) if rounds is None else rounds
     epsilons = (st.quick_epsilons if quick else st.epsilons) if epsilons is None else tuple(epsilons)
     t0 = time.perf_counter()
-    task = st.build(None if data is None else str(data), quick, seed, labels)
-    aggs = [fw.Single(), fw.PlainAvg(), fw.SecEAAvg(8, processes=processes)]
-    aggs += [LDPAvg(e) for e in epsilons]
+    task = st.build(None if data is None else str(data), quick, seed, labels, clients)
+    aggs = [a for k, a in (("single", fw.Single()), ("embavg", fw.PlainAvg()),
+                           ("secea", fw.SecEAAvg(8, processes=processes))) if k in only]
+    aggs += [LDPAvg(e) for e in epsilons] if "ldp" in only else []
+    if not aggs:
+        raise ValueError("no aggregation to run")
     runs = {}
     for k, agg in enumerate(aggs):
         def tick(rec, k=k, agg=agg):
@@ -147,19 +157,23 @@ def format_tables(res: dict) -> str:
     out += [_grid(rows), "", "last round, every metric"]
     rows = [["aggregation"] + res["metrics"]]
     rows += [[a] + [f"{res['runs'][a][-1][m]:.4f}" for m in res["metrics"]] for a in labels]
-    out += [_grid(rows), "", "mean seconds per round by phase, and protocol bytes per round"]
+    out += [_grid(rows), "", "mean wall seconds per round by phase (agg/train: aggregation phases over "
+                             "local training), and protocol bytes per round"]
     phases = []
     for a in labels:
         for r in res["runs"][a][1:]:
             phases += [p for p in r["seconds"] if p not in phases]
-    rows = [["aggregation"] + phases + ["MB/round"]]
+    rows = [["aggregation"] + phases + ["agg/train", "MB/round"]]
     for a in labels:
         recs = res["runs"][a][1:]
-        rows.append([a] + [f"{np.mean([r['seconds'].get(p, 0.0) for r in recs]):.3f}" for p in phases]
+        mean = {p: float(np.mean([r["seconds"].get(p, 0.0) for r in recs])) for p in phases}
+        agg = sum(v for p, v in mean.items() if p not in ("train", "eval"))
+        rows.append([a] + [f"{mean[p]:.3f}" for p in phases] + [f"{agg / max(mean['train'], 1e-12):.2f}"]
                     + [f"{np.mean([r['bytes'] for r in recs]) / 1e6:.2f}"])
     out.append(_grid(rows))
     pub = res.get("published")
-    if pub:
+    need = {"EmbAvg", "SecEA(8)"} | {f"LDP(eps={e:g})" for e in res["epsilons"]}
+    if pub and need <= set(res["runs"]):
         eps = [e for e in res["epsilons"]]
         out += ["", f"Table 7 shape: {pub['metric']} of {pub['task']} with and without LDP, by budget epsilon "
                     "(last round; 'published': the paper's Table 7)"]
@@ -219,10 +233,14 @@ def main(argv=None) -> int:
     p.add_argument("--eps", type=float, nargs="+", default=None, help="LDP budgets (default: the study's)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--processes", type=int, default=1, help="SecEA worker processes (default 1)")
+    p.add_argument("--clients", type=int, default=3, help="clients N (default 3, the paper's Sec. 6.1)")
+    p.add_argument("--only", nargs="+", choices=AGGREGATIONS, default=None,
+                   help="run only these aggregations (default: all)")
     args = p.parse_args(argv)
     try:
         res = run_study(args.name, quick=args.quick, data=args.data, labels=args.labels, seed=args.seed,
-                        rounds=args.rounds, epsilons=args.eps, processes=args.processes)
+                        rounds=args.rounds, epsilons=args.eps, processes=args.processes, clients=args.clients,
+                        only=args.only)
     except (ValueError, TypeError, OSError) as exc:
         print(f"\nsecea-fast study: error: {exc}", file=sys.stderr)
         return 2
