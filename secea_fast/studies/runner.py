@@ -167,7 +167,7 @@ def format_tables(res: dict) -> str:
     for a in labels:
         recs = res["runs"][a][1:]
         mean = {p: float(np.mean([r["seconds"].get(p, 0.0) for r in recs])) for p in phases}
-        agg = sum(v for p, v in mean.items() if p not in ("train", "eval"))
+        agg = sum(v for p, v in mean.items() if p not in ("train", "eval") and ":" not in p)
         rows.append([a] + [f"{mean[p]:.3f}" for p in phases] + [f"{agg / max(mean['train'], 1e-12):.2f}"]
                     + [f"{np.mean([r['bytes'] for r in recs]) / 1e6:.2f}"])
     out.append(_grid(rows))
