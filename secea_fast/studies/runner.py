@@ -51,7 +51,7 @@ def _kg(data, quick, seed, labels=None, N=3):
 def _ldp(data, quick, seed, labels=None, N=3):
     from . import kg
     t = kg.triples_from_file(data, seed=seed) if data is not None else kg.synthetic_triples(seed=seed)
-    return kg.TransETask(t, N, d=32, seed=seed)
+    return kg.TransETask(t, N, d=128, seed=seed)        # Appendix B: embedding dimension 128
 
 
 def _recsys(data, quick, seed, labels=None, N=3):
