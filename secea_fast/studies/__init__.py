@@ -8,6 +8,14 @@ learning framework needed).
   Appendix C and its epsilon grid (Table 7);
 * :mod:`~secea_fast.studies.kg`: TransE knowledge-graph completion (MRR,
   Hits@10);
+* :mod:`~secea_fast.studies.lightgcn`: LightGCN recommendation across
+  silos (HR@10, NDCG@10);
+* :mod:`~secea_fast.studies.graph`: DeepWalk graph embedding (Micro-F1,
+  link-prediction AUC);
+* :mod:`~secea_fast.studies.tabular`: federated multi-view PCA on
+  Census-Income rows (NMI of k-means, reconstruction error);
+* :mod:`~secea_fast.studies.runner`: ``secea-fast study NAME`` (tables,
+  JSON, plots; docs/STUDIES.md);
 * :mod:`~secea_fast.studies.recsys`: federated recommendation by matrix
   factorisation across silos (SecEA) and devices (SecEmb), with
   MovieLens-format data and HR@10 / NDCG@10.
