@@ -126,3 +126,29 @@ def test_study_ldp_quick_table7(tmp_path, capsys):
     res = json.loads((tmp_path / "ldp.json").read_text())
     last = [res["runs"][f"LDP(eps={e:g})"][-1]["MRR"] for e in res["epsilons"]]
     assert last[0] < last[-1] <= res["runs"]["EmbAvg"][-1]["MRR"] + 0.02
+
+
+def test_bad_inputs_are_named(transe):
+    from secea_fast.studies import runner
+    with pytest.raises(ValueError, match="epsilon"):
+        ldp.LDPAvg(-1.0)
+    with pytest.raises(ValueError, match="rounds"):
+        fw.run(transe, fw.PlainAvg(), 0)
+    with pytest.raises(ValueError, match="name"):
+        runner.run_study("nope", progress=False)
+    with pytest.raises(ValueError, match="only"):
+        runner.run_study("kg", quick=True, only=["secure"], progress=False)
+    with pytest.raises(ValueError, match="N"):
+        kg.TransETask(kg.synthetic_triples(30, 2, 100, seed=0), 3)          # 2 relations, 3 clients
+
+
+def test_study_help_and_precision_sweep(capsys):
+    from secea_fast import cli
+    from secea_fast.studies import runner
+    with pytest.raises(SystemExit):
+        cli.main(["study", "--help"])
+    assert "--precision" in capsys.readouterr().out
+    res = runner.run_study("kg", quick=True, rounds=1, epsilons=(), precisions=(4, 8), only=["embavg", "secea"],
+                           progress=False)
+    assert list(res["runs"]) == ["EmbAvg", "SecEA(4)", "SecEA(8)"]
+    assert "SecEA(4)" in runner.format_tables(res)

@@ -102,10 +102,11 @@ AGGREGATIONS = ("single", "embavg", "secea", "ldp")
 
 
 def run_study(name: str, *, quick=False, data=None, labels=None, seed=0, rounds=None, epsilons=None,
-              progress=True, processes=1, clients=3, only=None) -> dict:
+              progress=True, processes=1, clients=3, only=None, precisions=(8,)) -> dict:
     """Run study ``name``: returns a JSON-able dict (task sizes, per
     aggregation the per-round records, the published numbers if any).
-    ``only``: a subset of :data:`AGGREGATIONS` (default all)."""
+    ``only``: a subset of :data:`AGGREGATIONS` (default all);
+    ``precisions``: SecEA(p) for each p (Table 3 has p = 4, 6, 8, 10)."""
     only = set(AGGREGATIONS if only is None else only)
     if not only <= set(AGGREGATIONS):
         raise ValueError(f"only must name some of {AGGREGATIONS}, got {sorted(only)}")
@@ -116,8 +117,8 @@ def run_study(name: str, *, quick=False, data=None, labels=None, seed=0, rounds=
     epsilons = (st.quick_epsilons if quick else st.epsilons) if epsilons is None else tuple(epsilons)
     t0 = time.perf_counter()
     task = st.build(None if data is None else str(data), quick, seed, labels, clients)
-    aggs = [a for k, a in (("single", fw.Single()), ("embavg", fw.PlainAvg()),
-                           ("secea", fw.SecEAAvg(8, processes=processes))) if k in only]
+    aggs = [a for k, a in (("single", fw.Single()), ("embavg", fw.PlainAvg())) if k in only]
+    aggs += [fw.SecEAAvg(p, processes=processes) for p in precisions] if "secea" in only else []
     aggs += [LDPAvg(e) for e in epsilons] if "ldp" in only else []
     if not aggs:
         raise ValueError("no aggregation to run")
@@ -172,7 +173,8 @@ def format_tables(res: dict) -> str:
                     + [f"{np.mean([r['bytes'] for r in recs]) / 1e6:.2f}"])
     out.append(_grid(rows))
     pub = res.get("published")
-    need = {"EmbAvg", "SecEA(8)"} | {f"LDP(eps={e:g})" for e in res["epsilons"]}
+    need = {"EmbAvg"} | {f"LDP(eps={e:g})" for e in res["epsilons"]}
+    secs = [a for a in res["runs"] if a.startswith("SecEA")]
     if pub and need <= set(res["runs"]):
         eps = [e for e in res["epsilons"]]
         out += ["", f"Table 7 shape: {pub['metric']} of {pub['task']} with and without LDP, by budget epsilon "
@@ -182,7 +184,7 @@ def format_tables(res: dict) -> str:
         rows.append(["w/ LDP (published)"] + [f"{pub['with_ldp'][e]:.4f}" if e in pub["with_ldp"] else "-"
                                                for e in eps])
         rows.append(["w/o LDP: EmbAvg (ours)", f"{res['runs']['EmbAvg'][-1][m0]:.4f}"] + [""] * (len(eps) - 1))
-        rows.append(["w/o LDP: SecEA(8) (ours)", f"{res['runs']['SecEA(8)'][-1][m0]:.4f}"] + [""] * (len(eps) - 1))
+        rows += [[f"w/o LDP: {a} (ours)", f"{res['runs'][a][-1][m0]:.4f}"] + [""] * (len(eps) - 1) for a in secs]
         rows.append(["w/o LDP (published)", f"{pub['without_ldp']:.4f}"] + [""] * (len(eps) - 1))
         out.append(_grid(rows))
     return "\n".join(out)
@@ -234,13 +236,15 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--processes", type=int, default=1, help="SecEA worker processes (default 1)")
     p.add_argument("--clients", type=int, default=3, help="clients N (default 3, the paper's Sec. 6.1)")
+    p.add_argument("--precision", type=int, nargs="+", default=[8],
+                   help="SecEA(p) decimal digits, one run per value (default 8; Table 3: 4 6 8 10)")
     p.add_argument("--only", nargs="+", choices=AGGREGATIONS, default=None,
                    help="run only these aggregations (default: all)")
     args = p.parse_args(argv)
     try:
         res = run_study(args.name, quick=args.quick, data=args.data, labels=args.labels, seed=args.seed,
                         rounds=args.rounds, epsilons=args.eps, processes=args.processes, clients=args.clients,
-                        only=args.only)
+                        only=args.only, precisions=args.precision)
     except (ValueError, TypeError, OSError) as exc:
         print(f"\nsecea-fast study: error: {exc}", file=sys.stderr)
         return 2
