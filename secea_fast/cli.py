@@ -463,6 +463,15 @@ def main(argv=None) -> int:
                         description="secea-fast flower sim|local [--protocol secea|secemb] [--set KEY=VALUE] "
                                     "[--json FILE]  (needs the flower extra)")
     fp.add_argument("rest", nargs=argparse.REMAINDER, help="options of the flower command (--help)")
+    stp = sub.add_parser("study", add_help=False, help="the SecEA paper's experiments: a task trained under EmbAvg, SecEA "
+                                       "and the LDP baseline (metric per round, seconds, bytes, plot)",
+                         description="secea-fast study NAME [--quick] [--data FILE] [--out DIR]  "
+                                     "(NAME: ldp, kg, recsys, graph, tabular; docs/STUDIES.md)")
+    stp.add_argument("rest", nargs=argparse.REMAINDER, help="NAME and the options of the study command (--help)")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["study"]:          # every option, --help too, is the study command's own
+        from .studies import runner
+        return runner.main(argv[1:])
     args = parser.parse_args(argv)
     from . import tune_memory
     tune_memory()        # the command owns its process: reuse freed buffers (secea_fast._memory)

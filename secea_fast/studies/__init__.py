@@ -1,7 +1,25 @@
 """Learning tasks behind the protocols' experiments, in NumPy (no deep
-learning framework needed): :mod:`secea_fast.studies.recsys`, federated
-recommendation by matrix factorisation across silos (SecEA) and devices
-(SecEmb), with MovieLens-format data and HR@10 / NDCG@10."""
+learning framework needed).
+
+* :mod:`~secea_fast.studies.framework`: the study loop (local training,
+  aggregation by EmbAvg / SecEA / the LDP baseline, evaluation; seconds per
+  phase and bytes per round);
+* :mod:`~secea_fast.studies.ldp`: the Laplace LDP baseline of SecEA's
+  Appendix C and its epsilon grid (Table 7);
+* :mod:`~secea_fast.studies.kg`: TransE knowledge-graph completion (MRR,
+  Hits@10);
+* :mod:`~secea_fast.studies.lightgcn`: LightGCN recommendation across
+  silos (HR@10, NDCG@10);
+* :mod:`~secea_fast.studies.graph`: DeepWalk graph embedding (Micro-F1,
+  link-prediction AUC);
+* :mod:`~secea_fast.studies.tabular`: federated multi-view PCA on
+  Census-Income rows (NMI of k-means, reconstruction error);
+* :mod:`~secea_fast.studies.runner`: ``secea-fast study NAME`` (tables,
+  JSON, plots; docs/STUDIES.md);
+* :mod:`~secea_fast.studies.recsys`: federated recommendation by matrix
+  factorisation across silos (SecEA) and devices (SecEmb), with
+  MovieLens-format data and HR@10 / NDCG@10.
+"""
 from .recsys import (Ratings, Silos, embavg, embavg_fixed, hr_ndcg, leave_one_out, ratings_from_file,
                      run_cross_device, run_cross_silo, synthetic_ratings)
 

@@ -1,0 +1,214 @@
+"""The study framework behind SecEA's experiments (Tang, Zhu, Li, Zhang, Sun
+2022, "Fully Privacy-Preserving Federated Representation Learning via Secure
+Embedding Aggregation", Sec. 6 and Appendices B-C).
+
+A :class:`Task` is one federated representation-learning problem: N
+clients, client n holding the entities ``ids[n]`` (global integer ids, the
+paper's E_n) with one embedding row each, a private local training step and
+an evaluation.  A round (Sec. 6, "EmbAvg"/"SecEA(p)" settings) is
+
+1. every client trains its rows (and any private parameters) locally;
+2. the rows are aggregated: every entity's row is replaced by its average
+   over the clients holding it (eq. 5), by one of the :class:`Aggregator`
+   s below;
+3. the task is evaluated on the aggregated rows.
+
+Aggregators (each returns the new rows, per-phase seconds and bytes):
+
+* :class:`PlainAvg` -- EmbAvg in the clear (no privacy, the reference);
+* :class:`FixedAvg` -- EmbAvg of the fixed-point rows (``precision``
+  decimal digits): what SecEA computes, the twin it must equal bit for bit;
+* :class:`SecEAAvg` -- the SecEA protocol (``secea.run_round``: private
+  entity union, Lagrange-coded sharing, coded queries, server noise,
+  decoding), every party simulated in this process;
+* :class:`LDPAvg` -- the local-differential-privacy baseline of Appendix C
+  (:mod:`secea_fast.studies.ldp`);
+* :class:`Single` -- no aggregation (the paper's "Single" setting).
+
+:func:`run` trains one task under one aggregator; the batches, walks and
+negatives a client draws depend only on (seed, round, client), so runs that
+differ only in the aggregator see the same randomness.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._checks import check_int
+
+__all__ = ["Task", "Aggregator", "PlainAvg", "FixedAvg", "SecEAAvg", "Single", "RoundRecord", "run",
+           "client_rng", "average_rows"]
+
+
+def client_rng(seed: int, rnd: int, n: int, stream: int = 0) -> np.random.Generator:
+    """The generator of client n's local randomness in round ``rnd``."""
+    return np.random.default_rng([int(seed), int(rnd), int(n), int(stream)])
+
+
+class Task:
+    """A federated representation-learning task (override the methods).
+
+    Attributes set by subclasses: ``name``, ``metrics`` (names, the primary
+    one first), ``ids`` (per client: sorted unique int64 global entity ids),
+    ``n_entities``, ``width`` (row length), ``bound`` (|entries| SecEA's
+    fixed point must hold), ``clip`` (the LDP baseline clips entries to
+    [-clip, clip]; sensitivity 2 clip) and ``seed``."""
+    name = "task"
+    metrics: tuple = ()
+    bound = 100.0
+    clip = 1.0
+    seed = 0
+
+    @property
+    def n_clients(self) -> int:
+        return len(self.ids)
+
+    def init(self) -> list:
+        """Round-0 rows (one (|ids[n]|, width) array per client; an entity
+        shared by several clients starts from the same row) and a reset of
+        every client's private parameters."""
+        raise NotImplementedError
+
+    def train(self, n: int, rows: np.ndarray, rnd: int) -> np.ndarray:
+        """Client n's local training in round ``rnd``: its new rows."""
+        raise NotImplementedError
+
+    def evaluate(self, rows: list) -> dict:
+        """Metric name -> value over all clients' test cases."""
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        """Sizes for reports."""
+        return {"task": self.name, "clients": self.n_clients, "entities": int(self.n_entities),
+                "entities_per_client": [len(x) for x in self.ids], "width": int(self.width)}
+
+
+def average_rows(ids: list, rows: list, n_entities: int) -> list:
+    """EmbAvg (eq. 5) by global id: every entity's rows averaged over the
+    clients holding it; one array per client for its own entities."""
+    width = rows[0].shape[1]
+    tot = np.zeros((n_entities, width))
+    cnt = np.zeros(n_entities)
+    for i, r in zip(ids, rows):
+        tot[i] += r
+        cnt[i] += 1
+    return [tot[i] / cnt[i][:, None] for i in ids]
+
+
+class Aggregator:
+    """``agg(task, rows) -> (new rows, seconds by phase, bytes)``."""
+    label = "?"
+
+    def __call__(self, task: Task, rows: list):
+        raise NotImplementedError
+
+
+class Single(Aggregator):
+    """No aggregation: every client keeps its own rows (Sec. 6, "Single")."""
+    label = "Single"
+
+    def __call__(self, task, rows):
+        return [r.copy() for r in rows], {}, 0
+
+
+class PlainAvg(Aggregator):
+    """EmbAvg in the clear (Sec. 6, "EmbAvg"): each client uploads its ids
+    and rows (8-byte floats), the server averages and sends the rows back."""
+    label = "EmbAvg"
+
+    def __call__(self, task, rows):
+        t0 = time.perf_counter()
+        out = average_rows(task.ids, rows, task.n_entities)
+        nbytes = 2 * sum(r.shape[0] * (r.shape[1] + 1) * 8 for r in rows)
+        return out, {"server": time.perf_counter() - t0}, nbytes
+
+
+class FixedAvg(Aggregator):
+    """EmbAvg of the rows quantized to ``precision`` decimal digits (round
+    half to even): the exact sum of the quantized rows over the holders,
+    divided by their number -- SecEA's output, bit for bit."""
+
+    def __init__(self, precision: int = 8):
+        self.precision = check_int(precision, "precision")
+        self.label = f"EmbAvg-fixed({self.precision})"
+
+    def __call__(self, task, rows):
+        t0 = time.perf_counter()
+        scale = 10.0 ** self.precision
+        width = rows[0].shape[1]
+        tot = np.zeros((task.n_entities, width), dtype=np.int64)
+        cnt = np.zeros(task.n_entities, dtype=np.int64)
+        for i, r in zip(task.ids, rows):
+            tot[i] += np.rint(r * scale).astype(np.int64)
+            cnt[i] += 1
+        out = [tot[i].astype(np.float64) / scale / cnt[i][:, None].astype(np.float64) for i in task.ids]
+        return out, {"server": time.perf_counter() - t0}, 0
+
+
+class SecEAAvg(Aggregator):
+    """The SecEA protocol (Sec. 4) with ``precision`` decimal digits
+    (SecEA(p) of Sec. 6), T colluding clients tolerated.  Phases are the
+    round's wall-clock seconds (``union`` is the private entity union of
+    Sec. 4.1, one-time in a deployment, run every round here;
+    ``responses:product`` is the share of ``responses`` spent in the
+    response products, not a phase of its own); bytes are the protocol's
+    messages through the server."""
+
+    def __init__(self, precision: int = 8, T: int = 1, processes=None):
+        self.precision, self.T = check_int(precision, "precision"), check_int(T, "T")
+        self.processes = processes
+        self.label = f"SecEA({self.precision})"
+
+    def __call__(self, task, rows):
+        from ..protocols import secea
+        local = [dict(zip(i.tolist(), r)) for i, r in zip(task.ids, rows)]
+        res = secea.run_round(local, T=self.T, precision=self.precision, bound=task.bound,
+                              processes=self.processes)
+        out = [np.array([emb[k] for k in i.tolist()]) for emb, i in zip(res.embeddings, task.ids)]
+        # "product" is the part of "responses" spent in the response products:
+        # kept as "responses:product", outside the sum of the phases
+        secs = {("responses:product" if k == "product" else k): float(v) for k, v in res.wall.items()
+                if k != "blocks"}
+        return out, secs, int(sum(res.bytes.values()))
+
+
+@dataclass
+class RoundRecord:
+    """One round: metrics, seconds by phase ("train" and the aggregator's),
+    protocol bytes."""
+    round: int
+    metrics: dict
+    seconds: dict = field(default_factory=dict)
+    bytes: int = 0
+
+    def as_dict(self) -> dict:
+        return {"round": self.round, **self.metrics, "seconds": self.seconds, "bytes": self.bytes}
+
+
+def run(task: Task, aggregator: Aggregator, rounds: int, *, on_round=None, evaluate_init=False) -> list:
+    """Train ``task`` for ``rounds`` rounds, aggregating with ``aggregator``;
+    returns one :class:`RoundRecord` per round (round 0 first, before any
+    training, when ``evaluate_init``)."""
+    rounds = check_int(rounds, "rounds")
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    if not isinstance(aggregator, Aggregator):
+        raise TypeError(f"aggregator must be an Aggregator, got {type(aggregator).__name__}")
+    rows = task.init()
+    out = []
+    if evaluate_init:
+        out.append(RoundRecord(0, task.evaluate(rows)))
+    for rnd in range(1, rounds + 1):
+        t0 = time.perf_counter()
+        rows = [task.train(n, rows[n], rnd) for n in range(task.n_clients)]
+        t_train = time.perf_counter() - t0
+        rows, secs, nbytes = aggregator(task, rows)
+        t0 = time.perf_counter()
+        metrics = task.evaluate(rows)
+        rec = RoundRecord(rnd, metrics, {"train": t_train, **secs, "eval": time.perf_counter() - t0}, nbytes)
+        out.append(rec)
+        if on_round is not None:
+            on_round(rec)
+    return out
