@@ -44,6 +44,7 @@
  * final batch is padded with zero blocks (the padding is encrypted and
  * discarded). */
 #include <string.h>
+#include "secea.h"
 #include "aes_internal.h"
 
 typedef uint64_t u64;
@@ -401,12 +402,16 @@ static void expand_portable(uint8_t *rk, const uint8_t *key)
     secea_wipe(w, sizeof w);
 }
 
-static void ctr_portable(const uint8_t *rkb, uint8_t *out, size_t nblocks,
-                         uint64_t hi, uint64_t lo)
+/* CTR blocks (hi, lo + i), i < nblocks, into out; XOR'ed with in unless in
+ * is NULL (in may alias out exactly).  With check, returns nonzero iff some
+ * little-endian 64-bit output word is >= p (branch-free compare). */
+static uint64_t ctr_run(const uint8_t *rkb, uint8_t *out, const uint8_t *in, size_t nblocks,
+                        uint64_t hi, uint64_t lo, uint64_t p, int check)
 {
     bs_keys sk;
     bs_work ws;
     const u32 c0 = bswap32((u32)(hi >> 32)), c1 = bswap32((u32)hi);
+    uint64_t bad = 0;
     bitslice_keys(&sk, rkb);
     while (nblocks) {
         size_t m = nblocks < AES_BATCH ? nblocks : AES_BATCH;
@@ -418,13 +423,38 @@ static void ctr_portable(const uint8_t *rkb, uint8_t *out, size_t nblocks,
             ws.c[4 * i + 3] = bswap32((u32)v);
         }
         encrypt_cols(&ws, m, &sk);
-        for (size_t i = 0; i < 4 * m; i++) st32le(out + 4 * i, ws.c[i]);
+        if (in) {
+            for (size_t i = 0; i < 2 * m; i++) {
+                u32 x0 = ld32le(in + 8 * i) ^ ws.c[2 * i], x1 = ld32le(in + 8 * i + 4) ^ ws.c[2 * i + 1];
+                st32le(out + 8 * i, x0);
+                st32le(out + 8 * i + 4, x1);
+                if (check) bad |= (uint64_t)(((u64)x1 << 32 | x0) >= p);
+            }
+            in += 16 * m;
+        } else {
+            for (size_t i = 0; i < 4 * m; i++) st32le(out + 4 * i, ws.c[i]);
+        }
         lo += m;
         out += 16 * m;
         nblocks -= m;
     }
     secea_wipe(&ws, sizeof ws);
     secea_wipe(&sk, sizeof sk);
+    return bad;
+}
+
+static void ctr_portable(const uint8_t *rkb, uint8_t *out, size_t nblocks,
+                         uint64_t hi, uint64_t lo)
+{
+    ctr_run(rkb, out, NULL, nblocks, hi, lo, 0, 0);
+}
+
+/* the fused CTR encryption (secea_prg_xor's bulk); SECEA_PRG_XOR_STREAM's
+ * non-temporal stores have no portable form: ordinary stores */
+static uint64_t ctr_xor_portable(const uint8_t *rkb, uint8_t *out, const uint8_t *in, size_t nblocks,
+                                 uint64_t hi, uint64_t lo, uint64_t p, int flags)
+{
+    return ctr_run(rkb, out, in, nblocks, hi, lo, p, (flags & SECEA_PRG_XOR_CHECK) != 0);
 }
 
 static void ecb_portable(const uint8_t *rkb, uint8_t *out, const uint8_t *in, size_t nblocks)
@@ -446,5 +476,5 @@ static void ecb_portable(const uint8_t *rkb, uint8_t *out, const uint8_t *in, si
 }
 
 const secea__aes_impl secea__aes_impl_portable = {
-    "portable", expand_portable, ctr_portable, ecb_portable, NULL, NULL
+    "portable", expand_portable, ctr_portable, ecb_portable, ctr_xor_portable, NULL
 };
