@@ -1,20 +1,22 @@
-/* AES-128 (FIPS-197), portable constant-time variant: bitsliced, many blocks
- * at once.
+/* AES-128 (FIPS-197), portable constant-time variant: bitsliced, 8 blocks
+ * at a time.
  *
  * Representation.  A batch is 4 * AES_LANES blocks.  The state of a batch is
  * eight words q[0..7] of type vw: q[j] holds bit j of every byte of every
- * block.  vw is a GCC/Clang vector of AES_LANES 64-bit lanes (plain C: on
- * x86-64 it compiles to baseline SSE2, on aarch64 to NEON; without vector
- * extensions it is a uint64_t and AES_LANES is 1).  Lane l holds blocks
- * 4l .. 4l+3, and inside a lane the byte at row r, column c (FIPS-197
- * Sec. 3.4) of block b is bit
- *     16 r + 4 c + b.
- * So a row is a 16-bit field, and in it a column is a nibble.  Every
- * operation below acts on each 64-bit lane alone.
+ * block.  vw is a GCC/Clang vector of AES_LANES 64-bit lanes: plain C that
+ * compiles to baseline SSE2 on x86-64 and to NEON on aarch64, no intrinsics
+ * and no target attributes.  Lane l holds blocks 4l .. 4l+3, and inside a
+ * lane the byte at row r, column c (FIPS-197 Sec. 3.4) of block b is bit
+ *     16 r + 4 c + b:
+ * a row is a 16-bit field, and in it a column is a nibble.  Every operation
+ * below acts on each 64-bit lane (or on its 16-bit fields) alone.
  *   - Loading: each column word (byte r = row r) is spread so byte r lands
  *     at bit 16 r; blocks 0..3 with columns 0/2 interleaved and columns 1/3
  *     interleaved give eight 64-bit words whose 8x8 bit-matrix transpose
- *     (three SWAP-MOVE stages; an involution) is the layout above.
+ *     (three SWAP-MOVE stages; an involution) is the layout above.  This
+ *     layout is that of T. Pornin's BearSSL "ct64" AES, the 64-bit form of
+ *     the bitslicing of E. Kaesper and P. Schwabe, "Faster and
+ *     timing-attack resistant AES-GCM", CHES 2009.
  *   - SubBytes: the 113-gate S-box circuit (32 AND, 77 XOR, 4 XNOR) of
  *     J. Boyar and R. Peralta, "A new combinational logic minimization
  *     technique with applications to cryptology", SEA 2010, LNCS 6049,
@@ -23,26 +25,30 @@
  *     round keys 1..10 instead: ShiftRows permutes bytes and MixColumns maps
  *     a column of four equal bytes c to itself (2c + 3c + c + c = c), so the
  *     constant passes through both unchanged.
- *   - ShiftRows: row r's 16-bit field rotated right by 4 r bits: a byte
- *     swap in rows 2 and 3, then a nibble rotation in rows 1 and 3.
- *   - MixColumns (FIPS-197 eq. 5.6): row r+1 is the word rotated right by
- *     16 bits, row r+2 by 32; out = 2 (a ^ a') ^ a' ^ rot32(a ^ a') with
- *     a' = rot16(a), the doubling being a shift of the bit planes with the
- *     reduction x^8 = x^4 + x^3 + x + 1.
- * The bitsliced layout and the load/ShiftRows/MixColumns scheme are those of
- * E. Kaesper and P. Schwabe, "Faster and timing-attack resistant AES-GCM",
- * CHES 2009, as adapted to 64-bit words in T. Pornin's BearSSL ("ct64").
+ *   - ShiftRows is not computed per round ("fixslicing": A. Adomnicai and
+ *     T. Peyrin, "Fixslicing AES-like ciphers: new bitsliced AES speed
+ *     records on ARM-Cortex M and RISC-V", IACR TCHES 2021(1), Sec. 3): after
+ *     round i the state is kept as SR^-(i mod 4) of the true state, MixColumns
+ *     takes its columns where they lie in that form (mix_columns_k), round
+ *     key i is stored in that form, and the last round applies the SR^2 that
+ *     remains.  Row rotations are 16-bit element shuffles of the lane,
+ *     column rotations 16-bit element rotates.
+ *   - MixColumns (FIPS-197 eq. 5.6): see mix_columns_k; the doubling is a
+ *     shift of the bit planes with the reduction x^8 = x^4 + x^3 + x + 1.
  *
  * Round keys are bitsliced from the standard 176-byte expanded key at the
- * start of each call (11 transposes of eight 64-bit words) and wiped at the
- * end; docs/PERFORMANCE.md has what that costs on the DPF's 64-block calls.
- * The key expansion (FIPS-197 Sec. 5.2) uses the same circuit for SubWord.
+ * start of each call (about 0.18 us on the machine of docs/PERFORMANCE.md)
+ * and wiped at the end; the interface of aes_internal.h is unchanged.  The
+ * key expansion (FIPS-197 Sec. 5.2) uses the same circuit for SubWord.
+ * ctr_xor fuses the CTR keystream with secea_prg_xor's XOR (and its range
+ * check); non-temporal stores have no portable form, so it ignores
+ * SECEA_PRG_XOR_STREAM.
  *
  * Constant time: there are no table look-ups and no branches or memory
- * addresses that depend on the key or the data; only AND/XOR/OR and shifts
- * by constant amounts.  Run time depends on the lengths only.  A partial
- * final batch is padded with zero blocks (the padding is encrypted and
- * discarded). */
+ * addresses that depend on the key or the data; only AND/XOR/OR, shifts and
+ * shuffles by constant amounts, and (round keys) multiplications of 0/1
+ * bytes by constants.  Run time depends on the lengths only.  A partial
+ * final batch is padded with zero blocks (encrypted and discarded). */
 #include <string.h>
 #include "secea.h"
 #include "aes_internal.h"
@@ -51,8 +57,9 @@ typedef uint64_t u64;
 typedef uint32_t u32;
 
 /* GCC/Clang vector extensions (the package is built with GCC or Clang:
- * gnu11, unsigned __int128).  AES_LANES is a tuning constant; 2 measured
- * best on x86-64 baseline SSE2 (docs/PERFORMANCE.md). */
+ * gnu11, unsigned __int128).  AES_LANES: 2 (8 blocks a batch) measured
+ * faster than 4 on x86-64 baseline SSE2 (0.40 against 0.25 GB/s; 16
+ * registers), and 128-bit vectors are what NEON has. */
 #ifndef AES_LANES
 #define AES_LANES 2
 #endif
