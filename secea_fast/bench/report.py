@@ -289,7 +289,8 @@ def _rate(info, median) -> str:
     if "macs" in info:
         return f"{info['macs'] / median / 1e9:.3g} G MAC/s"
     if "outputs" in info:
-        return f"{info['outputs'] / median / 1e6:.3g} M outputs/s"
+        r = info["outputs"] / median
+        return f"{r / 1e9:.3g} G outputs/s" if r >= 1e9 else f"{r / 1e6:.3g} M outputs/s"
     return "—"
 
 
