@@ -52,6 +52,46 @@ def test_bulk_equals_block_by_block(backend):
     assert bulk == blocks
 
 
+# the portable AES encrypts 8 blocks per batch (aes_portable.c, 2 lanes x 4
+# blocks): every count up to two batches and a partial third, then the DPF's
+# 64-block calls and a long odd one
+PORTABLE_BATCH = 8
+BLOCK_COUNTS = list(range(1, 2 * PORTABLE_BATCH + 4)) + [63, 64, 65, 200]
+
+
+def test_block_counts_and_alignments_match_openssl(backend):
+    """ECB and CTR for every block count through two batches and a partial
+    third, against OpenSSL: input and output at every byte offset mod 16
+    (ECB also in place), CTR with a partial last block and with the low
+    counter word wrapping inside a batch."""
+    from secea_fast._native import ffi, lib
+    key = os.urandom(16)
+    enc = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+    for n in BLOCK_COUNTS:
+        data = os.urandom(16 * n)
+        want = enc.update(data)
+        for off in (0, 1, 3, 8, 15):
+            src = np.zeros(16 * n + 32, dtype=np.uint8)
+            dst = np.full(16 * n + 32, 0xA5, dtype=np.uint8)
+            src[off:off + 16 * n] = np.frombuffer(data, dtype=np.uint8)
+            lib.secea_aes128_ecb_encrypt(ffi.from_buffer("uint8_t[]", dst) + off,
+                                         ffi.from_buffer("uint8_t[]", src) + off, n, key)
+            assert dst[off:off + 16 * n].tobytes() == want, (n, off)
+            assert (dst[:off] == 0xA5).all() and (dst[off + 16 * n:] == 0xA5).all(), (n, off)
+            lib.secea_aes128_ecb_encrypt(ffi.from_buffer("uint8_t[]", src) + off,   # in place
+                                         ffi.from_buffer("uint8_t[]", src) + off, n, key)
+            assert src[off:off + 16 * n].tobytes() == want, (n, off)
+        for iv_int in (int.from_bytes(os.urandom(16), "big"), 2**64 - 5):
+            iv = iv_int.to_bytes(16, "big")
+            for nbytes in (16 * n, 16 * n - 7):
+                ref = openssl_ctr(key, iv, nbytes)
+                off = n % 16
+                buf = np.full(nbytes + 32, 0x5A, dtype=np.uint8)
+                prg.aes128_ctr_into(key, iv, buf[off:off + nbytes])
+                assert buf[off:off + nbytes].tobytes() == ref, (n, nbytes, iv_int)
+                assert (buf[:off] == 0x5A).all() and (buf[off + nbytes:] == 0x5A).all()
+
+
 def test_ctr_into_buffers(backend):
     key, iv = os.urandom(16), os.urandom(16)
     out = np.empty(1000, dtype=np.uint8)

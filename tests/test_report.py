@@ -209,3 +209,30 @@ def test_summary_ratio(tmp_path, capsys):
     assert capsys.readouterr().out == text + "\n"
     assert main(["bench", "summary", str(tmp_path / "missing.json")]) == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_backends_table(tmp_path, no_matplotlib):
+    """The per-backend suite (bench/test_backends.py) gets its own table, each backend's
+    median, rate and time relative to auto, and stays out of the kernels-against-peers table;
+    the summary names the backend."""
+    def b(kernel, backend, median, **rate):
+        return _bench(f"backends {kernel}", f"test_{kernel}[{backend}]", median, impl="secea_fast",
+                      suite="backends", backend=backend, kernel=kernel, threads=1, **rate)
+    data = {"machine_info": {}, "benchmarks": [
+        b("aes", "auto", 0.0001, bytes=1 << 20), b("aes", "portable", 0.0025, bytes=1 << 20),
+        b("aes", "avx2", 0.0002, bytes=1 << 20), b("mm", "portable", 0.5, macs=10**9),
+        b("dpf", "auto", 0.0005, outputs=1 << 20), b("dpf", "portable", 0.05, outputs=1 << 20)]}
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(data))
+    assert report.main([str(path), "-o", str(tmp_path / "rep"), "--no-plots"]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "## Backends" in md and "## Kernels against peers" not in md
+    rows = [ln for ln in md.splitlines() if ln.startswith("| aes |")]
+    assert rows == ["| aes | auto | 100 µs | 10.5 GB/s | 1.00x |",
+                    "| aes | avx2 | 200 µs | 5.24 GB/s | 2.00x |",
+                    "| aes | portable | 2.5 ms | 0.419 GB/s | 25.00x |"]
+    assert "| mm | portable | 500 ms | 2 G MAC/s | — |" in md
+    assert "| dpf | auto | 500 µs | 2.1 G outputs/s | 1.00x |" in md
+    assert "| dpf | portable | 50 ms | 21 M outputs/s | 100.00x |" in md
+    lines = report.summary(data).splitlines()
+    assert "secea_fast (1t) [auto]" in lines[1] and "[portable]" in lines[3]

@@ -8,6 +8,9 @@ with its plots beside it:
 * kernel groups: our fastest variant (``extra_info["impl"] == "secea_fast"``)
   against each peer implementation, ratio = peer median / our median
   (> 1: ours faster);
+* the per-backend suite (``extra_info["suite"] == "backends"``,
+  bench/test_backends.py): each kernel's median and rate on every backend
+  (``extra_info["backend"]``), and its time relative to ``auto``;
 * the scaling suite (``extra_info["suite"] == "scaling"``): time per phase
   against the varied axis, and the speedup where that axis is ``processes``;
 * throughput: rate and speedup against processes;
@@ -240,7 +243,7 @@ def _kernels(benches, out, plots) -> list:
     groups = defaultdict(list)
     for b in benches:
         info = b.get("extra_info") or {}
-        if "impl" in info and info.get("suite") != "scaling":
+        if "impl" in info and info.get("suite") not in ("scaling", "backends"):
             groups[b.get("group") or b["name"]].append(b)
     if not groups:
         return []
@@ -278,6 +281,40 @@ def _kernels(benches, out, plots) -> list:
                   "(> 1: ours faster)", "ratio (log scale)", cats, {MEAS: ratios}, base=1.0)
         md += ["![kernels: ratio of each peer's median to ours](kernels_vs_peers.png)", ""]
     return md
+
+
+def _rate(info, median) -> str:
+    if "bytes" in info:
+        return f"{info['bytes'] / median / 1e9:.3g} GB/s"
+    if "macs" in info:
+        return f"{info['macs'] / median / 1e9:.3g} G MAC/s"
+    if "outputs" in info:
+        r = info["outputs"] / median
+        return f"{r / 1e9:.3g} G outputs/s" if r >= 1e9 else f"{r / 1e6:.3g} M outputs/s"
+    return "—"
+
+
+def _backends(benches) -> list:
+    """Per kernel, each backend's median and rate, and median / the ``auto`` median."""
+    kernels = defaultdict(dict)
+    for b in benches:
+        info = b.get("extra_info") or {}
+        if info.get("suite") == "backends":
+            kernels[info.get("kernel", b.get("group") or b["name"])][info.get("backend", "?")] = b
+    if not kernels:
+        return []
+    rows = []
+    for k in sorted(kernels):
+        auto = kernels[k].get("auto")
+        for name, b in sorted(kernels[k].items(), key=lambda kv: kv[1]["stats"]["median"]):
+            med = b["stats"]["median"]
+            rel = f"{med / auto['stats']['median']:.2f}x" if auto else "—"
+            rows.append((k, name, _t(med), _rate(b["extra_info"], med), rel))
+    return (["## Backends", "",
+             f"{MEAS}: the same work on each kernel backend (`secea_fast.set_backend`: `auto` = the "
+             "best the CPU has, `avx2` = an AVX2 / AES-NI CPU's variants, `portable` = plain C, "
+             "what non-x86 CPUs run); one thread.", ""]
+            + _table(["kernel", "backend", "median", "rate", "median / auto"], rows))
 
 
 def _scaling(benches, out, plots) -> list:
@@ -507,7 +544,7 @@ def render(results, out_dir, plots=True, title=None) -> Path:
          _machine(it), it["data"].get("datetime", "—"),
          (it["data"].get("commit_info") or {}).get("id", "")[:10] or "—") for it in results])
     matched = set()
-    md += _kernels(benches, out, plots) + _scaling(benches, out, plots)
+    md += _kernels(benches, out, plots) + _backends(benches) + _scaling(benches, out, plots)
     if tput:
         md += _throughput(tput, out, plots)
     proto = _compare_secea(benches, out, plots, matched) + _compare_secemb(benches, matched)
@@ -549,7 +586,8 @@ def summary(data) -> str:
 
     Per group (sorted by name), one line per benchmark, fastest first: its
     implementation (``extra_info["impl"]``, else the test name) with
-    ``(Nt)`` when ``extra_info["threads"]`` is set, its median in ms, its
+    ``(Nt)`` when ``extra_info["threads"]`` is set and ``[backend]`` when
+    ``extra_info["backend"]`` is (bench/test_backends.py), its median in ms, its
     rate when ``extra_info`` has ``macs`` (G MAC/s) or ``bytes`` (GB/s), and
     for ours (``impl == "secea_fast"``) the ratio fastest peer median / our
     median (> 1: ours faster), a peer being any other implementation."""
@@ -574,6 +612,7 @@ def summary(data) -> str:
                 rate = f"{info['bytes'] / med / 1e9:7.2f} GB/s"
             ratio = f"  {min(peers) / med:5.2f}x best peer" if peers and info.get("impl") == OURS else ""
             extra = f" ({info['threads']}t)" if "threads" in info else ""
+            extra += f" [{info['backend']}]" if "backend" in info else ""
             lines.append(f"  {info.get('impl', b['name'])+extra:32s} {med * 1e3:10.3f} ms {rate}{ratio}")
     return "\n".join(lines)
 
