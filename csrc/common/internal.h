@@ -13,6 +13,23 @@
 #define SECEA_TARGET(s)
 #endif
 
+/* 64-bit ARM.  Advanced SIMD (NEON) is part of the AArch64 baseline; the
+ * ARMv8 Crypto Extensions AES instructions are not, so the kernels using
+ * them carry SECEA_TARGET_ARMCE and run only after a run-time check
+ * (dispatch.c: HWCAP_AES on Linux, hw.optional.arm.FEAT_AES on macOS). */
+#if defined(__aarch64__)
+#define SECEA_ARM64 1
+#if defined(__ARM_FEATURE_AES) || defined(__ARM_FEATURE_CRYPTO)
+#define SECEA_TARGET_ARMCE                  /* the baseline has it (Apple arm64) */
+#elif defined(__clang__)
+#define SECEA_TARGET_ARMCE __attribute__((target("aes")))
+#else
+#define SECEA_TARGET_ARMCE __attribute__((target("+crypto")))
+#endif
+#else
+#define SECEA_ARM64 0
+#endif
+
 typedef unsigned __int128 secea_u128;
 
 /* The CPU features kernels may use: what the CPU has (secea_cpu_supports)

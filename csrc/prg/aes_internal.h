@@ -47,8 +47,11 @@ extern const secea__aes_impl secea__aes_impl_portable;
 extern const secea__aes_impl secea__aes_impl_aesni;
 extern const secea__aes_impl secea__aes_impl_vaes;
 #endif
+#if SECEA_ARM64
+extern const secea__aes_impl secea__aes_impl_armce;   /* aes_arm.c */
+#endif
 
-/* Selects a variant by name ("vaes", "aesni", "portable") if this CPU can run
+/* Selects a variant by name ("vaes", "aesni", "armce", "portable") if this CPU can run
  * it.  Returns 0 on success, -1 (selection unchanged) otherwise.  Used by
  * tests and benchmarks to compare variants. */
 int secea__aes_select_named(const char *name);
