@@ -93,7 +93,7 @@ void secea__dpf_select(int force_portable)
         else if (secea__dpf_has_aesni()) p = &secea__dpf_impl_aesni;
         mac = secea__cpu_allowed("avx512dq");
     }
-#elif SECEA_ARM64
+#elif SECEA_ARMCE
     if (!force_portable && secea__dpf_has_armce()) p = &secea__dpf_impl_armce;
 #else
     (void)force_portable;
@@ -111,7 +111,7 @@ int secea_dpf_select_variant(const char *name)
     else if (!strcmp(name, "aesni") && secea__dpf_has_aesni()) p = &secea__dpf_impl_aesni;
     else if (!strcmp(name, "vaes") && secea__dpf_has_vaes()) p = &secea__dpf_impl_vaes;
 #endif
-#if SECEA_ARM64
+#if SECEA_ARMCE
     else if (!strcmp(name, "armce") && secea__dpf_has_armce()) p = &secea__dpf_impl_armce;
 #endif
     if (!p) return -1;

@@ -15,7 +15,7 @@
  * file compiles with the baseline flags; dpf.c selects it at run time. */
 #include "dpf_internal.h"
 
-#if SECEA_ARM64
+#if SECEA_ARMCE
 #include <arm_neon.h>
 
 #define TGT SECEA_TARGET_ARMCE
@@ -190,6 +190,6 @@ const secea__dpf_impl secea__dpf_impl_armce = {
 };
 
 #else
-/* Not AArch64: keep the translation unit non-empty (ISO C). */
+/* Not AArch64 or no SECEA_ARMCE: keep the translation unit non-empty (ISO C). */
 typedef int secea__dpf_arm_unused;
 #endif

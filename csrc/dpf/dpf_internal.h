@@ -84,7 +84,7 @@ extern const secea__dpf_impl secea__dpf_impl_vaes;
 int secea__dpf_has_aesni(void);
 int secea__dpf_has_vaes(void);
 #endif
-#if SECEA_ARM64
+#if SECEA_ARMCE
 extern const secea__dpf_impl secea__dpf_impl_armce;   /* dpf_arm.c */
 int secea__dpf_has_armce(void);
 #endif

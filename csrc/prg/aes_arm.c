@@ -27,7 +27,7 @@
 #include "aes_internal.h"
 #include "secea.h"
 
-#if SECEA_ARM64
+#if SECEA_ARMCE
 #include <arm_neon.h>
 
 #define TGT SECEA_TARGET_ARMCE
@@ -231,7 +231,8 @@ const secea__aes_impl secea__aes_impl_armce = {
 };
 
 #else
-/* Not AArch64: only the portable (and x86) variants exist.  Keep the
- * translation unit non-empty (ISO C). */
+/* Not AArch64, or a compiler that cannot build the Crypto Extensions code
+ * with baseline flags (internal.h, SECEA_ARMCE): the portable (and x86)
+ * variants only.  Keep the translation unit non-empty (ISO C). */
 typedef int secea__aes_arm_unused;
 #endif

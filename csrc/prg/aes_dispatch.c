@@ -171,7 +171,7 @@ static int aes_has_aesni(void)
 }
 #endif
 
-#if SECEA_ARM64
+#if SECEA_ARMCE
 static int aes_has_armce(void)
 {
     return secea__cpu_allowed("aes");     /* HWCAP_AES (and ASIMD): dispatch.c */
@@ -186,7 +186,7 @@ void secea__aes_select(int force_portable)
         if (aes_has_vaes()) p = &secea__aes_impl_vaes;
         else if (aes_has_aesni()) p = &secea__aes_impl_aesni;
     }
-#elif SECEA_ARM64
+#elif SECEA_ARMCE
     if (!force_portable && aes_has_armce()) p = &secea__aes_impl_armce;
 #else
     (void)force_portable;
@@ -202,7 +202,7 @@ int secea__aes_select_named(const char *name)
     else if (!strcmp(name, "aesni") && aes_has_aesni()) p = &secea__aes_impl_aesni;
     else if (!strcmp(name, "vaes") && aes_has_vaes()) p = &secea__aes_impl_vaes;
 #endif
-#if SECEA_ARM64
+#if SECEA_ARMCE
     else if (!strcmp(name, "armce") && aes_has_armce()) p = &secea__aes_impl_armce;
 #endif
     if (!p) return -1;

@@ -47,7 +47,7 @@ extern const secea__aes_impl secea__aes_impl_portable;
 extern const secea__aes_impl secea__aes_impl_aesni;
 extern const secea__aes_impl secea__aes_impl_vaes;
 #endif
-#if SECEA_ARM64
+#if SECEA_ARMCE
 extern const secea__aes_impl secea__aes_impl_armce;   /* aes_arm.c */
 #endif
 
