@@ -3,7 +3,7 @@ cross-compiles tests/c/arm_check.c with every csrc/ source for aarch64, runs
 it under qemu-aarch64 (Crypto Extensions present: the "armce" AES and DPF
 variants must be chosen and agree with the portable twins and the known
 answers; and with SECEA_FAST_BACKEND=portable), then builds and runs the same
-driver natively.  About 25 s (two full C builds), so slow; CI runs the
+driver natively.  22-60 s (two full C builds), so slow; CI runs the
 script as its own step.  Never installs anything: without the cross
 toolchain and qemu it skips and says which tool is missing."""
 import os
