@@ -19,7 +19,7 @@
  * (SECEA_FAST_BACKEND=avx2). */
 void secea_dispatch_init(int level);
 /* Name of the variant currently used by a kernel family ("aes", "matmul",
- * "field", "dpf"), e.g. "vaes", "aesni", "armce", "ifma", "avx512", "avx2", "portable"; NULL if unknown. */
+ * "field", "dpf"), e.g. "vaes", "aesni", "armce", "ifma", "neon", "avx512", "avx2", "portable"; NULL if unknown. */
 const char *secea_kernel_variant(const char *kernel);
 /* 1 if the CPU supports the named feature ("aes", "vaes", "avx2",
  * "avx512f", "avx512dq", "avx512ifma", "bmi2"; on 64-bit ARM "aes" (Crypto

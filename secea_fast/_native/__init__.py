@@ -10,8 +10,9 @@ Everything here is *raw*: callers have validated their inputs (see
   use it to run every path in one process).
   On 64-bit ARM, ``auto`` (and ``avx2``) pick the ARMv8 Crypto Extensions
   AES and DPF variants (``"armce"``) where the CPU has them (Linux
-  ``HWCAP_AES``, macOS ``hw.optional.arm.FEAT_AES``); the field and matrix
-  kernels run the portable C there.
+  ``HWCAP_AES``, macOS ``hw.optional.arm.FEAT_AES``) and the NEON matrix
+  product for p < 2^50 (``"neon"``); the field kernels run the portable C
+  there.
 * ``backend_info()`` tells which variant each kernel family uses.
 * ``SECEA_FAST_NUM_THREADS`` / ``threads=`` set the thread count of parallel
   kernels (default: the cores this process may run on).

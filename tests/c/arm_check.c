@@ -16,9 +16,9 @@
  *     full-domain outputs add up to the point function (beta at alpha, 0
  *     elsewhere) in Z_2^64, Z_2^32 and F_p.
  *  4. The field vector kernels and the matrix product of the selected
- *     variants against the portable C and against 128-bit schoolbook
- *     arithmetic, for the Goldilocks prime, the embedding prime 63 2^44 + 1
- *     and other moduli.
+ *     variants (on ARM the NEON product for p < 2^50) against the portable C
+ *     and against 128-bit schoolbook arithmetic, for the Goldilocks prime, the
+ *     embedding prime 63 2^44 + 1 and other moduli.
  *
  * SECEA_FAST_BACKEND=portable|avx2|auto caps dispatch as in Python.
  * ARM_CHECK_EXPECT=NAME makes the run fail unless dispatch picked NAME for
@@ -429,7 +429,8 @@ static void fp_run(fp_res *o, const uint64_t *a, const uint64_t *b, uint64_t k, 
 static void field_checks(int level)
 {
     static const uint64_t ps[] = {SECEA_GOLDILOCKS, 63ULL * (1ULL << 44) + 1, (1ULL << 61) - 1,
-                                  0xFFFFFFFFFFFFFFC5ULL /* 2^64 - 59 */, 2147483647, 97};
+                                  0xFFFFFFFFFFFFFFC5ULL /* 2^64 - 59 */, 2147483647, 97,
+                                  (1ULL << 50) - 27 /* largest prime < 2^50: full 25-bit limbs */};
     const char *fv = NULL;
     for (size_t pi = 0; pi < sizeof ps / sizeof *ps; pi++) {
         uint64_t p = ps[pi];
@@ -478,16 +479,18 @@ static void field_checks(int level)
         }
     }
     /* matrix products: selected variant, portable, schoolbook; packed and fused-decrypt forms */
+    /* k > 4096 crosses the NEON kernel's exact-sum chunks; odd m and n leave partial tiles */
     static const size_t dims[][3] = {{1, 1, 1}, {2, 3, 4}, {5, 40, 3}, {7, 9, 13}, {16, 33, 17}, {33, 64, 9},
-                                     {3, 300, 2}, {40, 17, 31}};
+                                     {3, 300, 2}, {40, 17, 31}, {3, 4097, 5}, {2, 9000, 6}};
     for (size_t pi = 0; pi < sizeof ps / sizeof *ps; pi++) {
         uint64_t p = ps[pi];
         for (size_t di = 0; di < sizeof dims / sizeof *dims; di++) {
             size_t m = dims[di][0], k = dims[di][1], n = dims[di][2];
             uint64_t *A = xmalloc(8 * m * k), *B = xmalloc(8 * k * n), *C0 = xmalloc(8 * m * n),
                      *C1 = xmalloc(8 * m * n), *C2 = xmalloc(8 * m * n), *E = xmalloc(8 * m * k);
-            for (size_t i = 0; i < m * k; i++) A[i] = i % 7 ? rnd_below(p) : p - 1;
-            for (size_t i = 0; i < k * n; i++) B[i] = i % 5 ? rnd_below(p) : p - 1;
+            int worst = di + 1 == sizeof dims / sizeof *dims;    /* all p - 1: the largest sums */
+            for (size_t i = 0; i < m * k; i++) A[i] = i % 7 && !worst ? rnd_below(p) : p - 1;
+            for (size_t i = 0; i < k * n; i++) B[i] = i % 5 && !worst ? rnd_below(p) : p - 1;
             secea_dispatch_init(level);
             const char *mv = secea_kernel_variant("matmul");
             CHECK(secea_fp_mat_mul(C0, A, B, m, k, n, p, 1 + (int)(di & 1)) == 0, "matmul status");
