@@ -2,8 +2,10 @@
 cross-compiles tests/c/arm_check.c with every csrc/ source for aarch64, runs
 it under qemu-aarch64 (Crypto Extensions present: the "armce" AES and DPF
 variants must be chosen and agree with the portable twins and the known
-answers; and with SECEA_FAST_BACKEND=portable), then builds and runs the same
-driver natively.  22-60 s (two full C builds), so slow; CI runs the
+answers; also under AddressSanitizer and UBSan; and with
+SECEA_FAST_BACKEND=portable), then builds and runs the same
+driver natively.  About a minute (three full C builds, one with the
+sanitizers), so slow; CI runs the
 script as its own step.  Never installs anything: without the cross
 toolchain and qemu it skips and says which tool is missing."""
 import os
