@@ -1,13 +1,12 @@
 """The C kernels on 64-bit ARM under emulation: runs ``.ci/arm-check``, which
-cross-compiles tests/c/arm_check.c with every csrc/ source for aarch64, runs
-it under qemu-aarch64 (Crypto Extensions present: the "armce" AES and DPF
-variants must be chosen and agree with the portable twins and the known
-answers; also under AddressSanitizer and UBSan; and with
-SECEA_FAST_BACKEND=portable), then builds and runs the same
-driver natively.  About a minute (three full C builds, one with the
-sanitizers), so slow; CI runs the
-script as its own step.  Never installs anything: without the cross
-toolchain and qemu it skips and says which tool is missing."""
+cross-compiles tests/c/arm_check.c with every csrc/ source for aarch64 and
+runs it under qemu-aarch64 (Crypto Extensions present: the "armce" AES and
+DPF variants must be chosen and agree with the portable twins and the known
+answers; once more built with AddressSanitizer and UBSan; and with
+SECEA_FAST_BACKEND=portable), then builds and runs the same driver natively.
+About a minute (three full C builds), so slow; CI runs the script as its own
+step.  Never installs anything: without the cross toolchain and qemu it skips
+and says which tool is missing."""
 import os
 import shutil
 import subprocess
