@@ -125,12 +125,13 @@ def _variant_outputs(rand, alphas):
 
 
 def test_every_variant_gives_the_same_bits():
-    """portable, AES-NI and VAES (those this CPU runs) agree bit for bit."""
+    """portable, AES-NI, VAES and ARMv8 Crypto Extensions (those this CPU
+    runs) agree bit for bit."""
     rand = os.urandom(32 * 37)
     alphas = np.array([0, 1, 77, 1000, 1023] + [secrets.randbelow(1024) for _ in range(32)], dtype=np.uint64)
     results = {}
     try:
-        for name in ("portable", "aesni", "vaes"):
+        for name in ("portable", "aesni", "vaes", "armce"):
             if lib.secea_dpf_select_variant(name.encode()) == 0:
                 results[name] = _variant_outputs(rand, alphas)
     finally:

@@ -6,6 +6,58 @@
 #include "secea.h"
 #include "internal.h"
 
+#if SECEA_ARM64 && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1UL << 1)      /* the arm64 Linux ABI's bits (asm/hwcap.h) */
+#endif
+#ifndef HWCAP_AES
+#define HWCAP_AES (1UL << 3)
+#endif
+#ifndef HWCAP_PMULL
+#define HWCAP_PMULL (1UL << 4)
+#endif
+#elif SECEA_ARM64 && defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
+
+#if SECEA_ARM64
+/* ARM features by name: "asimd" (NEON), "aes" (ARMv8 Crypto Extensions
+ * AESE/AESD/AESMC/AESIMC), "pmull".  On an OS without a query here, only
+ * what the compiler's baseline promises. */
+static int arm_supports(const char *f)
+{
+#if defined(__linux__)
+    unsigned long hw = getauxval(AT_HWCAP);
+    if (!strcmp(f, "asimd")) return (hw & HWCAP_ASIMD) ? 1 : 0;
+    if (!strcmp(f, "aes")) return (hw & HWCAP_AES) && (hw & HWCAP_ASIMD) ? 1 : 0;
+    if (!strcmp(f, "pmull")) return (hw & HWCAP_PMULL) ? 1 : 0;
+#elif defined(__APPLE__)
+    const char *key = !strcmp(f, "aes") ? "hw.optional.arm.FEAT_AES"
+                      : !strcmp(f, "pmull") ? "hw.optional.arm.FEAT_PMULL"
+                      : !strcmp(f, "asimd") ? "hw.optional.AdvSIMD" : NULL;
+    if (key) {
+        int v = 0;
+        size_t len = sizeof v;
+        if (sysctlbyname(key, &v, &len, NULL, 0) == 0) return v ? 1 : 0;
+        /* older macOS without the FEAT_ names: every Apple arm64 core has
+         * AES, PMULL and AdvSIMD, and the compiler says so */
+#if defined(__ARM_FEATURE_AES) || defined(__ARM_FEATURE_CRYPTO)
+        return 1;
+#endif
+    }
+#else
+#if defined(__ARM_NEON)
+    if (!strcmp(f, "asimd")) return 1;
+#endif
+#if defined(__ARM_FEATURE_AES) || defined(__ARM_FEATURE_CRYPTO)
+    if (!strcmp(f, "aes") || !strcmp(f, "pmull")) return 1;
+#endif
+#endif
+    return 0;
+}
+#endif
+
 int secea_cpu_supports(const char *f)
 {
 #if SECEA_X86
@@ -19,13 +71,16 @@ int secea_cpu_supports(const char *f)
     if (!strcmp(f, "avx512f")) return __builtin_cpu_supports("avx512f") ? 1 : 0;
     if (!strcmp(f, "avx512ifma"))
         return __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("avx512f") ? 1 : 0;
+#elif SECEA_ARM64
+    return arm_supports(f);
 #else
     (void)f;
 #endif
     return 0;
 }
 
-/* 0: every feature the CPU has; 2: at most AVX2, BMI2 and AES-NI (no VAES, no AVX-512) */
+/* 0: every feature the CPU has; 2: at most AVX2, BMI2 and AES-NI (no VAES,
+ * no AVX-512; on ARM the same as 0: nothing there is above that level) */
 static int ceiling;
 
 int secea__cpu_allowed(const char *f)

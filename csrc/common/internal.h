@@ -13,6 +13,34 @@
 #define SECEA_TARGET(s)
 #endif
 
+/* 64-bit ARM.  Advanced SIMD (NEON) is part of the AArch64 baseline; the
+ * ARMv8 Crypto Extensions AES instructions are not, so the kernels using
+ * them carry SECEA_TARGET_ARMCE and run only after a run-time check
+ * (dispatch.c: HWCAP_AES on Linux, hw.optional.arm.FEAT_AES on macOS). */
+#if defined(__aarch64__)
+#define SECEA_ARM64 1
+/* SECEA_ARMCE: this compiler can build the Crypto Extensions kernels with
+ * baseline flags (arm_neon.h's AES intrinsics usable inside a target
+ * attribute: gcc 8+, clang 16+; older clang declares them only when the
+ * whole translation unit targets the extension).  Otherwise the portable
+ * AES runs. */
+#if defined(__ARM_FEATURE_AES) || defined(__ARM_FEATURE_CRYPTO)
+#define SECEA_ARMCE 1
+#define SECEA_TARGET_ARMCE                  /* the baseline has it (Apple arm64) */
+#elif defined(__clang__) && __clang_major__ >= 16
+#define SECEA_ARMCE 1
+#define SECEA_TARGET_ARMCE __attribute__((target("aes")))
+#elif !defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 8
+#define SECEA_ARMCE 1
+#define SECEA_TARGET_ARMCE __attribute__((target("+crypto")))
+#else
+#define SECEA_ARMCE 0
+#endif
+#else
+#define SECEA_ARM64 0
+#define SECEA_ARMCE 0
+#endif
+
 typedef unsigned __int128 secea_u128;
 
 /* The CPU features kernels may use: what the CPU has (secea_cpu_supports)

@@ -34,7 +34,8 @@
  *
  * Length (about 1,180 lines): key generation and every evaluator share the
  * private tree-walk state and the correction-word layout of dpf_internal.h;
- * the x86 AES-NI/VAES variants live in dpf_x86.c.
+ * the x86 AES-NI/VAES variants live in dpf_x86.c, the ARMv8 Crypto
+ * Extensions one in dpf_arm.c.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -92,6 +93,8 @@ void secea__dpf_select(int force_portable)
         else if (secea__dpf_has_aesni()) p = &secea__dpf_impl_aesni;
         mac = secea__cpu_allowed("avx512dq");
     }
+#elif SECEA_ARMCE
+    if (!force_portable && secea__dpf_has_armce()) p = &secea__dpf_impl_armce;
 #else
     (void)force_portable;
 #endif
@@ -107,6 +110,9 @@ int secea_dpf_select_variant(const char *name)
 #if SECEA_X86
     else if (!strcmp(name, "aesni") && secea__dpf_has_aesni()) p = &secea__dpf_impl_aesni;
     else if (!strcmp(name, "vaes") && secea__dpf_has_vaes()) p = &secea__dpf_impl_vaes;
+#endif
+#if SECEA_ARMCE
+    else if (!strcmp(name, "armce") && secea__dpf_has_armce()) p = &secea__dpf_impl_armce;
 #endif
     if (!p) return -1;
     __atomic_store_n(&dpf_impl, p, __ATOMIC_RELEASE);

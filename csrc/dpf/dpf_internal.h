@@ -17,7 +17,7 @@
  * G(s) = H_L(s) || H_R(s), k_V the value conversion Convert(s), block j =
  * H_V(s xor j).
  *
- * Variants ("vaes", "aesni", "portable") implement the three batched
+ * Variants ("vaes", "aesni", "armce", "portable") implement the three batched
  * primitives below; everything else (key generation, tree walks, group
  * arithmetic, threads) is shared C in dpf.c. */
 #ifndef SECEA_DPF_INTERNAL_H
@@ -90,6 +90,10 @@ extern const secea__dpf_impl secea__dpf_impl_aesni;
 extern const secea__dpf_impl secea__dpf_impl_vaes;
 int secea__dpf_has_aesni(void);
 int secea__dpf_has_vaes(void);
+#endif
+#if SECEA_ARMCE
+extern const secea__dpf_impl secea__dpf_impl_armce;   /* dpf_arm.c */
+int secea__dpf_has_armce(void);
 #endif
 
 static inline secea__dpf_blk secea__dpf_sigma(secea__dpf_blk x)

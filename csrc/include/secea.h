@@ -19,10 +19,11 @@
  * (SECEA_FAST_BACKEND=avx2). */
 void secea_dispatch_init(int level);
 /* Name of the variant currently used by a kernel family ("aes", "matmul",
- * "field", "dpf"), e.g. "vaes", "aesni", "ifma", "avx512", "avx2", "portable"; NULL if unknown. */
+ * "field", "dpf"), e.g. "vaes", "aesni", "armce", "ifma", "neon", "avx512", "avx2", "portable"; NULL if unknown. */
 const char *secea_kernel_variant(const char *kernel);
 /* 1 if the CPU supports the named feature ("aes", "vaes", "avx2",
- * "avx512f", "avx512dq", "avx512ifma", "bmi2"), else 0. */
+ * "avx512f", "avx512dq", "avx512ifma", "bmi2"; on 64-bit ARM "aes" (Crypto
+ * Extensions), "asimd", "pmull"), else 0. */
 int secea_cpu_supports(const char *feature);
 
 /* ---- prime field vectors (csrc/field/fp_vec.c) ---- */
@@ -232,7 +233,7 @@ int secea_dpf_path_xor_rows(uint64_t *out, const uint8_t *paths, size_t path_str
 /* The fixed-key hash H_which (0 = left, 1 = right, 2 = convert) on
  * nblocks 16-byte blocks (known answers against the Python twin). */
 void secea_dpf_hash(uint8_t *out, const uint8_t *in, size_t nblocks, int which);
-/* Selects the DPF variant by name ("vaes", "aesni", "portable") if this CPU
+/* Selects the DPF variant by name ("vaes", "aesni", "armce", "portable") if this CPU
  * runs it (tests compare variants; secea_dispatch_init resets the choice).
  * Returns 0, or -1 with the selection unchanged. */
 int secea_dpf_select_variant(const char *name);

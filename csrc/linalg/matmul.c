@@ -12,6 +12,8 @@
  *   ifma2     p <  2^64: AVX-512 IFMA, limbs 52 + 12 bits, 7 IFMA per multiply-add
  *   avx2      scalar 64x64->128 products (mulx) with 192-bit accumulators,
  *             compiled for AVX2+BMI2
+ *   neon      64-bit ARM, p < 2^50: NEON UMLAL on 25-bit limbs (matmul_neon.c;
+ *             not measured on ARM hardware); other p take the scalar kernel
  *   portable  the same scalar kernel with baseline flags
  * Products are accumulated exactly and reduced once per output element, so
  * the result never depends on the route.
@@ -84,25 +86,34 @@ static const secea__mm_variant mm_avx2 = {"avx2", 2, pack_bt, run_avx2};
 #endif
 
 /* ---- dispatch ---- */
-static int use_ifma = 0;
+static int use_ifma = 0, use_neon = 0;
 static const secea__mm_variant *scalar_variant = &mm_portable;
 
 void secea__matmul_select(int force_portable)
 {
     use_ifma = 0;
+    use_neon = 0;
     scalar_variant = &mm_portable;
     if (force_portable) return;
 #if SECEA_X86
     if (secea__cpu_allowed("avx2") && secea__cpu_allowed("bmi2")) scalar_variant = &mm_avx2;
     use_ifma = secea__mm_ifma_available();
+#elif SECEA_ARM64
+    use_neon = secea__cpu_allowed("asimd");
 #endif
 }
 
-const char *secea__matmul_variant(void) { return use_ifma ? "ifma" : scalar_variant->name; }
+const char *secea__matmul_variant(void)
+{
+    return use_ifma ? "ifma" : use_neon ? "neon" : scalar_variant->name;
+}
 
 static const secea__mm_variant *choose(uint64_t p)
 {
     if (use_ifma) return p <= (1ULL << 52) ? &secea__mm_ifma1 : &secea__mm_ifma2;
+#if SECEA_ARM64
+    if (use_neon && p < (1ULL << 50)) return &secea__mm_neon50;
+#endif
     return scalar_variant;
 }
 

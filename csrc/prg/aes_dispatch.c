@@ -10,7 +10,8 @@
  * secea__aes128_ctr_xor (internal): CTR encryption fused with the XOR, for
  * variants that have it (secea_prg_xor's bulk).
  *
- * Variants (aes_portable.c, aes_x86.c): "vaes", "aesni", "portable".  The
+ * Variants (aes_portable.c, aes_x86.c, aes_arm.c): "vaes", "aesni", "armce"
+ * (ARMv8 Crypto Extensions), "portable".  The
  * default before secea__aes_select is the portable one, so every call is
  * correct even before dispatch initialisation.  Expanded keys are wiped. */
 #include <string.h>
@@ -170,6 +171,13 @@ static int aes_has_aesni(void)
 }
 #endif
 
+#if SECEA_ARMCE
+static int aes_has_armce(void)
+{
+    return secea__cpu_allowed("aes");     /* HWCAP_AES (and ASIMD): dispatch.c */
+}
+#endif
+
 void secea__aes_select(int force_portable)
 {
     const secea__aes_impl *p = &secea__aes_impl_portable;
@@ -178,6 +186,8 @@ void secea__aes_select(int force_portable)
         if (aes_has_vaes()) p = &secea__aes_impl_vaes;
         else if (aes_has_aesni()) p = &secea__aes_impl_aesni;
     }
+#elif SECEA_ARMCE
+    if (!force_portable && aes_has_armce()) p = &secea__aes_impl_armce;
 #else
     (void)force_portable;
 #endif
@@ -191,6 +201,9 @@ int secea__aes_select_named(const char *name)
 #if SECEA_X86
     else if (!strcmp(name, "aesni") && aes_has_aesni()) p = &secea__aes_impl_aesni;
     else if (!strcmp(name, "vaes") && aes_has_vaes()) p = &secea__aes_impl_vaes;
+#endif
+#if SECEA_ARMCE
+    else if (!strcmp(name, "armce") && aes_has_armce()) p = &secea__aes_impl_armce;
 #endif
     if (!p) return -1;
     aes_set(p);

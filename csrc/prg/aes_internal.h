@@ -49,8 +49,11 @@ extern const secea__aes_impl secea__aes_impl_vaes;
 uint64_t secea__aes_peak_vaes(size_t nblocks);
 uint64_t secea__aes_peak_aesni(size_t nblocks);
 #endif
+#if SECEA_ARMCE
+extern const secea__aes_impl secea__aes_impl_armce;   /* aes_arm.c */
+#endif
 
-/* Selects a variant by name ("vaes", "aesni", "portable") if this CPU can run
+/* Selects a variant by name ("vaes", "aesni", "armce", "portable") if this CPU can run
  * it.  Returns 0 on success, -1 (selection unchanged) otherwise.  Used by
  * tests and benchmarks to compare variants. */
 int secea__aes_select_named(const char *name);

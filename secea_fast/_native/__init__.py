@@ -8,6 +8,11 @@ Everything here is *raw*: callers have validated their inputs (see
   but no VAES and no AVX-512 (what an AVX2-only x86 runs);
   ``set_backend("auto" | "portable" | "avx2")`` switches at run time (tests
   use it to run every path in one process).
+  On 64-bit ARM, ``auto`` (and ``avx2``) pick the ARMv8 Crypto Extensions
+  AES and DPF variants (``"armce"``) where the CPU has them (Linux
+  ``HWCAP_AES``, macOS ``hw.optional.arm.FEAT_AES``) and the NEON matrix
+  product for p < 2^50 (``"neon"``); the field kernels run the portable C
+  there.
 * ``backend_info()`` tells which variant each kernel family uses.
 * ``SECEA_FAST_NUM_THREADS`` / ``threads=`` set the thread count of parallel
   kernels (default: the cores this process may run on).
