@@ -93,7 +93,8 @@ def run_round(Q, items, grads, m_prime, *, dense=None, frac_bits=16, n_users=Non
     (64, or the paper's 32: ``SecEmbParams``).  ``verify``: compare with plaintext
     (:func:`plaintext_check`) and raise AssertionError on any difference
     (needs ``noise_sigma == 0``).  Core and wall seconds are equal: the
-    parties run one after another."""
+    parties run one after another.  A user's seconds include serialising its
+    messages; a server's include parsing the ones it receives."""
     Q = np.asarray(Q, dtype=np.float64)
     if Q.ndim != 2:
         raise ValueError(f"Q must be 2-D (m, d), got shape {Q.shape}")
@@ -126,15 +127,15 @@ def run_round(Q, items, grads, m_prime, *, dense=None, frac_bits=16, n_users=Non
     up, down = {}, {}
     t = time.perf_counter
     t0 = t()
-    reqs = [u.retrieval_request() for u in users]
+    reqs = [tuple(r.to_bytes() for r in u.retrieval_request()) for u in users]     # the user serialises
     secs["user_keygen"] = t() - t0
-    nbytes["user_keygen"] = sum(r.nbytes for pair in reqs for r in pair)
+    nbytes["user_keygen"] = sum(len(r) for pair in reqs for r in pair)
     up["retrieval"] = nbytes["user_keygen"] / max(1, nu) / 2
     t0 = t()
     answers = []
     for uid, (r0, r1) in enumerate(reqs):
-        a0 = servers[0].answer(uid, RetrievalRequest.from_bytes(r0.to_bytes()))
-        a1 = servers[1].answer(uid, RetrievalRequest.from_bytes(r1.to_bytes()))
+        a0 = servers[0].answer(uid, RetrievalRequest.from_bytes(r0))
+        a1 = servers[1].answer(uid, RetrievalRequest.from_bytes(r1))
         answers.append((a0, a1))
     secs["server_retrieval"] = t() - t0
     nbytes["server_retrieval"] = sum(a.nbytes for pair in answers for a in pair)
@@ -148,12 +149,12 @@ def run_round(Q, items, grads, m_prime, *, dense=None, frac_bits=16, n_users=Non
         if uid in drop:
             continue
         up0, up1 = u.aggregation_upload(grads[uid], None if dense is None else dense[uid], clip=clip)
-        ups[0][uid] = AggregationUpload.from_bytes(up0.to_bytes())
-        ups[1][uid] = AggregationUpload.from_bytes(up1.to_bytes())
+        ups[0][uid], ups[1][uid] = up0.to_bytes(), up1.to_bytes()     # the user serialises
     secs["user_upload"] = t() - t0
-    nbytes["user_upload"] = sum(x.nbytes for s in ups for x in s.values())
+    nbytes["user_upload"] = sum(len(x) for s in ups for x in s.values())
     up["aggregation"] = nbytes["user_upload"] / max(1, nu - len(drop)) / 2
     t0 = t()
+    ups = [{uid: AggregationUpload.from_bytes(x) for uid, x in s.items()} for s in ups]   # the servers parse
     shares = [servers[b].aggregate(ups[b], noise_sigma) for b in (0, 1)]
     secs["server_aggregation"] = t() - t0
     nbytes["server_aggregation"] = shares[1].nbytes        # server 1's share to the reconstructor
