@@ -1010,70 +1010,44 @@ int secea_dpf_path_convert_accumulate(void *acc, const uint8_t *paths, size_t pa
 
 #define DOT_KG 8   /* keys per group: one pass over a table chunk serves 8 keys */
 
-/* acc[k*d + col] += sum_x vals[k*vs + x] * table[x*d + col], k < DOT_KG, x < rows */
-static void mac_plain(uint64_t *acc, const uint64_t *vals, size_t vs, const uint64_t *table, size_t rows,
-                      size_t d)
+/* acc[k*d + col] += sum_x vals[k*vs + x] * table[x*d + col] (xor_mode 0), or
+ * acc[k*d + col] ^= vals[k*vs + x] & table[x*d + col] with all-ones / zero
+ * masks in vals (xor_mode 1, the XOR PIR), for k < DOT_KG, x < rows.  Always
+ * inlined with a constant xor_mode: one loop, two specialised kernels. */
+static inline __attribute__((always_inline)) void
+mac_plain_mode(uint64_t *acc, const uint64_t *vals, size_t vs, const uint64_t *table, size_t rows, size_t d,
+               const int xor_mode)
 {
     for (size_t x = 0; x < rows; x++) {
         const uint64_t *row = table + x * d;
         for (size_t k = 0; k < DOT_KG; k++) {
             uint64_t v = vals[k * vs + x];
             uint64_t *a = acc + k * d;
-            for (size_t col = 0; col < d; col++) a[col] += v * row[col];
+            for (size_t col = 0; col < d; col++) a[col] = xor_mode ? a[col] ^ (v & row[col]) : a[col] + v * row[col];
         }
     }
 }
 
-/* acc[k*d + col] ^= masks[k*vs + x] & table[x*d + col] (masks all-ones or zero) */
-static void xor_plain(uint64_t *acc, const uint64_t *masks, size_t vs, const uint64_t *table, size_t rows,
+static void mac_plain(uint64_t *acc, const uint64_t *vals, size_t vs, const uint64_t *table, size_t rows,
                       size_t d)
 {
-    for (size_t x = 0; x < rows; x++) {
-        const uint64_t *row = table + x * d;
-        for (size_t k = 0; k < DOT_KG; k++) {
-            uint64_t v = masks[k * vs + x];
-            uint64_t *a = acc + k * d;
-            for (size_t col = 0; col < d; col++) a[col] ^= v & row[col];
-        }
-    }
+    mac_plain_mode(acc, vals, vs, table, rows, d, 0);
+}
+
+static void xor_plain(uint64_t *acc, const uint64_t *vals, size_t vs, const uint64_t *table, size_t rows,
+                      size_t d)
+{
+    mac_plain_mode(acc, vals, vs, table, rows, d, 1);
 }
 
 #if SECEA_X86
 #include <immintrin.h>
 #define TGT_MAC SECEA_TARGET("avx512f,avx512dq")
 
-/* xor_plain with AVX-512: a ^= v & row in one ternary-logic operation */
-TGT_MAC static void xor_avx512(uint64_t *acc, const uint64_t *masks, size_t vs, const uint64_t *table,
-                               size_t rows, size_t d)
-{
-    for (size_t c0 = 0; c0 < d; c0 += 16) {
-        size_t wdt = d - c0 < 16 ? d - c0 : 16;
-        __mmask8 m0 = (__mmask8)(wdt >= 8 ? 0xFF : (1u << wdt) - 1);
-        __mmask8 m1 = (__mmask8)(wdt > 8 ? (1u << (wdt - 8)) - 1 : 0);
-        __m512i a[DOT_KG][2];
-        for (int k = 0; k < DOT_KG; k++) {
-            a[k][0] = _mm512_maskz_loadu_epi64(m0, acc + k * d + c0);
-            a[k][1] = _mm512_maskz_loadu_epi64(m1, acc + k * d + c0 + 8);
-        }
-        for (size_t x = 0; x < rows; x++) {
-            const uint64_t *row = table + x * d + c0;
-            __m512i r0 = _mm512_maskz_loadu_epi64(m0, row);
-            __m512i r1 = _mm512_maskz_loadu_epi64(m1, row + 8);
-            for (int k = 0; k < DOT_KG; k++) {
-                __m512i v = _mm512_set1_epi64((long long)masks[k * vs + x]);
-                a[k][0] = _mm512_ternarylogic_epi64(a[k][0], v, r0, 0x78);
-                a[k][1] = _mm512_ternarylogic_epi64(a[k][1], v, r1, 0x78);
-            }
-        }
-        for (int k = 0; k < DOT_KG; k++) {
-            _mm512_mask_storeu_epi64(acc + k * d + c0, m0, a[k][0]);
-            _mm512_mask_storeu_epi64(acc + k * d + c0 + 8, m1, a[k][1]);
-        }
-    }
-}
-
-TGT_MAC static void mac_avx512(uint64_t *acc, const uint64_t *vals, size_t vs, const uint64_t *table,
-                               size_t rows, size_t d)
+/* mac_plain_mode with AVX-512 (the XOR in one ternary-logic operation) */
+TGT_MAC static inline __attribute__((always_inline)) void
+mac_avx512_mode(uint64_t *acc, const uint64_t *vals, size_t vs, const uint64_t *table, size_t rows, size_t d,
+                const int xor_mode)
 {
     for (size_t c0 = 0; c0 < d; c0 += 16) {
         size_t wdt = d - c0 < 16 ? d - c0 : 16;
@@ -1090,8 +1064,13 @@ TGT_MAC static void mac_avx512(uint64_t *acc, const uint64_t *vals, size_t vs, c
             __m512i r1 = _mm512_maskz_loadu_epi64(m1, row + 8);
             for (int k = 0; k < DOT_KG; k++) {
                 __m512i v = _mm512_set1_epi64((long long)vals[k * vs + x]);
-                a[k][0] = _mm512_add_epi64(a[k][0], _mm512_mullo_epi64(v, r0));
-                a[k][1] = _mm512_add_epi64(a[k][1], _mm512_mullo_epi64(v, r1));
+                if (xor_mode) {
+                    a[k][0] = _mm512_ternarylogic_epi64(a[k][0], v, r0, 0x78);     /* a ^ (v & r) */
+                    a[k][1] = _mm512_ternarylogic_epi64(a[k][1], v, r1, 0x78);
+                } else {
+                    a[k][0] = _mm512_add_epi64(a[k][0], _mm512_mullo_epi64(v, r0));
+                    a[k][1] = _mm512_add_epi64(a[k][1], _mm512_mullo_epi64(v, r1));
+                }
             }
         }
         for (int k = 0; k < DOT_KG; k++) {
@@ -1099,6 +1078,18 @@ TGT_MAC static void mac_avx512(uint64_t *acc, const uint64_t *vals, size_t vs, c
             _mm512_mask_storeu_epi64(acc + k * d + c0 + 8, m1, a[k][1]);
         }
     }
+}
+
+TGT_MAC static void mac_avx512(uint64_t *acc, const uint64_t *vals, size_t vs, const uint64_t *table,
+                               size_t rows, size_t d)
+{
+    mac_avx512_mode(acc, vals, vs, table, rows, d, 0);
+}
+
+TGT_MAC static void xor_avx512(uint64_t *acc, const uint64_t *vals, size_t vs, const uint64_t *table,
+                               size_t rows, size_t d)
+{
+    mac_avx512_mode(acc, vals, vs, table, rows, d, 1);
 }
 #endif
 

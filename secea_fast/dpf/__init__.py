@@ -1148,6 +1148,16 @@ def path_eval_full(keys, m=None, *, threads=None):
     return states[0] if single else states
 
 
+def _check_cws(cw, count, d):
+    """One (d,) correction word for every key or a (count, d) array -> (count, d) view."""
+    if not isinstance(cw, np.ndarray) or cw.dtype != np.uint64:
+        raise TypeError("cw must be a uint64 ndarray")
+    cws = cw.reshape(1, -1) if cw.ndim == 1 else cw
+    if cws.shape != (count, d):
+        raise ValueError(f"cw must have shape ({d},) or ({count}, {d}), got {cw.shape}")
+    return cws
+
+
 def convert_accumulate(acc, states, party, cw, *, domain=0, threads=None):
     """Over Z_2^64, in place: acc[j, :] += sum_c (-1)^party_c [Convert_D(s_cj) + t_cj * CW_c]
     for j < m, D = ``domain`` (the one the CWs were generated in).  acc: (m, d)
@@ -1168,11 +1178,7 @@ def convert_accumulate(acc, states, party, cw, *, domain=0, threads=None):
     if acc.shape[0] != m:
         raise ValueError(f"acc has {acc.shape[0]} rows, states cover {m} leaves")
     d = acc.shape[1]
-    if not isinstance(cw, np.ndarray) or cw.dtype != np.uint64:
-        raise TypeError("cw must be a uint64 ndarray")
-    cws = cw.reshape(1, -1) if cw.ndim == 1 else cw
-    if cws.shape != (count, d):
-        raise ValueError(f"cw must have shape ({d},) or ({count}, {d}), got {cw.shape}")
+    cws = _check_cws(cw, count, d)
     if isinstance(party, numbers.Integral) and not isinstance(party, bool):
         parties = np.full(count, int(party), dtype=np.int64)
     else:
@@ -1213,11 +1219,7 @@ def path_convert_accumulate(acc, keys, party, cw, *, domain=0, threads=None):
     if party not in (0, 1):
         raise ValueError(f"party must be 0 or 1, got {party}")
     count = bodies.shape[0]
-    if not isinstance(cw, np.ndarray) or cw.dtype != np.uint64:
-        raise TypeError("cw must be a uint64 ndarray")
-    cws = cw.reshape(1, -1) if cw.ndim == 1 else cw
-    if cws.shape != (count, d):
-        raise ValueError(f"cw must have shape ({d},) or ({count}, {d}), got {cw.shape}")
+    cws = _check_cws(cw, count, d)
     gid = 1 if acc.dtype == np.uint32 else 0
     if gid == 1 and cws.size and int(cws.max()) >> 32:
         raise ValueError("cw must hold Z_2^32 elements (< 2^32) for a uint32 acc")
@@ -1230,6 +1232,18 @@ def path_convert_accumulate(acc, keys, party, cw, *, domain=0, threads=None):
     return acc
 
 
+def _check_table(table, n):
+    """A (m, d) uint64 table with m <= 2^n, C-contiguous -> (table, m, d)."""
+    if not isinstance(table, np.ndarray) or table.dtype != np.uint64:
+        raise TypeError("table must be a numpy.ndarray of dtype uint64")
+    if table.ndim != 2:
+        raise ValueError(f"table must be 2-D (m, d), got shape {table.shape}")
+    m, d = table.shape
+    if m > (1 << n):
+        raise ValueError(f"table has {m} rows, more than the domain size 2^{n}")
+    return np.ascontiguousarray(table), m, d
+
+
 def path_xor_rows(keys, table, *, threads=None):
     """Two-server PIR on path keys (Boyle, Gilboa and Ishai's PIR from a DPF):
     the XOR of the table rows whose leaf has control bit t = 1, for each key.
@@ -1240,14 +1254,7 @@ def path_xor_rows(keys, table, *, threads=None):
     one PathKey, (count, d) otherwise."""
     n, bodies, _, single = _path_arrays(keys)
     _check_log_domain(n, MAX_FULL_LOG_DOMAIN, "log_domain for full-domain evaluation")
-    if not isinstance(table, np.ndarray) or table.dtype != np.uint64:
-        raise TypeError("table must be a numpy.ndarray of dtype uint64")
-    if table.ndim != 2:
-        raise ValueError(f"table must be 2-D (m, d), got shape {table.shape}")
-    m, d = table.shape
-    if m > (1 << n):
-        raise ValueError(f"table has {m} rows, more than the domain size 2^{n}")
-    table = np.ascontiguousarray(table)
+    table, m, d = _check_table(table, n)
     bodies = np.ascontiguousarray(bodies)
     count = bodies.shape[0]
     out = np.zeros((count, d), dtype=np.uint64)
@@ -1267,15 +1274,8 @@ def eval_full_dot(keys, table, *, threads=None):
     if ref._g.gid != 0 or ref.vector:
         raise ValueError("eval_full_dot needs scalar keys over group 'u64'")
     _check_log_domain(ref.log_domain, MAX_FULL_LOG_DOMAIN, "log_domain for full-domain evaluation")
-    if not isinstance(table, np.ndarray) or table.dtype != np.uint64:
-        raise TypeError("table must be a numpy.ndarray of dtype uint64")
-    if table.ndim != 2:
-        raise ValueError(f"table must be 2-D (m, d), got shape {table.shape}")
-    m, d = table.shape
-    if m > (1 << ref.log_domain):
-        raise ValueError(f"table has {m} rows, more than the domain size 2^{ref.log_domain}")
+    table, m, d = _check_table(table, ref.log_domain)
     threads = resolve_threads(threads)
-    table = np.ascontiguousarray(table)
     count = bodies.shape[0]
     out = np.zeros((count, d), dtype=np.uint64)
     if d and m:
