@@ -383,3 +383,11 @@ def test_aes128_ctr_bytes_equal_openssl(nbytes):
     assert out == Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor().update(bytes(nbytes))
     again = prg.aes128_ctr(key, iv, nbytes)
     assert again == out and (nbytes == 0 or again is not out)
+
+
+def test_aes_peak_runs_on_every_variant(backend):
+    """The benchmarks' AES ceiling (secea_aes_peak) runs on the selected
+    variant and depends on the work done (the result is not optimised away)."""
+    from secea_fast._native import lib
+    a, b = lib.secea_aes_peak(4096), lib.secea_aes_peak(8192)
+    assert isinstance(a, int) and isinstance(b, int) and a != b
