@@ -186,7 +186,7 @@ TGT static void conv_u64_armce(uint64_t *out, const blk *leaves, size_t n, const
 }
 
 const secea__dpf_impl secea__dpf_impl_armce = {
-    "armce", expand_armce, hash_armce, hash_sel_armce, conv_u64_armce, NULL, NULL
+    "armce", expand_armce, hash_armce, hash_sel_armce, conv_u64_armce, NULL, NULL, NULL  /* conv_acc: plain C */
 };
 
 #else

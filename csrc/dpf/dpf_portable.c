@@ -94,5 +94,5 @@ static void hash_sel_portable(secea__dpf_blk *out, const secea__dpf_blk *in, con
 }
 
 const secea__dpf_impl secea__dpf_impl_portable = {
-    "portable", expand_portable, hash_portable, hash_sel_portable, NULL, NULL
+    "portable", expand_portable, hash_portable, hash_sel_portable, NULL, NULL, NULL, NULL
 };

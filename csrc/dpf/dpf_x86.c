@@ -184,7 +184,7 @@ TGT_NI static void conv_u64_aesni(uint64_t *out, const blk *leaves, size_t n,
 }
 
 const secea__dpf_impl secea__dpf_impl_aesni = {
-    "aesni", expand_aesni, hash_aesni, hash_sel_aesni, conv_u64_aesni, NULL
+    "aesni", expand_aesni, hash_aesni, hash_sel_aesni, conv_u64_aesni, NULL, NULL, NULL
 };
 
 /* ================================================================ VAES */
