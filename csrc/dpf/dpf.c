@@ -905,9 +905,8 @@ int secea_dpf_convert_accumulate(uint64_t *acc, const uint8_t *states, const uin
 
 /* ------------------------------------ fused path walk + convert-accumulate */
 
-#ifndef PCA_LEAVES
-#define PCA_LEAVES 512   /* leaves per work unit */
-#endif
+#define PCA_LEAVES 512   /* leaves per work unit: 512 d w bytes of accumulator stay in L2, and the
+                            walk from the root is paid once per key and 512 leaves */
 
 typedef struct {
     const secea__dpf_impl *im;
@@ -920,23 +919,31 @@ typedef struct {
     uint64_t m, domain;
 } pca_ctx;
 
-/* plain C twin of conv_acc (portable and AES-NI variants) */
+/* leaves per hash call of conv_acc_plain: about CONV_CH blocks of Convert per call */
+static size_t pca_plain_leaves(size_t nb) { return nb >= CONV_CH ? 1 : CONV_CH / nb; }
+
+/* plain C twin of conv_acc (portable, AES-NI and ARM variants): the Convert
+ * blocks of pca_plain_leaves(nb) leaves per hash call, conv holding them */
 static void conv_acc_plain(const secea__dpf_impl *im, uint8_t *acc, const blk *leaves, size_t n,
                            const uint8_t *cw, size_t d, unsigned w, blk *conv)
 {
-    size_t nb = (d * w + 15) / 16;
-    for (size_t i = 0; i < n; i++) {
-        conv_inputs(conv, leaves + i, 1, nb);
-        im->hash(conv, conv, nb, DPF_KV, 0);
-        uint64_t tm = 0 - (leaves[i].lo & 1);
-        if (w == 8) {
-            uint64_t *a = (uint64_t *)(acc + i * d * 8);
-            const uint64_t *cv = (const uint64_t *)conv, *c = (const uint64_t *)cw;
-            for (size_t k = 0; k < d; k++) a[k] += cv[k] + (c[k] & tm);
-        } else {
-            uint32_t *a = (uint32_t *)(acc + i * d * 4);
-            const uint32_t *cv = (const uint32_t *)conv, *c = (const uint32_t *)cw;
-            for (size_t k = 0; k < d; k++) a[k] += cv[k] + (c[k] & (uint32_t)tm);
+    size_t nb = (d * w + 15) / 16, ch = pca_plain_leaves(nb);
+    for (size_t i0 = 0; i0 < n; i0 += ch) {
+        size_t c = n - i0 < ch ? n - i0 : ch;
+        conv_inputs(conv, leaves + i0, c, nb);
+        im->hash(conv, conv, c * nb, DPF_KV, 0);
+        for (size_t i = i0; i < i0 + c; i++) {
+            uint64_t tm = 0 - (leaves[i].lo & 1);
+            const blk *cb = conv + (i - i0) * nb;
+            if (w == 8) {
+                uint64_t *a = (uint64_t *)(acc + i * d * 8);
+                const uint64_t *cv = (const uint64_t *)cb, *cq = (const uint64_t *)cw;
+                for (size_t k = 0; k < d; k++) a[k] += cv[k] + (cq[k] & tm);
+            } else {
+                uint32_t *a = (uint32_t *)(acc + i * d * 4);
+                const uint32_t *cv = (const uint32_t *)cb, *cq = (const uint32_t *)cw;
+                for (size_t k = 0; k < d; k++) a[k] += cv[k] + (cq[k] & (uint32_t)tm);
+            }
         }
     }
 }
@@ -1001,7 +1008,7 @@ int secea_dpf_path_convert_accumulate(void *acc, const uint8_t *paths, size_t pa
     c.domain = domain;
     size_t nb = (d * c.w + 15) / 16;
     size_t scratch = ((sizeof(tree_t) + 63) & ~(size_t)63) + 32 * (PCA_LEAVES + 4) + ((8 * d + 63) & ~(size_t)63) +
-                     16 * nb + 64;
+                     16 * nb * pca_plain_leaves(nb) + 64;
     size_t units = (size_t)((m + PCA_LEAVES - 1) / PCA_LEAVES);
     return secea__pool_run(pca_unit, &c, units, scratch, threads);
 }

@@ -381,9 +381,7 @@ class KeyBatch(_KeyParams):
             raise ValueError(f"cws must have shape ({len(paths)}, ncw), got {cw.shape}")
         if cw.dtype != np.uint64:
             raise TypeError(f"cws must be a uint64 array, got dtype {cw.dtype}")
-        bound = {1: 1 << 32, 2: g.p}.get(g.gid)
-        if bound is not None and cw.size and int(cw.max()) >= bound:
-            raise ValueError(f"cws must hold elements < {bound} of group {group!r}")
+        _check_below_modulus(cw, g, "cws", group)
         if vector is None:
             vector = cw.shape[1] > 1
         elif not vector and cw.shape[1] != 1:
@@ -714,6 +712,12 @@ def _pack_elems(vals: np.ndarray, g: _Group) -> bytes:
     return vals.astype("<u4" if g.gid == 1 else "<u8").tobytes()
 
 
+def _check_below_modulus(arr: np.ndarray, g: _Group, name: str, group):
+    """uint64 elements of Z_2^32 / F_p must be below the modulus (Z_2^64: any)."""
+    if g.gid != 0 and arr.size and int(arr.max()) >= g.modulus:
+        raise ValueError(f"{name} must be < {g.modulus} for group {group!r}")
+
+
 def _check_cw(cw, g: _Group) -> np.ndarray:
     if isinstance(cw, (bytes, bytearray, memoryview)):
         raise TypeError("cw must be an array of group elements (uint64), not bytes")
@@ -1012,9 +1016,7 @@ def convert_gen_batch(path_secrets, betas, group="u64", *, domain=0):
     if b.dtype.kind == "i" and b.size and b.min() < 0:
         raise ValueError("betas must be non-negative group elements")
     bb = np.ascontiguousarray(b, dtype=np.uint64)
-    bound = {1: 1 << 32, 2: g.p}.get(g.gid)
-    if bound is not None and bb.size and int(bb.max()) >= bound:
-        raise ValueError(f"betas must be < {bound} for group {group!r}")
+    _check_below_modulus(bb, g, "betas", group)
     d = b.shape[1]
     cw = np.empty((count, d), dtype=np.uint64)
     if count:

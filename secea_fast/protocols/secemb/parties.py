@@ -212,7 +212,7 @@ class Server:
             dpf.path_convert_accumulate(acc, dpf.PathKeyBatch.concat(paths_all), self.party, np.concatenate(cws_all),
                                         domain=AGGREGATION_DOMAIN, threads=self.threads)
         self._requests = {}
-        acc = acc.astype(np.uint64)
+        acc = acc.astype(np.uint64, copy=False)       # Z_2^32 sums widen to the share's uint64
         if noise_sigma:
             acc += _gaussian_fixed(acc.shape, noise_sigma, P)
             dense += _gaussian_fixed(dense.shape, noise_sigma, P)
