@@ -33,7 +33,7 @@ import numpy as np
 from secea_fast.prg import Prg
 
 __all__ = ["chi2_sf", "same_distribution", "assert_same_distribution", "view_pvalues",
-           "assert_views_same", "PadRecorder", "attribute", "mask_leaks"]
+           "assert_views_same", "PadRecorder", "attribute", "mask_leaks", "ZeroPrg"]
 
 FAMILY_ALPHA = 1e-6      # family-wise false-alarm rate of one view comparison
 MIN_CELL = 10            # cells with fewer observations (both samples) are pooled
@@ -318,3 +318,18 @@ def recording():
     """``with recording() as rec:`` shorthand for ``PadRecorder``."""
     with PadRecorder() as rec:
         yield rec
+
+
+class ZeroPrg(Prg):
+    """A stream that writes zeros: a protocol step without its randomness
+    (the leaky controls of the view tests)."""
+    __slots__ = ()
+
+    def field_into(self, out, p, *a, **kw):
+        super().field_into(out, p, *a, **kw)
+        out[...] = 0
+        return out
+
+    def field(self, count, p):
+        super().field(count, p)
+        return np.zeros(count, dtype=np.uint64)

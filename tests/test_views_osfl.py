@@ -28,7 +28,7 @@ import numpy as np
 from secea_fast.prg import Prg, random_seed
 from secea_fast.protocols import osfl
 
-from _views import assert_same_distribution, assert_views_same, same_distribution, FAMILY_ALPHA
+from _views import FAMILY_ALPHA, ZeroPrg, assert_same_distribution, assert_views_same, same_distribution
 
 P = 5
 N, T, RHO, S = 4, 2, 3, 300
@@ -47,20 +47,6 @@ def _labels(ones):
 # the other objective's labels and sum differ (1 vs 2): symmetric privacy
 # (Sec. VI) means the federator learns nothing about them
 INPUTS = {"A": _labels([(2, 0), (0, 1)]), "B": _labels([(1, 0), (2, 1), (3, 1)])}
-
-
-class _ZeroPrg(Prg):
-    """A stream that writes zeros: a protocol step without its randomness."""
-    __slots__ = ()
-
-    def field_into(self, out, p, *a, **kw):
-        super().field_into(out, p, *a, **kw)
-        out[...] = 0
-        return out
-
-    def field(self, count, p):
-        super().field(count, p)
-        return np.zeros(count, dtype=np.uint64)
 
 
 def _retrieve(labels, j, *, symmetric=True, seed=None, session=None, qseed=b"q" * 32):
@@ -152,7 +138,7 @@ def _client_views(labels, member, runs, zero=False):
         clients = [osfl.Client(i, params, labels[i]) for i in range(N)]
         got = []
         for c in clients:
-            rng = _ZeroPrg(random_seed(32), b"leaky") if zero and c.index != member else None
+            rng = ZeroPrg(random_seed(32), b"leaky") if zero and c.index != member else None
             msgs = c.share(rng)
             got += [m for m in msgs if m.receiver == member]
         got.sort(key=lambda m: (m.objective, m.sender))
@@ -180,7 +166,7 @@ def _query_views(j, count, zero=False):
     fed = osfl.Federator(params, j)
     out = {i: [] for i in range(N)}
     for _ in range(count):
-        rng = _ZeroPrg(random_seed(32), b"leaky") if zero else None
+        rng = ZeroPrg(random_seed(32), b"leaky") if zero else None
         qs = fed.queries(rng)
         for i in range(N):
             out[i].append(np.asarray(qs[i].values, dtype=np.int64))

@@ -32,23 +32,9 @@ from secea_fast import linalg, poly
 from secea_fast.prg import Prg, random_seed
 from secea_fast.protocols import osfl
 
-from _views import FAMILY_ALPHA, assert_same_distribution, assert_views_same, same_distribution
+from _views import FAMILY_ALPHA, ZeroPrg, assert_same_distribution, assert_views_same, same_distribution
 
 P = 7
-
-
-class _ZeroPrg(Prg):
-    """A stream that writes zeros: a protocol step without its randomness."""
-    __slots__ = ()
-
-    def field_into(self, out, p, *a, **kw):
-        super().field_into(out, p, *a, **kw)
-        out[...] = 0
-        return out
-
-    def field(self, count, p):
-        super().field(count, p)
-        return np.zeros(count, dtype=np.uint64)
 
 
 def _labels(n, T, s, ones):
@@ -133,7 +119,7 @@ def test_federator_check_detects_missing_mask(scheme):
 
 # ----------------------------------------------------------------- colluding clients: data privacy
 def _share_runs(run, lab, runs, zero=False):
-    share_rng = (lambda i: _ZeroPrg(random_seed(32), b"leaky")) if zero else None
+    share_rng = (lambda i: ZeroPrg(random_seed(32), b"leaky")) if zero else None
     return [run(lab, 0, False, transcript=True, share_rng=share_rng).transcript["shares"] for _ in range(runs)]
 
 
@@ -197,7 +183,7 @@ def _scheme_objects():
 def _query_views(obj, j, count, coalition, zero=False):
     rows = []
     for _ in range(count):
-        rng = _ZeroPrg(random_seed(32), b"leaky") if zero else Prg(random_seed(32), b"q")
+        rng = ZeroPrg(random_seed(32), b"leaky") if zero else Prg(random_seed(32), b"q")
         qs = obj.queries(j, rng)
         rows.append(np.concatenate([np.asarray(qs[i].values, dtype=np.int64) for i in coalition]))
     return np.stack(rows)
