@@ -57,7 +57,7 @@ from ...prg import Prg, random_seed
 from .costs import star_product_k
 from .messages import Answer, Query, ShareMessage
 from .params import DOMAIN, Assignment, check_objective, check_rng, evaluate, lincomb, powers
-from .round import OSFLRoundResult, check_label_tensor
+from .round import OSFLRoundResult, check_label_tensor, check_sums
 
 __all__ = ["ApproachResult", "Approach2", "StarProduct", "GXSTPIR", "approach2", "star_product", "gxstpir"]
 
@@ -187,7 +187,23 @@ class _Scheme:
 
 
 # ----------------------------------------------------------------- Approach 2 (Sec. IV)
-class Approach2(_Scheme):
+class _RampStorage(_Scheme):
+    """The ramp-shared storage of Approach 2 and the star product: every
+    client holds every objective, K labels per polynomial padded with
+    z_s random coefficients, evaluated at the n points (``V``: n x k_C)."""
+
+    def members(self, t):
+        return range(self.n)
+
+    def _share(self, t, labels, rng) -> np.ndarray:
+        """Shares of one client's (s, c) labels of objective t: (n, P c), row i1 to client i1."""
+        C = np.empty((self.k_C, self.cols), dtype=_U64)
+        C[:self.K] = _strided_rows(labels, self.K, self.P, self.c)
+        rng.field_into(C[self.K:], self.p)
+        return evaluate(self.V, C, self.p)
+
+
+class Approach2(_RampStorage):
     """Approach 2 of Sec. IV (Egger, Urbanke, Bitar 2025), generalized from
     label pairs (K = 2, z = 1, the paper's text) to K labels per polynomial
     and any z_s, z_q, as its footnote 2 allows.  Every client computes every
@@ -248,16 +264,6 @@ class Approach2(_Scheme):
     def query_len(self, i) -> int:
         return self.T
 
-    def members(self, t):
-        return range(self.n)
-
-    def _share(self, t, labels, rng) -> np.ndarray:
-        """Shares of one client's (s, c) labels of objective t: (n, P c), row i1 to client i1."""
-        C = np.empty((self.k_C, self.cols), dtype=_U64)
-        C[:self.K] = _strided_rows(labels, self.K, self.P, self.c)
-        rng.field_into(C[self.K:], self.p)
-        return evaluate(self.V, C, self.p)
-
     def _queries(self, j, rng) -> dict:
         k = rng.field(self.T * self.z_q, self.p).reshape(self.T, self.z_q)
         Q = (linalg.matmul(k, np.ascontiguousarray(self.qpow.T), self.p) if self.z_q
@@ -281,7 +287,7 @@ class Approach2(_Scheme):
 
 
 # ----------------------------------------------------------------- Approach 3: star-product PIR (Sec. VII-a)
-class StarProduct(_Scheme):
+class StarProduct(_RampStorage):
     """Approach 3 / the Table I row "rho = n": ramp-shared storage with a
     storage code C = GRS(n, k_C) (Sec. VII-a; k_C* of Lemma 1 by default),
     queried with the star-product PIR scheme of Freij-Hollanti, Gnilke,
@@ -373,15 +379,6 @@ class StarProduct(_Scheme):
 
     def query_len(self, i) -> int:
         return self.R * self.T * self.b
-
-    def members(self, t):
-        return range(self.n)
-
-    def _share(self, t, labels, rng) -> np.ndarray:
-        C = np.empty((self.k_C, self.cols), dtype=_U64)
-        C[:self.K] = _strided_rows(labels, self.K, self.P, self.c)
-        rng.field_into(C[self.K:], self.p)
-        return evaluate(self.V, C, self.p)
 
     def _queries(self, j, rng) -> dict:
         """{i: Query}: values (R, T, b) flattened; objectives lists t per value."""
@@ -689,10 +686,7 @@ def _drive(scheme, labels, asg, j, symmetric, *, wire, verify, transcript, query
     rep.wall = dict(rep.seconds)
     rep.transcript = tr
     if verify:
-        want = labels[list(asg.clients(j)), j].astype(object).sum(axis=0)
-        if not (rep.sums.astype(object) == want).all():
-            raise AssertionError(f"{scheme.name}: the retrieved sums of objective {j} differ from the plaintext sums")
-        rep.verified = True
+        check_sums(rep, labels, asg, j, scheme.name)
     return rep
 
 

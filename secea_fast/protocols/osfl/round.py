@@ -22,7 +22,7 @@ from .messages import Answer, Query, ShareMessage
 from .params import Assignment, OSFLParams, check_objective
 from .parties import Client, Federator
 
-__all__ = ["OSFLRoundResult", "run_round", "check_label_tensor"]
+__all__ = ["OSFLRoundResult", "run_round", "check_label_tensor", "check_sums"]
 
 
 # ----------------------------------------------------------------- simulation
@@ -151,8 +151,14 @@ def run_round(labels, incidence, j, z_s, z_q, symmetric=False, *, p=EMBEDDING_PR
     rep.sums = out.astype(np.int64)
     rep.wall = dict(rep.seconds)
     if verify:
-        want = labels[list(asg.clients(j)), j].astype(object).sum(axis=0)
-        if not (rep.sums.astype(object) == want).all():
-            raise AssertionError(f"OSFL: the retrieved sums of objective {j} differ from the plaintext sums")
-        rep.verified = True
+        check_sums(rep, labels, asg, j, "OSFL")
     return rep
+
+
+def check_sums(rep, labels, asg, j, what: str) -> None:
+    """``verify=True``: the retrieved sums equal the plaintext sums of objective
+    j over its clients, exactly (AssertionError naming ``what`` otherwise)."""
+    want = labels[list(asg.clients(j)), j].astype(object).sum(axis=0)
+    if not (rep.sums.astype(object) == want).all():
+        raise AssertionError(f"{what}: the retrieved sums of objective {j} differ from the plaintext sums")
+    rep.verified = True
