@@ -497,80 +497,27 @@ TGT_VAES static void conv_u64x4_vaes(uint64_t *out, const blk *leaves, size_t n,
     }
 }
 
-/* Counter-mode conversion of d words per leaf, accumulated or stored.  The
- * work is a flat list of (leaf i, register k) tasks, register k holding
- * blocks 4k .. 4k+3 of leaf i's stream, 8 tasks in flight.  sigma is linear,
- * so sigma(s xor j) = sigma(s) xor sigma(j) with sigma(j) = (0, j): one
- * broadcast of sigma(s) per task and a per-lane counter in the high words. */
+
+/* Counter-mode conversion of d words (w bytes each) per leaf, accumulated or
+ * stored, optionally negated.  The work is a flat list of (leaf i, register
+ * k) tasks, register k holding blocks 4k .. 4k+3 of leaf i's stream, VW tasks
+ * in flight.  sigma is linear, so sigma(s xor j) = sigma(s) xor sigma(j) with
+ * sigma(j) = (0, j): one broadcast of sigma(s) per task and a per-lane
+ * counter in the high words. */
 typedef struct {
     const blk *leaves;
-    const uint64_t *cw;
-    uint64_t *out;
-    size_t d, nz, i, k;     /* next task (i, k) */
-    int accumulate;
-} v_vec_state;
-
-TGT_VAES static inline void v_conv_vec_group(v_vec_state *st, int nt, const __m512i rk[11], __m512i neg)
-{
-    const __m512i lane = _mm512_set_epi64(3, 0, 2, 0, 1, 0, 0, 0);    /* sigma(j) for j = 0..3 */
-    __m512i in[VW], b[VW];
-    size_t ti[VW], tk[VW];
-    long long tb[VW];
-    for (int j = 0; j < nt; j++) {
-        blk x = st->leaves[st->i];
-        uint64_t lo = x.lo & ~(uint64_t)1;
-        __m512i sg = _mm512_broadcast_i32x4(_mm_set_epi64x((long long)(x.hi ^ lo ^ (4 * st->k)), (long long)x.hi));
-        in[j] = _mm512_xor_si512(sg, lane);
-        b[j] = _mm512_xor_si512(in[j], rk[0]);
-        tb[j] = -(long long)(x.lo & 1);
-        ti[j] = st->i;
-        tk[j] = st->k;
-        if (++st->k == st->nz) {
-            st->k = 0;
-            st->i++;
-        }
-    }
-    for (int r = 1; r < 10; r++)
-        for (int j = 0; j < nt; j++) b[j] = _mm512_aesenc_epi128(b[j], rk[r]);
-    for (int j = 0; j < nt; j++) {
-        __m512i h = _mm512_aesenclast_epi128(b[j], _mm512_xor_si512(in[j], rk[10]));
-        size_t w0 = 8 * tk[j];
-        size_t nw = st->d - w0 < 8 ? st->d - w0 : 8;
-        __mmask8 m = (__mmask8)((1u << nw) - 1);
-        __m512i c = _mm512_maskz_loadu_epi64(m, st->cw + w0);
-        __m512i v = _mm512_add_epi64(h, _mm512_and_si512(c, _mm512_set1_epi64(tb[j])));
-        v = _mm512_sub_epi64(_mm512_xor_si512(v, neg), neg);
-        uint64_t *o = st->out + ti[j] * st->d + w0;
-        if (st->accumulate) v = _mm512_add_epi64(v, _mm512_maskz_loadu_epi64(m, o));
-        _mm512_mask_storeu_epi64(o, m, v);
-    }
-}
-
-TGT_VAES static void conv_u64_vec_vaes(uint64_t *out, const blk *leaves, size_t n, const uint64_t *cw,
-                                       size_t d, int party, int accumulate)
-{
-    __m512i rk[11];
-    for (int r = 0; r < 11; r++) rk[r] = v_rk1(DPF_KV, r);
-    const __m512i neg = party ? _mm512_set1_epi64(-1) : _mm512_setzero_si512();
-    size_t nb = (d + 1) / 2;
-    v_vec_state st = {leaves, cw, out, d, (nb + 3) / 4, 0, 0, accumulate};
-    size_t total = n * st.nz, q = 0;
-    for (; q + VW <= total; q += VW) v_conv_vec_group(&st, VW, rk, neg);
-    if (q < total) v_conv_vec_group(&st, (int)(total - q), rk, neg);
-}
-
-typedef struct {
-    const blk *leaves;
-    uint8_t *acc;
+    uint8_t *acc;                /* output rows of d elements */
     const uint8_t *cw;
     size_t d, per, nz, i, k;     /* next task: leaf i, register k */
-    unsigned w;
     uint16_t tailmask;
+    int accumulate;              /* acc += v, else acc = v */
 } v_acc_state;
 
-/* nt tasks; called with nt = VW (a constant after inlining: the task
- * registers stay in registers) and once with the remainder */
-TGT_VAES static inline void v_conv_acc_group(v_acc_state *st, int nt, const __m512i rk[11])
+/* nt tasks of w-byte elements; inlined with constant nt (= VW: the task
+ * registers stay in registers, or the remainder) and w; neg all ones: the
+ * values are negated */
+TGT_VAES static inline __attribute__((always_inline)) void
+v_conv_acc_group(v_acc_state *st, int nt, const unsigned w, __m512i neg, const __m512i rk[11])
 {
     const __m512i lane = _mm512_set_epi64(3, 0, 2, 0, 1, 0, 0, 0);    /* sigma(j) for j = 0..3 */
     __m512i b[VW], in[VW];
@@ -585,8 +532,8 @@ TGT_VAES static inline void v_conv_acc_group(v_acc_state *st, int nt, const __m5
         b[j] = _mm512_xor_si512(in[j], rk[0]);
         tb[j] = -(long long)(x.lo & 1);
         msk[j] = st->k + 1 == st->nz ? st->tailmask : 0xFFFF;
-        off[j] = (st->i * st->d + st->k * st->per) * st->w;
-        coff[j] = st->k * st->per * st->w;
+        off[j] = (st->i * st->d + st->k * st->per) * w;
+        coff[j] = st->k * st->per * w;
         if (++st->k == st->nz) {
             st->k = 0;
             st->i++;
@@ -599,18 +546,36 @@ TGT_VAES static inline void v_conv_acc_group(v_acc_state *st, int nt, const __m5
         __m512i tm = _mm512_set1_epi64(tb[j]);
         uint8_t *dst = st->acc + off[j];
         const uint8_t *src = st->cw + coff[j];
-        if (st->w == 8) {
+        if (w == 8) {
             __mmask8 m = (__mmask8)msk[j];
             h = _mm512_add_epi64(h, _mm512_and_si512(tm, _mm512_maskz_loadu_epi64(m, src)));
-            h = _mm512_add_epi64(h, _mm512_maskz_loadu_epi64(m, dst));
+            h = _mm512_sub_epi64(_mm512_xor_si512(h, neg), neg);
+            if (st->accumulate) h = _mm512_add_epi64(h, _mm512_maskz_loadu_epi64(m, dst));
             _mm512_mask_storeu_epi64(dst, m, h);
         } else {
             __mmask16 m = (__mmask16)msk[j];
             h = _mm512_add_epi32(h, _mm512_and_si512(tm, _mm512_maskz_loadu_epi32(m, src)));
-            h = _mm512_add_epi32(h, _mm512_maskz_loadu_epi32(m, dst));
+            h = _mm512_sub_epi32(_mm512_xor_si512(h, neg), neg);
+            if (st->accumulate) h = _mm512_add_epi32(h, _mm512_maskz_loadu_epi32(m, dst));
             _mm512_mask_storeu_epi32(dst, m, h);
         }
     }
+}
+
+/* the flat task list over n leaves (inlined with a constant w) */
+TGT_VAES static inline __attribute__((always_inline)) void
+v_conv_acc_run(const blk *leaves, size_t n, void *out, const void *cw, size_t d, const unsigned w, int party,
+               int accumulate, const __m512i rk[11])
+{
+    size_t per = 64 / w;
+    size_t nz = (d + per - 1) / per;
+    size_t tail = d - (nz - 1) * per;
+    v_acc_state st = {leaves, out, cw, d, per, nz, 0, 0, (uint16_t)(tail >= 16 ? 0xFFFF : (1u << tail) - 1),
+                      accumulate};
+    const __m512i neg = party ? _mm512_set1_epi64(-1) : _mm512_setzero_si512();
+    size_t total = n * nz, q = 0;
+    for (; q + VW <= total; q += VW) v_conv_acc_group(&st, VW, w, neg, rk);
+    if (q < total) v_conv_acc_group(&st, (int)(total - q), w, neg, rk);
 }
 
 /* The common shapes: NZ registers per leaf with NZ dividing VW (d = 8, 16,
@@ -686,11 +651,18 @@ TGT_VAES static void conv_acc_vaes(void *acc, const blk *leaves, size_t n, const
         default: break;
         }
     }
-    v_acc_state st = {leaves, acc, cw, d, per, nz, 0, 0, w,
-                      (uint16_t)(tail >= 16 ? 0xFFFF : (1u << tail) - 1)};
-    size_t total = n * nz, q = 0;
-    for (; q + VW <= total; q += VW) v_conv_acc_group(&st, VW, rk);
-    if (q < total) v_conv_acc_group(&st, (int)(total - q), rk);
+    if (w == 8) v_conv_acc_run(leaves, n, acc, cw, d, 8, 0, 1, rk);
+    else v_conv_acc_run(leaves, n, acc, cw, d, 4, 0, 1, rk);
+}
+
+/* conv_u64_vec of dpf_internal.h: the tasks of conv_acc over Z_2^64 with the
+ * party's sign and a store or an accumulate */
+TGT_VAES static void conv_u64_vec_vaes(uint64_t *out, const blk *leaves, size_t n, const uint64_t *cw,
+                                       size_t d, int party, int accumulate)
+{
+    __m512i rk[11];
+    for (int r = 0; r < 11; r++) rk[r] = v_rk1(DPF_KV, r);
+    v_conv_acc_run(leaves, n, out, cw, d, 8, party, accumulate, rk);
 }
 
 const secea__dpf_impl secea__dpf_impl_vaes = {
