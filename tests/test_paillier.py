@@ -734,6 +734,47 @@ def test_mb8_zero_results_negative_exponents_and_chunk_conversion():
                                                           zip([2, 3, 5], long_e, ms)]
 
 
+def test_mb4_and_mb8_lanes_at_every_chunk_size(monkeypatch):
+    """Chunks of at most four exponentiations run on the 4-lane (ymm) kernel,
+    larger ones on the 8-lane (zmm) one: both give gmpy2's results at every
+    count, and a caller's cache keeps the moduli's constants unwiped."""
+    if not _mb.available():
+        pytest.skip("no AVX-512 IFMA here: the gmpy2 fallback is tested elsewhere")
+    used = []
+    for name in ("secea_mb4_powm", "secea_mb8_powm"):
+        real = getattr(_mb.lib, name)
+        monkeypatch.setattr(_mb, "lib", _LibSpy(_mb.lib, name, real, used), raising=True)
+    p, q = (gmpy2.next_prime(gmpy2.mpz(secrets.randbits(520))) for _ in range(2))
+    for count in range(1, 10):
+        mods = [p * p, q * q] * count
+        mods = mods[:count]
+        bases = [gmpy2.mpz(secrets.randbelow(int(m))) for m in mods]
+        exps = [gmpy2.mpz(secrets.randbits(520)) for _ in mods]
+        cache: dict = {}
+        got = _mb.powmod_sec_batch(bases, exps, mods, cache=cache)
+        assert got == [gmpy2.powmod(b, e, m) for b, e, m in zip(bases, exps, mods)]
+        assert got == _mb.powmod_sec_batch(bases, exps, mods, cache=cache)      # from the cache
+        assert all(c[0].any() for c in cache.values())                          # not wiped
+    # 1-4: one ymm call each; 5-8: one zmm call; 9: zmm then ymm (twice: the cached rerun)
+    assert used == [w for c in range(1, 10) for w in 2 * (["secea_mb4_powm"] if c <= 4 else
+                                                         ["secea_mb8_powm"] if c <= 8 else
+                                                         ["secea_mb8_powm", "secea_mb4_powm"])]
+
+
+class _LibSpy:
+    """The cffi lib with one or more kernels recorded by name."""
+    def __init__(self, lib, name, fn, used):
+        self._lib, self._fns, self._used = lib, {name: fn}, used
+        if isinstance(lib, _LibSpy):
+            self._lib, self._fns = lib._lib, {**lib._fns, name: fn}
+
+    def __getattr__(self, name):
+        if name in self._fns:
+            fn, used = self._fns[name], self._used
+            return lambda *a: (used.append(name), fn(*a))[1]
+        return getattr(self._lib, name)
+
+
 def test_mb8_mixed_exponent_lengths_keep_their_order():
     """Lanes are grouped by exponent length (a call costs its longest exponent
     in every lane); results come back in the caller's order."""

@@ -70,7 +70,8 @@ int secea_cpu_supports(const char *f)
         return __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") ? 1 : 0;
     if (!strcmp(f, "avx512f")) return __builtin_cpu_supports("avx512f") ? 1 : 0;
     if (!strcmp(f, "avx512ifma"))
-        return __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("avx512f") ? 1 : 0;
+        return __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("avx512f")
+               && __builtin_cpu_supports("avx512vl") ? 1 : 0;          /* VL: the 4-lane powm */
 #elif SECEA_ARM64
     return arm_supports(f);
 #else

@@ -140,6 +140,10 @@ int secea_mb8_available(void);
  * memory runs out, -2 if unavailable or the sizes are out of range. */
 int secea_mb8_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, const uint64_t *mod,
                    const uint64_t *k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L);
+/* The same on 4 lanes (ymm registers): x[j * 4 + lane], exp ewords x 4.  One
+ * decryption's two exponentiations cost half of what 8 lanes cost them. */
+int secea_mb4_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, const uint64_t *mod,
+                   const uint64_t *k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L);
 
 /* ---- AES-128 (csrc/prg/) ---- */
 /* Keystream of AES-128 in CTR mode (NIST SP 800-38A): block i is

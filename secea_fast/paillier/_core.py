@@ -38,6 +38,7 @@ class PrivateContext(NamedTuple):
     hq: mpz          # (-p)^-1 mod q
     p_inv_q: mpz     # p^-1 mod q        (CRT of plaintexts)
     psq_inv_qsq: mpz  # (p^2)^-1 mod q^2 (CRT of obfuscators)
+    mont: dict       # Montgomery constants of p^2 and q^2 for the IFMA kernel, filled on first use
 
 
 def private_context(p: int, q: int) -> PrivateContext:
@@ -47,7 +48,7 @@ def private_context(p: int, q: int) -> PrivateContext:
     return PrivateContext(
         p=p, q=q, n=n, n2=n * n, psq=psq, qsq=qsq, pm1=p - 1, qm1=q - 1,
         hp=gmpy2.invert(-q % p, p), hq=gmpy2.invert(-p % q, q),
-        p_inv_q=gmpy2.invert(p, q), psq_inv_qsq=gmpy2.invert(psq, qsq))
+        p_inv_q=gmpy2.invert(p, q), psq_inv_qsq=gmpy2.invert(psq, qsq), mont={})
 
 
 # --------------------------------------------------------------------------------------
@@ -74,9 +75,10 @@ def obfuscators_public(n: mpz, n2: mpz, count: int) -> list:
 
 
 def powmod_public(bases, exps, n2: mpz) -> list:
-    """[b^e mod n^2] for public exponents e >= 0: the IFMA kernel for four
-    bases or more (eight lanes per call), ``gmpy2.powmod`` for fewer."""
-    if len(bases) >= tuning.PAILLIER_MB8_MIN_PUBLIC and _mb.available():
+    """[b^e mod n^2] for public exponents e >= 0: the IFMA kernel for
+    ``tuning.PAILLIER_MB_MIN_PUBLIC`` bases or more (four or eight lanes per
+    call), ``gmpy2.powmod`` for fewer."""
+    if len(bases) >= tuning.PAILLIER_MB_MIN_PUBLIC and _mb.available():
         return _mb.powmod_sec_batch(bases, exps, [n2] * len(bases))
     return [gmpy2.powmod(b, e, n2) for b, e in zip(bases, exps)]
 
@@ -101,7 +103,8 @@ def obfuscators_private(ctx: PrivateContext, count: int) -> list:
     # retake the GIL) with long computations starves other threads
     sps = [mpz(rb(pb) + 1) for _ in range(count)]
     sqs = [mpz(rb(qb) + 1) for _ in range(count)]
-    xs = _mb.powmod_sec_batch(sps + sqs, [p] * count + [q] * count, [psq] * count + [qsq] * count)
+    xs = _mb.powmod_sec_batch(sps + sqs, [p] * count + [q] * count, [psq] * count + [qsq] * count,
+                              cache=ctx.mont)
     out = []
     for xp, xq in zip(xs[:count], xs[count:]):
         out.append(xp + psq * ((xq - xp) * inv % qsq))
@@ -130,7 +133,7 @@ def decrypt_list(ctx: PrivateContext, cts) -> list:
     hp, hq, pinv = ctx.hp, ctx.hq, ctx.p_inv_q
     k = len(cts)
     xs = _mb.powmod_sec_batch([c % psq for c in cts] + [c % qsq for c in cts],
-                              [pm1] * k + [qm1] * k, [psq] * k + [qsq] * k)
+                              [pm1] * k + [qm1] * k, [psq] * k + [qsq] * k, cache=ctx.mont)
     out = []
     for xp, xq in zip(xs[:k], xs[k:]):
         mp = (xp - 1) // p * hp % p
@@ -158,7 +161,7 @@ def powmod_broadcast(cs, k, n2: mpz) -> list:
         cs = [gmpy2.invert(c, n2) for c in cs]
         k = -k
     cs = list(cs)
-    if len(cs) >= tuning.PAILLIER_MB8_MIN_PUBLIC and _mb.available():
+    if len(cs) >= tuning.PAILLIER_MB_MIN_PUBLIC and _mb.available():
         return powmod_public(cs, [mpz(k)] * len(cs), n2)
     return gmpy2.powmod_base_list(cs, mpz(k), n2)
 

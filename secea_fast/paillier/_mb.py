@@ -1,5 +1,6 @@
 """Batched modular exponentiation with secret exponents, eight at a time on
-AVX-512 IFMA lanes (csrc/bignum/mb8_powm.c), with ``gmpy2.powmod_sec`` as the
+AVX-512 IFMA lanes (csrc/bignum/mb8_powm.c), or four on ymm registers when at
+most four are left (one decryption is two), with ``gmpy2.powmod_sec`` as the
 fallback and the reference twin.
 
 ``powmod_sec_batch(bases, exps, mods)`` returns [b^e mod m]: constant time in
@@ -17,7 +18,8 @@ from gmpy2 import mpz
 
 from .._native import ffi, lib
 
-LANES = 8
+LANES = 8          # zmm kernel; a chunk of at most HALF_LANES runs on the ymm one
+HALF_LANES = 4
 _M52 = (1 << 52) - 1
 
 
@@ -73,7 +75,8 @@ def _modulus(m: int, L: int):
 
 def _run_chunk(bases, exps, mods, L, ebits, consts):
     n = len(bases)
-    idx = list(range(n)) + [0] * (LANES - n)             # pad with copies of lane 0
+    lanes = HALF_LANES if n <= HALF_LANES else LANES
+    idx = list(range(n)) + [0] * (lanes - n)             # pad with copies of lane 0
     base = _to_limbs([bases[i] for i in idx], L)
     cs = [consts[int(mods[i])] for i in idx]
     mod = np.ascontiguousarray(np.stack([c[0] for c in cs], axis=1))
@@ -81,10 +84,11 @@ def _run_chunk(bases, exps, mods, L, ebits, consts):
     k0 = np.array([c[2] for c in cs], dtype=np.uint64)
     ewords = max(1, -(-ebits // 64))
     raw = b"".join(int(exps[i]).to_bytes(8 * ewords, "little") for i in idx)
-    exp = np.frombuffer(raw, dtype="<u8").reshape(LANES, ewords).T.copy()   # writable, C order
-    out = np.empty((L, LANES), dtype=np.uint64)
+    exp = np.frombuffer(raw, dtype="<u8").reshape(lanes, ewords).T.copy()   # writable, C order
+    out = np.empty((L, lanes), dtype=np.uint64)
     p = lambda a: ffi.cast("uint64_t *", a.ctypes.data)   # noqa: E731
-    rc = lib.secea_mb8_powm(p(out), p(base), p(rr), p(mod), p(k0), p(exp), ewords, ebits, L)
+    powm = lib.secea_mb8_powm if lanes == LANES else lib.secea_mb4_powm
+    rc = powm(p(out), p(base), p(rr), p(mod), p(k0), p(exp), ewords, ebits, L)
     exp.fill(0)
     mod.fill(0)
     rr.fill(0)
@@ -100,10 +104,15 @@ def _run_chunk(bases, exps, mods, L, ebits, consts):
     return res
 
 
-def powmod_sec_batch(bases, exps, mods) -> list:
+def powmod_sec_batch(bases, exps, mods, *, cache: dict | None = None) -> list:
     """[bases[i]^exps[i] mod mods[i]] for odd moduli, 0 <= bases[i] < mods[i],
     exps[i] >= 0; eight lanes per C call where IFMA is available,
-    ``gmpy2.powmod_sec`` otherwise (and for moduli too large for the kernel)."""
+    ``gmpy2.powmod_sec`` otherwise (and for moduli too large for the kernel).
+
+    ``cache``: a dict owned by the caller that keeps the moduli's Montgomery
+    constants between calls (a private key keeps those of p^2 and q^2 for
+    its lifetime, as it keeps p and q); without it they are computed for the
+    call and wiped after it."""
     n = len(bases)
     if n == 0:
         return []
@@ -116,9 +125,14 @@ def powmod_sec_batch(bases, exps, mods) -> list:
         return [gmpy2.powmod_sec(mpz(b), mpz(e), mpz(m)) if e and m & 1 else gmpy2.powmod(b, e, m)
                 for b, e, m in zip(bases, exps, mods)]
     bases = [b if 0 <= b < m else b % m for b, m in zip(bases, mods)]
-    consts = {int(m): None for m in mods}
-    for m in consts:
-        consts[m] = _modulus(m, L)
+    consts = {}
+    for m in mods:
+        m = int(m)
+        if m not in consts:
+            held = cache.get((m, L)) if cache is not None else None
+            consts[m] = held if held is not None else _modulus(m, L)
+            if cache is not None:
+                cache[(m, L)] = consts[m]
     # chunks of similar exponent length: a call costs its longest exponent in
     # every lane (one 4096-bit exponent among short ones would slow them all)
     lengths = [int(e).bit_length() for e in exps]
@@ -130,8 +144,9 @@ def powmod_sec_batch(bases, exps, mods) -> list:
         res = _run_chunk([bases[i] for i in idx], [exps[i] for i in idx], [mods[i] for i in idx], L, ebits, consts)
         for i, r in zip(idx, res):
             out[i] = r
-    for c in consts.values():
-        c[0].fill(0)
-        c[1].fill(0)
+    if cache is None:
+        for c in consts.values():
+            c[0].fill(0)
+            c[1].fill(0)
     consts.clear()
     return out
