@@ -25,7 +25,7 @@ ROOTS_GRAEFFE_MIN = 64              # Goldilocks roots: tangent Graeffe above, C
 ROOTS_GRAEFFE_POINTS_PER_ROOT = 8   # Graeffe points per root (s >= 8 n): fastest of 0.5..32 at degree 1e5
 
 # ---- Paillier (secea_fast.paillier) ----------------------------------------
-PAILLIER_MB8_MIN_PUBLIC = 4         # batches of public powers this large: 8-lane IFMA kernel (a call ~ 4 powmods)
+PAILLIER_MB_MIN_PUBLIC = 2          # batches of public powers this large: IFMA kernel (a 4-lane call costs under two gmpy2 powmods)
 
 # ---- SecEA driver (secea_fast.protocols) -----------------------------------
 SECEA_QUERY_BLOCK_ELEMS = 1 << 21   # query entries per (block, responder): big blocks amortise packing y_v
