@@ -11,7 +11,9 @@ twice where it has both: its public API (``encrypt`` / ``decrypt`` /
 Targets (2048 bits): batch encryption with fresh randomness >= 1.5x phe (two
 processes allowed); online encryption from the precomputed pool >= 100x;
 decryption >= 1x per ciphertext (CRT + powmod_sec) and >= 10x per value
-packed; scalar multiplication by a 64-bit r >= 2x per value.
+packed; scalar multiplication by a 64-bit r >= 2x per value; every
+single-value call (one encryption, decryption, scalar multiplication,
+addition) at least as fast as phe's (the "one value" groups).
 
     python -m pytest bench/test_paillier.py --benchmark-json=bench/results/paillier.json
     secea-fast bench summary bench/results/paillier.json
@@ -20,6 +22,7 @@ import secrets
 
 import pytest
 
+from secea_fast import backend_info
 from secea_fast import paillier as P
 
 phe = pytest.importorskip("phe")
@@ -246,6 +249,99 @@ def test_multi_exp_ours(benchmark, keys, data, weights):
     _mark(benchmark, MEXP, "secea_fast")
     out = benchmark.pedantic(lambda: pk.multi_exp(cts, weights), rounds=FAST_ROUNDS, iterations=1)
     assert sk.decrypt([out]) == [sum(k * m for k, m in zip(weights, ms)) % pk.n]
+
+
+# ---------------------------------------------------------------------------------- one value per call
+# A user who swaps phe for secea_fast one call at a time: each group is one
+# value through each library's call for it (phe's API and raw kernel).
+
+ONE = "one value per call: "
+
+
+def test_one_encrypt_phe(benchmark, keys):
+    ppk = keys[2]
+    _mark(benchmark, ONE + "encrypt", "phe (raw_encrypt)", values=1)
+    benchmark.pedantic(lambda: ppk.raw_encrypt(12345), rounds=FAST_ROUNDS, iterations=1)
+
+
+def test_one_encrypt_ours(benchmark, keys):
+    pk, sk = keys[:2]
+    pk.clear_pool()
+    _mark(benchmark, ONE + "encrypt", "secea_fast", values=1)
+    out = benchmark.pedantic(lambda: pk.encrypt([12345]), rounds=FAST_ROUNDS, iterations=1)
+    assert sk.decrypt(out) == [12345]
+
+
+def test_two_encrypt_phe(benchmark, keys):
+    ppk = keys[2]
+    _mark(benchmark, "two values per call: encrypt", "phe (raw_encrypt)", values=2)
+    benchmark.pedantic(lambda: [ppk.raw_encrypt(m) for m in (1, 2)], rounds=FAST_ROUNDS, iterations=1)
+
+
+def test_two_encrypt_ours(benchmark, keys):
+    pk, sk = keys[:2]
+    pk.clear_pool()
+    _mark(benchmark, "two values per call: encrypt", "secea_fast", values=2)
+    out = benchmark.pedantic(lambda: pk.encrypt([1, 2]), rounds=FAST_ROUNDS, iterations=1)
+    assert sk.decrypt(out) == [1, 2]
+
+
+@pytest.mark.parametrize("api", [False, True])
+def test_one_decrypt_phe(benchmark, keys, data, api):
+    psk = keys[3]
+    c, e = data[1][0], data[2][0]
+    _mark(benchmark, ONE + "decrypt", "phe (decrypt)" if api else "phe (raw_decrypt)", values=1)
+    if api:
+        benchmark.pedantic(lambda: psk.decrypt(e), rounds=FAST_ROUNDS, iterations=5)
+    else:
+        benchmark.pedantic(lambda: psk.raw_decrypt(c), rounds=FAST_ROUNDS, iterations=5)
+
+
+def test_one_decrypt_ours(benchmark, keys, data):
+    sk = keys[1]
+    ms, cts = data[:2]
+    _mark(benchmark, ONE + "decrypt", "secea_fast", values=1, variant=backend_info()["kernels"]["bignum"])
+    out = benchmark.pedantic(lambda: sk.decrypt([cts[0]]), rounds=FAST_ROUNDS, iterations=5)
+    assert out == [ms[0]]
+
+
+@pytest.mark.parametrize("api", [False, True])
+def test_one_mul_scalar_phe(benchmark, data, r_scalar, api):
+    c, e = data[1][0], data[2][0]
+    _mark(benchmark, ONE + f"mul_scalar by a {R_BITS}-bit r", "phe (EncryptedNumber * int)" if api else
+          "phe (_raw_mul)", values=1)
+    if api:
+        benchmark.pedantic(lambda: e * r_scalar, rounds=FAST_ROUNDS, iterations=50)
+    else:
+        benchmark.pedantic(lambda: e._raw_mul(r_scalar), rounds=FAST_ROUNDS, iterations=50)
+
+
+def test_one_mul_scalar_ours(benchmark, keys, data, r_scalar):
+    pk, sk = keys[:2]
+    ms, cts = data[:2]
+    _mark(benchmark, ONE + f"mul_scalar by a {R_BITS}-bit r", "secea_fast", values=1)
+    out = benchmark.pedantic(lambda: P.mul_scalar(pk, cts[0], r_scalar), rounds=FAST_ROUNDS, iterations=50)
+    assert sk.decrypt([out]) == [ms[0] * r_scalar % pk.n]
+
+
+@pytest.mark.parametrize("api", [False, True])
+def test_one_add_phe(benchmark, keys, data, api):
+    ppk = keys[2]
+    c, e = data[1][0], data[2][0]
+    _mark(benchmark, ONE + "add two ciphertexts", "phe (EncryptedNumber + EncryptedNumber)" if api else
+          "phe (_raw_add)", values=1)
+    if api:
+        benchmark.pedantic(lambda: e + e, rounds=FAST_ROUNDS, iterations=2000)
+    else:
+        benchmark.pedantic(lambda: e._raw_add(c, c), rounds=FAST_ROUNDS, iterations=2000)
+
+
+def test_one_add_ours(benchmark, keys, data):
+    pk, sk = keys[:2]
+    ms, cts = data[:2]
+    _mark(benchmark, ONE + "add two ciphertexts", "secea_fast", values=1)
+    out = benchmark.pedantic(lambda: P.add(pk, cts[0], cts[1]), rounds=FAST_ROUNDS, iterations=2000)
+    assert sk.decrypt([out]) == [(ms[0] + ms[1]) % pk.n]
 
 
 # ---------------------------------------------------------------------------------- key generation

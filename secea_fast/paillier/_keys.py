@@ -85,6 +85,8 @@ def _int_list(values, name: str) -> list:
 
 def _args(x, name: str):
     """(list of ints, was_scalar) for an argument that may be a scalar or a batch."""
+    if type(x) is int:                          # the single-value call: no further checks needed
+        return [x], True
     if _is_batch(x):
         return _int_list(x, name), False
     return [check_int(x, name)], True
@@ -368,6 +370,9 @@ class PublicKey:
     def add(self, a, b):
         """E(x) * E(y) mod n^2 = E(x + y): ciphertext + ciphertext (scalars,
         batches of equal length, or a scalar broadcast over a batch)."""
+        n2 = self.nsquare
+        if type(a) is int and type(b) is int and 0 < a < n2 and 0 < b < n2:   # one value: no lists
+            return int(mpz(a) * b % self._n2)
         (A, sa), (B, sb) = self._ciphertexts(a, "a", True), self._ciphertexts(b, "b", True)
         A, B, scalar = _broadcast(A, sa, B, sb)
         n2 = self._n2
@@ -400,6 +405,8 @@ class PublicKey:
         the inverse, k = 0 gives the trivial ciphertext 1: rerandomize it before
         sending).  ``k`` is one int for the whole batch or a batch of ints;
         ``processes`` splits a batch over processes."""
+        if type(c) is int and type(k) is int and 0 < c < self.nsquare and k >= 0 and processes is None:
+            return int(gmpy2.powmod(c, k, self._n2))              # one value: no lists
         cs, sc = self._ciphertexts(c, "c", True)
         ks, sk = _args(k, "k")
         processes = _check_processes(processes, 1)
