@@ -114,6 +114,23 @@ def test_eval_interpolate_round_trip(p, n, backend):
     assert (poly.interpolate(xs, Y, p) == F).all()
 
 
+@pytest.mark.parametrize("p", [GL, EMB, 2**64 - 59])
+def test_eval_every_route_matches_the_reference(p):
+    """Horner (one row, or little work in all; four points per pass plus a
+    tail), the Vandermonde product and the remainder tree: every row, every
+    point; and the Vandermonde matrix built by doubling."""
+    rng = np.random.default_rng(p % 1000)
+    for rows, npts, k in [(1, 1, 1), (1, 3, 5), (1, 4, 70), (1, 7, 9), (1, 64, 300), (3, 5, 7), (40, 7, 70),
+                          (300, 9, 33), (2, 65, 4)]:
+        F = rnd(rng, p, (rows, k))
+        F[0, -1] = p - 1
+        xs = np.unique(rnd(rng, p, npts + 5))[:npts]
+        xs[0] = p - 1
+        got = poly.eval(F, xs, p)
+        assert got.tolist() == [[ref.evaluate(f, x, p) for x in xs] for f in F], (rows, npts, k)
+        assert poly.vandermonde(xs, k, p).tolist() == [[pow(int(x), i, p) for i in range(k)] for x in xs]
+
+
 def test_eval_long_polynomial_few_points_and_many_points():
     p = GL
     rng = np.random.default_rng(11)

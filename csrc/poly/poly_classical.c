@@ -101,7 +101,22 @@ void secea_fp_poly_eval_horner(uint64_t *out, const uint64_t *f, size_t lf, cons
     secea_modctx_init(&c, p);
     for (size_t t = 0; t < count; t++) {
         const uint64_t *g = f + t * lf, *xs = x + t * x_stride;
-        for (size_t j = 0; j < npts; j++) {
+        size_t j = 0;
+        /* four points per pass: four independent Horner chains hide the
+         * latency of the modular product, which bounds one chain */
+        for (; j + 4 <= npts; j += 4) {
+            uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+            const uint64_t x0 = xs[j], x1 = xs[j + 1], x2 = xs[j + 2], x3 = xs[j + 3];
+            for (size_t i = lf; i-- > 0;) {
+                a0 = secea_addmod(secea_mulmod_any(&c, a0, x0), g[i], p);
+                a1 = secea_addmod(secea_mulmod_any(&c, a1, x1), g[i], p);
+                a2 = secea_addmod(secea_mulmod_any(&c, a2, x2), g[i], p);
+                a3 = secea_addmod(secea_mulmod_any(&c, a3, x3), g[i], p);
+            }
+            out[t * npts + j] = a0; out[t * npts + j + 1] = a1;
+            out[t * npts + j + 2] = a2; out[t * npts + j + 3] = a3;
+        }
+        for (; j < npts; j++) {
             uint64_t acc = 0, xv = xs[j];
             for (size_t i = lf; i-- > 0;)
                 acc = secea_addmod(secea_mulmod_any(&c, acc, xv), g[i], p);

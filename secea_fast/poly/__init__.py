@@ -123,7 +123,9 @@ def lagrange_matrix(xs, p):
 
 def eval(f, xs, p, threads=None):  # noqa: A001 - the name users ask for
     """f(x) for every x in xs.  ``f`` 1-D, or 2-D with one polynomial per row
-    (result (rows, N)).  Up to ``tuning.POLY_LCC_MAX_POINTS`` points this is a
+    (result (rows, N)).  One polynomial at up to ``tuning.POLY_LCC_MAX_POINTS``
+    points, or at most ``tuning.POLY_HORNER_MAX_WORK`` multiply-adds in all:
+    Horner's rule in C; otherwise up to ``POLY_LCC_MAX_POINTS`` points a
     product with the transposed Vandermonde matrix on the matmul kernel;
     beyond, a remainder tree per polynomial."""
     p = check_prime(p)
@@ -132,6 +134,9 @@ def eval(f, xs, p, threads=None):  # noqa: A001 - the name users ask for
     F = f[None, :] if f.ndim == 1 else f
     if F.shape[1] == 0 or len(xs) == 0:
         out = np.zeros((F.shape[0], len(xs)), dtype=np.uint64)
+    elif F.shape[0] == 1 and len(xs) <= tuning.POLY_LCC_MAX_POINTS or \
+            F.size * len(xs) <= tuning.POLY_HORNER_MAX_WORK:
+        out = _core.horner_rows(F, xs, p)
     elif len(xs) <= tuning.POLY_LCC_MAX_POINTS:
         out = matmul(F, _core.vandermonde_t(xs, F.shape[1], p), p, threads=threads)
     else:

@@ -568,14 +568,32 @@ def lagrange_matrix(xs, p):
 
 
 def vandermonde_t(xs, k, p):
-    """V^T (k x N): V^T[i, j] = xs[j]^i."""
+    """V^T (k x N): V^T[i, j] = xs[j]^i, by doubling: rows [m, 2m) are rows
+    [0, m) times xs^m, so log2(k) kernel calls instead of k."""
     n = len(xs)
     V = np.empty((k, n), dtype=U64)
     if k:
         V[0] = 1 % p
-    for i in range(1, k):
-        V[i] = emul(V[i - 1], xs, p)
+    m, step = 1, np.ascontiguousarray(xs, dtype=U64)          # step = xs^m
+    while m < k:
+        h = min(m, k - m)
+        V[m:m + h] = emul(V[:h], np.broadcast_to(step, (h, n)), p)
+        m += h
+        if m < k:
+            step = emul(step, step, p)
     return V
+
+
+def horner_rows(F, xs, p):
+    """F[r](xs[j]) for every row r of F (rows, k) and point j (classical,
+    four points per pass in C)."""
+    F = np.ascontiguousarray(F, dtype=U64)
+    xs = np.ascontiguousarray(xs, dtype=U64)
+    out = np.zeros((F.shape[0], len(xs)), dtype=U64)
+    if F.size and len(xs):
+        lib.secea_fp_poly_eval_horner(u64ptr(out), u64ptr(F), F.shape[1], u64ptr(xs), len(xs), 0,
+                                      F.shape[0], p)
+    return out
 
 
 def horner(f, xs, p):
