@@ -1,6 +1,8 @@
 """The package on an emulated AVX2-only CPU (qemu-user, ``-cpu Haswell``):
 the real run-time dispatch picks the AES-NI / AVX2 variants, and they agree
-with OpenSSL and with Python integers there.  ``SECEA_FAST_BACKEND=avx2``
+with OpenSSL and with Python integers there.  On an emulated CPU without
+AES-NI (``-cpu Nehalem``: SSE4.2, no AES, no AVX) the dispatch falls back to
+the portable C by itself, not because a setting forced it.  ``SECEA_FAST_BACKEND=avx2``
 reaches the same variants on any x86 (tests/test_native.py); this checks
 that it is what an actual AVX2-only CPU gets.  Needs ``qemu-x86_64``
 (Debian's qemu-user, which .ci/run installs)."""
@@ -46,14 +48,25 @@ print(json.dumps(out))
 """
 
 
-def test_avx2_only_cpu_runs_the_aesni_and_avx2_kernels():
+def _emulated(cpu: str) -> dict:
     env = dict(os.environ)
     env.pop("SECEA_FAST_BACKEND", None)
     # this environment's interpreter, emulated: its venv and the installed package as here
-    r = subprocess.run([QEMU, "-cpu", "Haswell", sys.executable, "-c", CODE],
+    r = subprocess.run([QEMU, "-cpu", cpu, sys.executable, "-c", CODE],
                        env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_cpu_without_aesni_falls_back_to_the_portable_kernels():
+    out = _emulated("Nehalem")
+    assert not any(out["cpu"].values()), out["cpu"]
+    assert set(out["kernels"].values()) == {"portable"}, out["kernels"]
+    assert out["aes_ok"] and out["field_matmul_ok"] and out["dpf_ok"], out
+
+
+def test_avx2_only_cpu_runs_the_aesni_and_avx2_kernels():
+    out = _emulated("Haswell")
     assert out["cpu"]["avx2"] and out["cpu"]["aes"] and not out["cpu"]["avx512f"] and not out["cpu"]["vaes"]
     assert out["kernels"] == {"aes": "aesni", "bignum": "portable", "dpf": "aesni", "field": "avx2",
                               "matmul": "avx2", "ntt": "portable"}
