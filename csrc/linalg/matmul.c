@@ -10,11 +10,15 @@
  * "Matrix product"):
  *   ifma1     p <= 2^52: AVX-512 IFMA, one 52-bit limb, 2 IFMA per multiply-add
  *   ifma2     p <  2^64: AVX-512 IFMA, limbs 52 + 12 bits, 7 IFMA per multiply-add
- *   avx2      scalar 64x64->128 products (mulx) with 192-bit accumulators,
- *             compiled for AVX2+BMI2
  *   neon      64-bit ARM, p < 2^50: NEON UMLAL on 25-bit limbs (matmul_neon.c;
  *             not measured on ARM hardware); other p take the scalar kernel
- *   portable  the same scalar kernel with baseline flags
+ *   portable  scalar 64x64->128 products, 192-bit sums or chunked 128-bit
+ *             sums (below); also the AVX2 route's kernel: compiled for
+ *             AVX2+BMI2 (mulx) it was no faster, its products bound by the
+ *             multiplier, and GCC kept more of its sums on the stack
+ * IFMA vectorises 16 rows of A: products with fewer than IFMA_MIN_ROWS rows,
+ * or shorter sums than IFMA2_MIN_K for p > 2^52, take the variant the CPU
+ * would run without it (secea_fp_mat_mul; a PackedRight keeps IFMA).
  * Products are accumulated exactly and reduced once per output element, so
  * the result never depends on the route.
  */
@@ -38,6 +42,7 @@
  *           rows of A into a scratch so both rows sit behind one pointer. */
 #define CH128 1024
 #define IFMA_MIN_ROWS 8   /* fewer rows of A take choose_narrow's variant */
+#define IFMA2_MIN_K 16    /* as do shorter sums for p > 2^52 */
 
 static void *pack_pairs(const uint64_t *B, size_t k, size_t n, uint64_t p)
 {
@@ -158,16 +163,14 @@ static void run_scalar(secea__mm_job *jb)
 static const secea__mm_variant mm_portable = {"portable", 2, pack_pairs, run_scalar};
 
 /* ---- dispatch ---- */
-static int use_ifma = 0, use_avx2 = 0, use_neon = 0;
+static int use_ifma = 0, use_neon = 0;
 
 void secea__matmul_select(int force_portable)
 {
     use_ifma = 0;
-    use_avx2 = 0;
     use_neon = 0;
     if (force_portable) return;
 #if SECEA_X86
-    use_avx2 = secea__mm_avx2_available();
     use_ifma = secea__mm_ifma_available();
 #elif SECEA_ARM64
     use_neon = secea__cpu_allowed("asimd");
@@ -176,13 +179,13 @@ void secea__matmul_select(int force_portable)
 
 const char *secea__matmul_variant(void)
 {
-    return use_ifma ? "ifma" : use_avx2 ? "avx2" : use_neon ? "neon" : "portable";
+    return use_ifma ? "ifma" : use_neon ? "neon" : "portable";
 }
 
-/* the variant without IFMA: vector limbs for p < 2^50, else the scalar kernel */
+/* the variant without IFMA: NEON limbs for p < 2^50, else the scalar kernel */
 static const secea__mm_variant *choose_narrow(uint64_t p)
 {
-    if (use_avx2 && p < (1ULL << 50)) return &secea__mm_avx2_50;
+    (void)p;
 #if SECEA_ARM64
     if (use_neon && p < (1ULL << 50)) return &secea__mm_neon50;
 #endif
@@ -230,8 +233,10 @@ int secea_fp_mat_mul(uint64_t *C, const uint64_t *A, const uint64_t *B,
 {
     if (m == 0 || n == 0) return 0;
     if (k == 0) { memset(C, 0, m * n * sizeof(uint64_t)); return 0; }
-    /* IFMA vectorises rows of A, 16 per tile: fewer rows leave lanes idle */
-    const secea__mm_variant *v = use_ifma && m < IFMA_MIN_ROWS ? choose_narrow(p) : choose(p);
+    /* IFMA vectorises rows of A, 16 per tile: fewer rows leave lanes idle;
+     * with two limbs, short sums do not pay for its packing and finalisation */
+    int narrow_shape = m < IFMA_MIN_ROWS || (p > (1ULL << 52) && k < IFMA2_MIN_K);
+    const secea__mm_variant *v = use_ifma && narrow_shape ? choose_narrow(p) : choose(p);
     void *Bp = v->pack_b(B, k, n, p);
     if (!Bp) return -1;
     int status = run_packed(v, C, A, Bp, m, k, n, p, threads);

@@ -33,8 +33,6 @@ static inline uint64_t secea__mm_fin192(const secea_modctx *c, uint64_t top, uin
     return secea_mod192(c, top, hi, lo);
 }
 
-extern const secea__mm_variant secea__mm_avx2_50; /* p < 2^50, AVX2 vpmuludq on 25-bit limbs (matmul_avx2.c) */
-int secea__mm_avx2_available(void);
 extern const secea__mm_variant secea__mm_ifma1;   /* p <= 2^52, one 52-bit limb */
 extern const secea__mm_variant secea__mm_ifma2;   /* p < 2^64, two limbs */
 int secea__mm_ifma_available(void);
