@@ -15,7 +15,9 @@ Groups (``backends <kernel>``; ``extra_info``: ``suite="backends"``,
   preallocated buffer, one thread (GB/s in the summary);
 * ``dpf eval_full 2^20 u64 default`` / ``early``: one key's full-domain
   evaluation, one thread (AES block counts as in bench/test_dpf.py);
-* ``matmul goldilocks 128x10000x65``: ``linalg.matmul``, one thread.
+* ``matmul goldilocks 128x10000x65``: ``linalg.matmul``, one thread;
+* ``matmul embedding 11x2x100000``: a flat product (the thin share
+  polynomials of bench/test_osfl.py), one thread.
 
 Few rounds: the portable DPF takes about 0.1 s per default evaluation.
 ``secea-fast bench report`` lists these in its "Backends" table.
@@ -35,6 +37,7 @@ SUITE = "backends"
 N = 20
 DPF_BLOCKS = {False: 2 * (2**N - 1) + 2**N, True: 2 * (2**(N - 3) - 1) + 4 * 2**(N - 3)}
 MATMUL = (128, 10000, 65)
+MATMUL_FLAT = (11, 2, 100_000)
 AES_BYTES = 1 << 20
 
 
@@ -81,3 +84,12 @@ def test_matmul(benchmark, use_backend, rng):
     A, B = uniform(rng, p, (m, k)), uniform(rng, p, (k, n))
     _info(benchmark, use_backend, f"matmul goldilocks {m}x{k}x{n}", macs=m * k * n)
     benchmark.pedantic(linalg.matmul, args=(A, B, p), kwargs={"threads": 1}, rounds=5, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("use_backend", BACKENDS, indirect=True)
+def test_matmul_flat(benchmark, use_backend, rng):
+    p = secea_fast.EMBEDDING_PRIME
+    m, k, n = MATMUL_FLAT
+    A, B = uniform(rng, p, (m, k)), uniform(rng, p, (k, n))
+    _info(benchmark, use_backend, f"matmul embedding {m}x{k}x{n}", macs=m * k * n)
+    benchmark.pedantic(linalg.matmul, args=(A, B, p), kwargs={"threads": 1}, rounds=10, warmup_rounds=1)

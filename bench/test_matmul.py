@@ -13,7 +13,7 @@ from conftest import uniform
 
 flint = pytest.importorskip("flint")
 
-SHAPES = [(128, 10000, 65), (512, 4096, 65), (1024, 10000, 65)]
+SHAPES = [(128, 10000, 65), (512, 4096, 65), (1024, 10000, 65), (11, 2, 100_000)]
 PRIMES = {"goldilocks": secea_fast.GOLDILOCKS, "embedding": secea_fast.EMBEDDING_PRIME}
 
 

@@ -34,7 +34,7 @@ SECEA_QUERY_BLOCK_MAX = 512         # at most this many query rows per block (a 
 SECEA_QUERY_TILE_ELEMS = 1 << 19    # z entries per tile (4 MB, read from L3 by each pad): best of 2^15..2^20
 
 # ---- one-shot FL (secea_fast.protocols.osfl) ------------------------------
-OSFL_ROWS_MAX_COEFFS = 4            # share polynomials this short: row by row (sharing 11-18x faster at 2, 2x at 3 coefficients; matmul 1.4x faster at 6)
+OSFL_ROWS_MAX_COEFFS = 3            # share polynomials this short: row by row (the field kernels beat matmul's per-output reduction at 2-3 coefficients, not at 4)
 
 # ---- executors (secea_fast.executor) ---------------------------------------
 RAY_TASK_TARGET_S = 0.025           # RayExecutor: short shards go in tasks of about this many seconds

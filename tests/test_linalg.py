@@ -179,3 +179,28 @@ def test_packed_right_out_and_decrypt_edge_cases():
     bad[0, 0] ^= A[0, 0] ^ np.uint64(2**64 - 1)
     with pytest.raises(linalg.DecryptedRangeError):
         P0.mul_decrypt(bad, Prg(b"k" * 32, b"e"))
+
+
+# p = 2^59 - 55: the largest prime whose 128-bit chunks of the scalar kernel
+# hold 1024 products of (p - 1)^2, so k = 1500 folds two chunks at their bound
+P59 = 2**59 - 55
+FLAT_SHAPES = [(11, 2, 1001), (1, 11, 977), (7, 3, 500), (17, 20, 963), (9, 1500, 5), (16, 15, 37)]
+
+
+@pytest.mark.parametrize("p", [secea_fast.GOLDILOCKS, secea_fast.EMBEDDING_PRIME, P59, 2**64 - 59, 2**52 - 47, 65537])
+@pytest.mark.parametrize("fill", ["random", "p-1", "ones"])
+def test_matmul_routes_by_shape_agree(p, fill, backend):
+    """Flat and skinny shapes (small m or k, n past the IFMA column block of
+    480, odd n), which take other variants than square ones, against exact
+    integer arithmetic; p - 1 everywhere puts every sum at its largest (the
+    chunked 128-bit sums of the scalar kernel at their bound for P59)."""
+    rng = np.random.default_rng(p % 1000)
+    for m, k, n in FLAT_SHAPES:
+        if fill == "random":
+            A, B = rand_elems(rng, p, (m, k)), rand_elems(rng, p, (k, n))
+        else:
+            v = p - 1 if fill == "p-1" else 1
+            A, B = np.full((m, k), v, dtype=np.uint64), np.full((k, n), v, dtype=np.uint64)
+        want = (A.astype(object) @ B.astype(object)) % p
+        got = linalg.matmul(A, B, p, threads=2)
+        assert (got.astype(object) == want).all(), (m, k, n)

@@ -10,11 +10,15 @@
  * "Matrix product"):
  *   ifma1     p <= 2^52: AVX-512 IFMA, one 52-bit limb, 2 IFMA per multiply-add
  *   ifma2     p <  2^64: AVX-512 IFMA, limbs 52 + 12 bits, 7 IFMA per multiply-add
- *   avx2      scalar 64x64->128 products (mulx) with 192-bit accumulators,
- *             compiled for AVX2+BMI2
  *   neon      64-bit ARM, p < 2^50: NEON UMLAL on 25-bit limbs (matmul_neon.c;
  *             not measured on ARM hardware); other p take the scalar kernel
- *   portable  the same scalar kernel with baseline flags
+ *   portable  scalar 64x64->128 products, 192-bit sums or chunked 128-bit
+ *             sums (below); also the AVX2 route's kernel: compiled for
+ *             AVX2+BMI2 (mulx) it was no faster, its products bound by the
+ *             multiplier, and GCC kept more of its sums on the stack
+ * IFMA vectorises 16 rows of A: products with fewer than IFMA_MIN_ROWS rows,
+ * or shorter sums than IFMA2_MIN_K for p > 2^52, take the variant the CPU
+ * would run without it (secea_fp_mat_mul; a PackedRight keeps IFMA).
  * Products are accumulated exactly and reduced once per output element, so
  * the result never depends on the route.
  */
@@ -23,80 +27,150 @@
 #include "secea.h"
 #include "matmul_internal.h"
 
-/* ---- scalar kernel: B transposed, 2x2 register blocks of 192-bit sums ---- */
-static void *pack_bt(const uint64_t *B, size_t k, size_t n, uint64_t p)
+/* ---- scalar kernel: B in column pairs, 192-bit or chunked 128-bit sums ----
+ * B is packed as column pairs, Bp[g][t][c] = B[t][2g + c] (a zero column pads
+ * an odd n), so one pointer walks both columns of a pair.  Register blocks
+ * are sized for the 15 usable general registers of x86-64: the former 2x2
+ * block of 192-bit sums needed 12 registers for the sums alone, and GCC kept
+ * some of them in stack slots whose loop-carried add/adc through memory
+ * bounded the loop (docs/PERFORMANCE.md, "Matrix product").
+ *   wide    (p - 1)^2 * CH128 >= 2^128: 1 row x 2 columns of 192-bit sums
+ *           (6 registers);
+ *   narrow  otherwise: 2 rows x 2 columns of 128-bit sums (8 registers),
+ *           folded into 192-bit totals every CH128 steps, at most
+ *           (2^128 - 1) / (p - 1)^2 of them; the job interleaves each pair of
+ *           rows of A into a scratch so both rows sit behind one pointer. */
+#define CH128 1024
+#define IFMA_MIN_ROWS 8   /* fewer rows of A take choose_narrow's variant */
+#define IFMA2_MIN_K 16    /* as do shorter sums for p > 2^52 */
+
+static void *pack_pairs(const uint64_t *B, size_t k, size_t n, uint64_t p)
 {
     (void)p;
-    uint64_t *Bt = malloc((k * n ? k * n : 1) * sizeof(uint64_t));
-    if (!Bt) return NULL;
-    for (size_t t = 0; t < k; t++)
-        for (size_t j = 0; j < n; j++) Bt[j * k + t] = B[t * n + j];
-    return Bt;
+    size_t groups = (n + 1) / 2;
+    uint64_t *Bp = malloc((groups && k ? 2 * groups * k : 1) * sizeof(uint64_t));
+    if (!Bp) return NULL;
+    for (size_t t = 0; t < k; t++) {
+        const uint64_t *row = B + t * n;
+        uint64_t *d = Bp + 2 * t;
+        for (size_t j = 0; j + 1 < n; j += 2, d += 2 * k) { d[0] = row[j]; d[1] = row[j + 1]; }
+        if (n & 1) { d[0] = row[n - 1]; d[1] = 0; }
+    }
+    return Bp;
+}
+
+/* steps of 128-bit products whose sum cannot overflow 128 bits, capped */
+static size_t chunk128(uint64_t p)
+{
+    secea_u128 sq = (secea_u128)(p - 1) * (p - 1);
+    if (sq == 0) return (size_t)-1;
+    secea_u128 l = ~(secea_u128)0 / sq;
+    return l > (secea_u128)((size_t)-1 >> 1) ? (size_t)-1 >> 1 : (size_t)l;
 }
 
 #define ACC(acc, top, x, y) do { secea_u128 t_ = (secea_u128)(x) * (y); acc += t_; top += acc < t_; } while (0)
-#define FIN(acc, top) secea_mod192(&c, top, (uint64_t)((acc) >> 64), (uint64_t)(acc))
+#define FIN(acc, top) secea__mm_fin192(&c, top, (uint64_t)((acc) >> 64), (uint64_t)(acc))
+/* a 192-bit total (top, s) += a 128-bit chunk sum x */
+#define FOLD(s, top, x) do { secea_u128 x_ = (x); s += x_; top += s < x_; } while (0)
 
-#define SCALAR_KERNEL(SFX, ATTR)                                                        \
-ATTR static void run_##SFX(secea__mm_job *jb)                                           \
-{                                                                                       \
-    const uint64_t *Bt = jb->Bpacked;                                                   \
-    size_t k = jb->k, n = jb->n;                                                        \
-    secea_modctx c; secea_modctx_init(&c, jb->p);                                       \
-    size_t i = jb->row0;                                                                \
-    for (; i + 1 < jb->row1; i += 2) {                                                  \
-        const uint64_t *a0 = jb->A + i * k, *a1 = a0 + k;                               \
-        size_t j = 0;                                                                   \
-        for (; j + 1 < n; j += 2) {                                                     \
-            const uint64_t *b0 = Bt + j * k, *b1 = b0 + k;                              \
-            secea_u128 s00 = 0, s01 = 0, s10 = 0, s11 = 0;                              \
-            uint64_t t00 = 0, t01 = 0, t10 = 0, t11 = 0;                                \
-            for (size_t t = 0; t < k; t++) {                                            \
-                ACC(s00, t00, a0[t], b0[t]); ACC(s01, t01, a0[t], b1[t]);               \
-                ACC(s10, t10, a1[t], b0[t]); ACC(s11, t11, a1[t], b1[t]);               \
-            }                                                                           \
-            jb->C[i * n + j] = FIN(s00, t00); jb->C[i * n + j + 1] = FIN(s01, t01);     \
-            jb->C[(i + 1) * n + j] = FIN(s10, t10);                                     \
-            jb->C[(i + 1) * n + j + 1] = FIN(s11, t11);                                 \
-        }                                                                               \
-        for (; j < n; j++) {                                                            \
-            const uint64_t *b0 = Bt + j * k;                                            \
-            secea_u128 s0 = 0, s1 = 0; uint64_t t0 = 0, t1 = 0;                         \
-            for (size_t t = 0; t < k; t++) { ACC(s0, t0, a0[t], b0[t]); ACC(s1, t1, a1[t], b0[t]); } \
-            jb->C[i * n + j] = FIN(s0, t0); jb->C[(i + 1) * n + j] = FIN(s1, t1);       \
-        }                                                                               \
-    }                                                                                   \
-    for (; i < jb->row1; i++) {                                                         \
-        const uint64_t *a0 = jb->A + i * k;                                             \
-        for (size_t j = 0; j < n; j++) {                                                \
-            const uint64_t *b0 = Bt + j * k;                                            \
-            secea_u128 s0 = 0; uint64_t t0 = 0;                                         \
-            for (size_t t = 0; t < k; t++) ACC(s0, t0, a0[t], b0[t]);                   \
-            jb->C[i * n + j] = FIN(s0, t0);                                             \
-        }                                                                               \
-    }                                                                                   \
-    jb->status = 0;                                                                     \
+/* kept out of line: inlined into the callers, with the reductions around
+ * them, GCC kept the sums in stack slots */
+__attribute__((noinline)) static void dot12(const uint64_t *a, const uint64_t *b, size_t k, uint64_t out[6])
+{
+    secea_u128 s0 = 0, s1 = 0;
+    uint64_t t0 = 0, t1 = 0;
+    for (size_t t = 0; t < k; t++) {
+        uint64_t x = a[t];
+        ACC(s0, t0, x, b[2 * t]); ACC(s1, t1, x, b[2 * t + 1]);
+    }
+    out[0] = (uint64_t)s0; out[1] = (uint64_t)(s0 >> 64); out[2] = t0;
+    out[3] = (uint64_t)s1; out[4] = (uint64_t)(s1 >> 64); out[5] = t1;
 }
 
-SCALAR_KERNEL(portable, )
-static const secea__mm_variant mm_portable = {"portable", 2, pack_bt, run_portable};
-#if SECEA_X86
-SCALAR_KERNEL(avx2, SECEA_TARGET("avx2,bmi2"))
-static const secea__mm_variant mm_avx2 = {"avx2", 2, pack_bt, run_avx2};
-#endif
+__attribute__((noinline)) static void dot22(const uint64_t *ap, const uint64_t *b, size_t t0, size_t t1,
+                                            secea_u128 out[4])
+{
+    secea_u128 s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+    for (size_t t = t0; t < t1; t++) {
+        uint64_t x0 = ap[2 * t], x1 = ap[2 * t + 1];
+        uint64_t y0 = b[2 * t], y1 = b[2 * t + 1];
+        s00 += (secea_u128)x0 * y0; s01 += (secea_u128)x0 * y1;
+        s10 += (secea_u128)x1 * y0; s11 += (secea_u128)x1 * y1;
+    }
+    out[0] = s00; out[1] = s01; out[2] = s10; out[3] = s11;
+}
+
+static void wide(secea__mm_job *jb, const secea_modctx *cc)
+{
+    secea_modctx c = *cc;
+    const uint64_t *Bp = jb->Bpacked;
+    size_t k = jb->k, n = jb->n;
+    for (size_t i = jb->row0; i < jb->row1; i++) {
+        const uint64_t *a = jb->A + i * k;
+        uint64_t *out = jb->C + i * n;
+        for (size_t j = 0; j < n; j += 2) {
+            uint64_t s[6];
+            dot12(a, Bp + j * k, k, s);
+            out[j] = secea__mm_fin192(&c, s[2], s[1], s[0]);
+            if (j + 1 < n) out[j + 1] = secea__mm_fin192(&c, s[5], s[4], s[3]);
+        }
+    }
+}
+
+static void narrow(secea__mm_job *jb, const secea_modctx *cc, uint64_t *ap, size_t ch)
+{
+    secea_modctx c = *cc;
+    const uint64_t *Bp = jb->Bpacked;
+    size_t k = jb->k, n = jb->n;
+    for (size_t i = jb->row0; i < jb->row1; i += 2) {
+        int two = i + 1 < jb->row1;
+        const uint64_t *a0 = jb->A + i * k, *a1 = a0 + k;
+        for (size_t t = 0; t < k; t++) { ap[2 * t] = a0[t]; ap[2 * t + 1] = two ? a1[t] : 0; }
+        uint64_t *o0 = jb->C + i * n, *o1 = o0 + n;
+        for (size_t j = 0; j < n; j += 2) {
+            const uint64_t *b = Bp + j * k;
+            secea_u128 S00 = 0, S01 = 0, S10 = 0, S11 = 0;
+            uint64_t T00 = 0, T01 = 0, T10 = 0, T11 = 0;
+            for (size_t t0 = 0; t0 < k; t0 += ch) {
+                secea_u128 s[4];
+                dot22(ap, b, t0, k - t0 < ch ? k : t0 + ch, s);
+                FOLD(S00, T00, s[0]); FOLD(S01, T01, s[1]);
+                FOLD(S10, T10, s[2]); FOLD(S11, T11, s[3]);
+            }
+            o0[j] = FIN(S00, T00);
+            if (j + 1 < n) o0[j + 1] = FIN(S01, T01);
+            if (two) {
+                o1[j] = FIN(S10, T10);
+                if (j + 1 < n) o1[j + 1] = FIN(S11, T11);
+            }
+        }
+    }
+}
+
+static void run_scalar(secea__mm_job *jb)
+{
+    secea_modctx c; secea_modctx_init(&c, jb->p);
+    size_t ch = chunk128(jb->p);
+    if (ch < CH128) { wide(jb, &c); jb->status = 0; return; }
+    uint64_t *ap = malloc(2 * jb->k * sizeof(uint64_t));
+    if (!ap) { jb->status = -1; return; }
+    narrow(jb, &c, ap, ch);
+    secea_wipe(ap, 2 * jb->k * sizeof(uint64_t));   /* rows of A: decrypted queries */
+    free(ap);
+    jb->status = 0;
+}
+
+static const secea__mm_variant mm_portable = {"portable", 2, pack_pairs, run_scalar};
 
 /* ---- dispatch ---- */
 static int use_ifma = 0, use_neon = 0;
-static const secea__mm_variant *scalar_variant = &mm_portable;
 
 void secea__matmul_select(int force_portable)
 {
     use_ifma = 0;
     use_neon = 0;
-    scalar_variant = &mm_portable;
     if (force_portable) return;
 #if SECEA_X86
-    if (secea__cpu_allowed("avx2") && secea__cpu_allowed("bmi2")) scalar_variant = &mm_avx2;
     use_ifma = secea__mm_ifma_available();
 #elif SECEA_ARM64
     use_neon = secea__cpu_allowed("asimd");
@@ -105,16 +179,23 @@ void secea__matmul_select(int force_portable)
 
 const char *secea__matmul_variant(void)
 {
-    return use_ifma ? "ifma" : use_neon ? "neon" : scalar_variant->name;
+    return use_ifma ? "ifma" : use_neon ? "neon" : "portable";
+}
+
+/* the variant without IFMA: NEON limbs for p < 2^50, else the scalar kernel */
+static const secea__mm_variant *choose_narrow(uint64_t p)
+{
+    (void)p;
+#if SECEA_ARM64
+    if (use_neon && p < (1ULL << 50)) return &secea__mm_neon50;
+#endif
+    return &mm_portable;
 }
 
 static const secea__mm_variant *choose(uint64_t p)
 {
     if (use_ifma) return p <= (1ULL << 52) ? &secea__mm_ifma1 : &secea__mm_ifma2;
-#if SECEA_ARM64
-    if (use_neon && p < (1ULL << 50)) return &secea__mm_neon50;
-#endif
-    return scalar_variant;
+    return choose_narrow(p);
 }
 
 typedef struct { const secea__mm_variant *v; secea__mm_job job; } mm_task;
@@ -152,7 +233,10 @@ int secea_fp_mat_mul(uint64_t *C, const uint64_t *A, const uint64_t *B,
 {
     if (m == 0 || n == 0) return 0;
     if (k == 0) { memset(C, 0, m * n * sizeof(uint64_t)); return 0; }
-    const secea__mm_variant *v = choose(p);
+    /* IFMA vectorises rows of A, 16 per tile: fewer rows leave lanes idle;
+     * with two limbs, short sums do not pay for its packing and finalisation */
+    int narrow_shape = m < IFMA_MIN_ROWS || (p > (1ULL << 52) && k < IFMA2_MIN_K);
+    const secea__mm_variant *v = use_ifma && narrow_shape ? choose_narrow(p) : choose(p);
     void *Bp = v->pack_b(B, k, n, p);
     if (!Bp) return -1;
     int status = run_packed(v, C, A, Bp, m, k, n, p, threads);

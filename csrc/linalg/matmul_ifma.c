@@ -27,6 +27,7 @@
 
 #define MR 16    /* rows per micro tile: two zmm of 8 lanes */
 #define KC 512   /* k-block: A's micro panel and B's k-panel stay in L2, register sums stay < 2^63 */
+#define NB 480   /* columns per block (a multiple of both column tiles, 6 and 4): a 180 KB memory accumulator */
 #define M52 ((1ULL << 52) - 1)
 
 #if SECEA_X86
@@ -177,11 +178,12 @@ static inline __m512i vmul_f64(__m512i a, __m512i b, __m512i pv, __m512d pinv)
     return _mm512_mask_sub_epi64(r, _mm512_cmpge_epi64_mask(r, pv), r, pv);
 }
 
-/* C rows [0, rows) of a tile from the radix-2^52 accumulator, for p < 2^50:
+/* C rows [0, rows) x columns [0, n) of a tile (row stride ldc) from the
+ * radix-2^52 accumulator, for p < 2^50:
  * v = M0 + M1 2^52 + M2 2^104 = M0 + M1 c52 + M2 c104 (mod p), with every
  * word < 2^53 (M0, M1 < 2^52 after normalisation; M2 < k 2^-4). */
 SECEA_TARGET("avx512f,avx512dq")
-static void finalize_f64(uint64_t *C, size_t n, size_t rows, const uint64_t *macc, uint64_t p,
+static void finalize_f64(uint64_t *C, size_t ldc, size_t n, size_t rows, const uint64_t *macc, uint64_t p,
                          uint64_t c52, uint64_t c104)
 {
     const __m512i pv = _mm512_set1_epi64((long long)p);
@@ -206,7 +208,7 @@ static void finalize_f64(uint64_t *C, size_t n, size_t rows, const uint64_t *mac
                 _mm512_store_si512(tmp + 8 * jj, s);
             }
             for (size_t r = 0; r < live; r++) {
-                uint64_t *dst = C + (rv * 8 + r) * n + j0;
+                uint64_t *dst = C + (rv * 8 + r) * ldc + j0;
                 for (size_t jj = 0; jj < nj; jj++) dst[jj] = tmp[8 * jj + r];
             }
         }
@@ -220,7 +222,8 @@ static void run_common(secea__mm_job *jb, int limbs)
     const uint64_t *bpk = flat + 8;
     size_t k = jb->k, n = jb->n, bstride = n_pad * (size_t)limbs;
     uint64_t *ap = aligned_alloc(64, (size_t)KC * MR * (size_t)limbs * 8);
-    uint64_t *macc = aligned_alloc(64, n_pad * 48 * 8);
+    size_t nb = n_pad < NB ? n_pad : NB;
+    uint64_t *macc = aligned_alloc(64, nb * 48 * 8);
     if (!ap || !macc) { free(ap); free(macc); jb->status = -1; return; }
     secea_modctx c; secea_modctx_init(&c, jb->p);
     /* vector finalisation for p < 2^50 (the default embedding prime) when the
@@ -230,35 +233,40 @@ static void run_common(secea__mm_job *jb, int limbs)
     uint64_t c104 = secea_mulmod(&c, c52, c52);
     for (size_t r0 = jb->row0; r0 < jb->row1; r0 += MR) {
         size_t rows = jb->row1 - r0 < MR ? jb->row1 - r0 : MR;
-        for (size_t kb = 0; kb < k; kb += KC) {
-            size_t kl = k - kb < KC ? k - kb : KC;
-            pack_a(ap, jb->A, k, r0, rows, kb, kl, limbs);
-            for (size_t j = 0; j < n_pad; j += nc) {
-                const uint64_t *bp = bpk + kb * bstride + j * (size_t)limbs;
-                if (limbs == 1) micro1(ap, bp, bstride, kl, macc + j * 48, kb == 0);
-                else micro2(ap, bp, bstride, kl, macc + j * 48, kb == 0);
+        /* column blocks of NB keep the memory accumulator in L2 whatever n is */
+        for (size_t j0 = 0; j0 < n_pad; j0 += NB) {
+            size_t j1 = n_pad - j0 < NB ? n_pad : j0 + NB, cols = (j1 < n ? j1 : n) - j0;
+            for (size_t kb = 0; kb < k; kb += KC) {
+                size_t kl = k - kb < KC ? k - kb : KC;
+                pack_a(ap, jb->A, k, r0, rows, kb, kl, limbs);
+                for (size_t j = j0; j < j1; j += nc) {
+                    const uint64_t *bp = bpk + kb * bstride + j * (size_t)limbs;
+                    if (limbs == 1) micro1(ap, bp, bstride, kl, macc + (j - j0) * 48, kb == 0);
+                    else micro2(ap, bp, bstride, kl, macc + (j - j0) * 48, kb == 0);
+                }
             }
-        }
-        if (f64_ok) {
-            finalize_f64(jb->C + r0 * n, n, rows, macc, jb->p, c52, c104);
-            continue;
-        }
-        for (size_t r = 0; r < rows; r++)
-            for (size_t j = 0; j < n; j++) {
-                const uint64_t *mm = macc + j * 48 + (r / 8) * 8 + (r % 8);
-                uint64_t m0 = mm[0], m1 = mm[16], m2 = mm[32];
-                secea_u128 low = (secea_u128)m0 + ((secea_u128)m1 << 52);   /* < 2^105 */
-                uint64_t w0 = (uint64_t)low, w1 = (uint64_t)(low >> 64);
-                uint64_t add = m2 << 40, w2 = m2 >> 24;                       /* m2 * 2^104 */
-                w1 += add;
-                w2 += w1 < add;
-                jb->C[(r0 + r) * n + j] = secea_mod192(&c, w2, w1, w0);
+            uint64_t *ct = jb->C + r0 * n + j0;
+            if (f64_ok) {
+                finalize_f64(ct, n, cols, rows, macc, jb->p, c52, c104);
+                continue;
             }
+            for (size_t r = 0; r < rows; r++)
+                for (size_t j = 0; j < cols; j++) {
+                    const uint64_t *mm = macc + j * 48 + (r / 8) * 8 + (r % 8);
+                    uint64_t m0 = mm[0], m1 = mm[16], m2 = mm[32];
+                    secea_u128 low = (secea_u128)m0 + ((secea_u128)m1 << 52);   /* < 2^105 */
+                    uint64_t w0 = (uint64_t)low, w1 = (uint64_t)(low >> 64);
+                    uint64_t add = m2 << 40, w2 = m2 >> 24;                       /* m2 * 2^104 */
+                    w1 += add;
+                    w2 += w1 < add;
+                    ct[r * n + j] = secea__mm_fin192(&c, w2, w1, w0);
+                }
+        }
     }
     /* the panels held rows of A (decrypted queries on the SecEA path) and
      * partial products: wipe before freeing */
     secea_wipe(ap, (size_t)KC * MR * (size_t)limbs * 8);
-    secea_wipe(macc, n_pad * 48 * 8);
+    secea_wipe(macc, nb * 48 * 8);
     free(ap);
     free(macc);
     jb->status = 0;

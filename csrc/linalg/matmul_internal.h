@@ -23,6 +23,16 @@ typedef struct {
     void (*run)(secea__mm_job *job);
 } secea__mm_variant;
 
+/* secea_mod192 with one division instead of three when the value is below
+ * p 2^64 (short k, or a chunk of 128-bit sums: then the reduction is most of
+ * the work); Goldilocks keeps its special form. */
+static inline uint64_t secea__mm_fin192(const secea_modctx *c, uint64_t top, uint64_t hi, uint64_t lo)
+{
+    if (top == 0 && hi < c->p && c->p != SECEA_GOLDILOCKS)
+        return secea_mod128(c, ((secea_u128)hi << 64) | lo);
+    return secea_mod192(c, top, hi, lo);
+}
+
 extern const secea__mm_variant secea__mm_ifma1;   /* p <= 2^52, one 52-bit limb */
 extern const secea__mm_variant secea__mm_ifma2;   /* p < 2^64, two limbs */
 int secea__mm_ifma_available(void);

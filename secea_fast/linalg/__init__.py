@@ -10,7 +10,9 @@ and docs/PERFORMANCE.md, "Matrix product"):
 
 * ``ifma``: AVX-512 IFMA, one 52-bit limb for p <= 2^52 (the default
   embedding prime), two limbs (52 + 12 bits) for larger p (Goldilocks);
-* ``avx2`` / ``portable``: scalar 64x64->128-bit products with 192-bit sums.
+  products with fewer than 8 rows (or k < 16 above 2^52) take the scalar route;
+* ``portable`` (also on the AVX2 backend): scalar 64x64->128-bit products
+  with 192-bit sums (chunked 128-bit sums for p < 2^59).
 
 The RNS-over-float64-BLAS route (FFLAS-FFPACK style) was measured and left
 out: see docs/PERFORMANCE.md, "Matrix product".

@@ -80,13 +80,9 @@ def evaluate(V, C, p, threads=None) -> np.ndarray:
     """V @ C (mod p) for the evaluation of share polynomials: V (receivers x
     k) Vandermonde rows, C (k x columns) coefficients.  Up to
     ``tuning.OSFL_ROWS_MAX_COEFFS`` coefficients one ``lincomb`` per
-    receiver, else ``linalg.matmul``.  The matmul kernel pays a cost that
-    dominates these thin products: whole sharing stages at n = 11, T = 10,
-    s = 10^4, c = 10, best of 3, alternating in one process (2026-11-25, the
-    machine of docs/PERFORMANCE.md, load 3.6-4.9 from other work): Approach 1
-    (2 coefficients) 4.59 s on matmul against 0.26 s row by row, GXSTPIR (2)
-    6.37 against 0.57 s, Approach 2 (3) 0.74 against 0.36 s, the main scheme
-    (k_C = 6) 0.28 against 0.40 s."""
+    receiver, else ``linalg.matmul``: with 2-3 coefficients the vector field
+    kernels over whole rows beat the product's reduction of every output
+    (docs/PERFORMANCE.md, "One-shot FL: the competing approaches")."""
     rows, k = V.shape
     if k > tuning.OSFL_ROWS_MAX_COEFFS:
         return linalg.matmul(V, C, p, threads=threads)
