@@ -109,6 +109,23 @@ def test_eval_interp(benchmark, rng, impl):
         _bench(benchmark, "eval 10^5 points", impl, lambda: poly.eval(f, xs, P), 1)
 
 
+@pytest.mark.parametrize("n, npts", [(8, 1), (4096, 16)])
+@pytest.mark.parametrize("impl", ["secea_fast", "flint"])
+def test_eval_few_points(benchmark, rng, n, npts, impl):
+    """One polynomial at a few points (Horner in C on our side; python-flint's
+    nmod_poly called once per point): the eight-coefficient case measures the
+    per-call floor of NumPy arrays in and out against flint's own objects."""
+    xs = uniform(rng, P, npts)
+    f = uniform(rng, P, n)
+    group = f"eval length {n} at {npts} point(s)"
+    if impl == "flint":
+        ff, pts = _fl(f), [int(x) for x in xs]
+        _bench(benchmark, group, "python-flint nmod_poly", lambda: [ff(x) for x in pts], 200)
+    else:
+        got = _bench(benchmark, group, impl, lambda: poly.eval(f, xs, P), 200)
+        assert [int(v) for v in got] == [int(_fl(f)(int(x))) for x in xs]
+
+
 def test_interpolate(benchmark, rng):
     n = 10**5
     xs = np.unique(uniform(rng, P, n + 100))[:n]

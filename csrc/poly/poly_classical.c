@@ -94,36 +94,118 @@ int secea_fp_poly_divrem_classical(uint64_t *q, uint64_t *r, const uint64_t *a, 
     return 0;
 }
 
+/* a x mod p for a fixed x, with xs = floor(x 2^64 / p) (Shoup): for p < 2^63
+ * and any 64-bit a, a x - floor(a xs / 2^64) p lies in [0, 2p).  Two
+ * independent products and a third: shorter latency than a 128-bit
+ * division-free reduction of a x. */
+static inline uint64_t shoup_mul(uint64_t a, uint64_t x, uint64_t xs, uint64_t p)
+{
+    uint64_t q = (uint64_t)(((secea_u128)a * xs) >> 64);
+    uint64_t r = a * x - q * p;
+    return r - (p & (0 - (uint64_t)(r >= p)));
+}
+
+/* a + b mod p for a, b < p without a branch: Horner's chains run over
+ * random data, where a branch on the carry would be mispredicted half the
+ * time (secea_addmod's branch costs 2.5x on long evaluations). */
+static inline uint64_t addmod_nb(uint64_t a, uint64_t b, uint64_t p)
+{
+    uint64_t s = a + b;
+    return s - (p & (0 - (uint64_t)((s < a) | (s >= p))));
+}
+
+#define HORNER_CHAINS 8
+
+/* a x mod p by the reduction `kind` picks: 0 Goldilocks, 1 Shoup with
+ * xs = shoup_const(x) (p < 2^63), 2 any p */
+static inline uint64_t mul_kind(int kind, const secea_modctx *c, uint64_t a, uint64_t x, uint64_t xs)
+{
+    if (kind == 0) return secea_gl_mul(a, x);
+    if (kind == 1) return shoup_mul(a, x, xs, c->p);
+    return secea_mulmod(c, a, x);
+}
+
+static inline uint64_t shoup_const(uint64_t x, uint64_t p)
+{
+    return p < ((uint64_t)1 << 63) ? (uint64_t)(((secea_u128)x << 64) / p) : 0;
+}
+
+/* f(x) for one point with HORNER_CHAINS independent chains: f(x) =
+ * sum_r x^r f_r(x^C), f_r holding the coefficients r, r + C, r + 2C, ...:
+ * the chains in y = x^C run side by side, then C steps in x join them. */
+static uint64_t horner_split(int kind, const secea_modctx *c, const uint64_t *g, size_t lf, uint64_t x)
+{
+    uint64_t p = c->p, xs = shoup_const(x, p);
+    if (lf < 4 * HORNER_CHAINS) {
+        uint64_t acc = 0;
+        for (size_t i = lf; i-- > 0;) acc = addmod_nb(mul_kind(kind, c, acc, x, xs), g[i], p);
+        return acc;
+    }
+    uint64_t y = x;                                   /* x^8 by three squarings */
+    for (int s = 0; s < 3; s++) y = mul_kind(kind, c, y, y, shoup_const(y, p));
+    uint64_t ys = shoup_const(y, p), a[HORNER_CHAINS] = {0};
+    size_t full = lf / HORNER_CHAINS;
+    for (size_t r = 0; r < lf % HORNER_CHAINS; r++) a[r] = g[full * HORNER_CHAINS + r];
+    for (size_t m = full; m-- > 0;) {
+        const uint64_t *gm = g + m * HORNER_CHAINS;
+        for (int r = 0; r < HORNER_CHAINS; r++) a[r] = addmod_nb(mul_kind(kind, c, a[r], y, ys), gm[r], p);
+    }
+    uint64_t acc = 0;
+    for (int r = HORNER_CHAINS; r-- > 0;) acc = addmod_nb(mul_kind(kind, c, acc, x, xs), a[r], p);
+    return acc;
+}
+
+/* HORNER_CHAINS points per pass: independent Horner chains hide the latency
+ * of the modular product, which bounds one chain.  MUL(a, j) is a x_j mod p. */
+#define HORNER_BODY(MUL)                                                              \
+    for (; j + HORNER_CHAINS <= npts; j += HORNER_CHAINS) {                           \
+        uint64_t a[HORNER_CHAINS] = {0};                                              \
+        for (size_t i = lf; i-- > 0;) {                                               \
+            const uint64_t gi = g[i];                                                 \
+            for (int u = 0; u < HORNER_CHAINS; u++) a[u] = addmod_nb(MUL(a[u], j + u), gi, p); \
+        }                                                                             \
+        for (int u = 0; u < HORNER_CHAINS; u++) o[j + u] = a[u];                      \
+    }                                                                                 \
+    for (; j < npts; j++) o[j] = horner_split(kind, &c, g, lf, xv[j]);
+
 void secea_fp_poly_eval_horner(uint64_t *out, const uint64_t *f, size_t lf, const uint64_t *x,
                                size_t npts, size_t x_stride, size_t count, uint64_t p)
 {
     secea_modctx c;
     secea_modctx_init(&c, p);
+    uint64_t xsh[64];                      /* Shoup constants of a block of points */
     for (size_t t = 0; t < count; t++) {
         const uint64_t *g = f + t * lf, *xs = x + t * x_stride;
-        size_t j = 0;
-        /* four points per pass: four independent Horner chains hide the
-         * latency of the modular product, which bounds one chain */
-        for (; j + 4 <= npts; j += 4) {
-            uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-            const uint64_t x0 = xs[j], x1 = xs[j + 1], x2 = xs[j + 2], x3 = xs[j + 3];
-            for (size_t i = lf; i-- > 0;) {
-                a0 = secea_addmod(secea_mulmod_any(&c, a0, x0), g[i], p);
-                a1 = secea_addmod(secea_mulmod_any(&c, a1, x1), g[i], p);
-                a2 = secea_addmod(secea_mulmod_any(&c, a2, x2), g[i], p);
-                a3 = secea_addmod(secea_mulmod_any(&c, a3, x3), g[i], p);
+        for (size_t j0 = 0; j0 < npts; j0 += 64) {
+            size_t nb = npts - j0 < 64 ? npts - j0 : 64;
+            const uint64_t *xv = xs + j0;
+            uint64_t *o = out + t * npts + j0;
+            size_t j = 0;
+            const int kind = p == SECEA_GOLDILOCKS ? 0 : p < ((uint64_t)1 << 63) ? 1 : 2;
+            if (kind == 0) {
+#define MUL_GL(a_, j_) secea_gl_mul(a_, xv[j_])
+                size_t npts_save = npts; npts = nb;
+                HORNER_BODY(MUL_GL)
+                npts = npts_save;
+#undef MUL_GL
+            } else if (kind == 1) {
+                for (size_t u = 0; u < nb; u++) xsh[u] = shoup_const(xv[u], p);
+#define MUL_SH(a_, j_) shoup_mul(a_, xv[j_], xsh[j_], p)
+                size_t npts_save = npts; npts = nb;
+                HORNER_BODY(MUL_SH)
+                npts = npts_save;
+#undef MUL_SH
+            } else {
+#define MUL_ANY(a_, j_) secea_mulmod(&c, a_, xv[j_])
+                size_t npts_save = npts; npts = nb;
+                HORNER_BODY(MUL_ANY)
+                npts = npts_save;
+#undef MUL_ANY
             }
-            out[t * npts + j] = a0; out[t * npts + j + 1] = a1;
-            out[t * npts + j + 2] = a2; out[t * npts + j + 3] = a3;
-        }
-        for (; j < npts; j++) {
-            uint64_t acc = 0, xv = xs[j];
-            for (size_t i = lf; i-- > 0;)
-                acc = secea_addmod(secea_mulmod_any(&c, acc, xv), g[i], p);
-            out[t * npts + j] = acc;
         }
     }
 }
+#undef HORNER_BODY
 
 static size_t trim(const uint64_t *a, size_t n)
 {
