@@ -54,7 +54,7 @@ def slots_per_plaintext(key_bits: int, slot_bits: int) -> int:
     return slots
 
 
-def check_packing(slot_bits, value_bits, additions=1, scalar_bits=0) -> int:
+def check_packing(slot_bits: int, value_bits: int, additions: int = 1, scalar_bits: int = 0) -> int:
     """Refuse a slot size that could overflow; return the bits the rule requires.
 
     ``value_bits``: every packed value is < 2^value_bits; ``additions``: the
