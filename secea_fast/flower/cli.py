@@ -29,6 +29,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import demo
@@ -81,7 +82,7 @@ def run_sim(protocol: str, over: dict, out_dir: Path) -> None:
 def run_local(protocol: str, over: dict, out_dir: Path) -> None:
     """One round of the example App on a local deployment (real SuperLink and
     SuperNodes, TLS), results in ``out_dir``."""
-    from .deployment import LocalFederation, example_app
+    from .localfed import LocalFederation, example_app
     defaults = demo.DEFAULTS if protocol == "secea" else demo.SECEMB_DEFAULTS
     cfg = dict(defaults, **over, **{"out-dir": str(out_dir)})
     n = _nodes(protocol, cfg)
@@ -175,7 +176,8 @@ def training_plot(res: dict, path) -> None:
     plt.close(fig)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """``secea-fast flower``: parse ``argv`` and run the chosen command; the exit status."""
     p = argparse.ArgumentParser(prog="secea-fast flower", description=__doc__.split("\n\n")[0])
     p.add_argument("mode", choices=("sim", "local", "train"),
                    help="sim: Flower's simulation engine; local: a real SuperLink and SuperNodes here; "
