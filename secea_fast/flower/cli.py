@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from . import demo
 
@@ -86,6 +87,7 @@ def run_local(protocol: str, over: dict, out_dir: Path) -> None:
     defaults = demo.DEFAULTS if protocol == "secea" else demo.SECEMB_DEFAULTS
     cfg = dict(defaults, **over, **{"out-dir": str(out_dir)})
     n = _nodes(protocol, cfg)
+    node_configs: list[dict[str, Any]]
     if protocol == "secea":
         node_configs = [{"party-id": i} for i in range(n)]
     else:

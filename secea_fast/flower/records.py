@@ -56,10 +56,12 @@ def unpack(content: RecordDict) -> tuple[dict, list]:
         raise ValueError("not a secea_fast message: it needs the records 'cfg' and 'msgs'")
     cfg = dict(content["cfg"])
     arrays = content["msgs"]
+    if not isinstance(arrays, ArrayRecord):
+        raise ValueError("not a secea_fast message: its record 'msgs' is not an ArrayRecord")
     blobs = []
     for i in range(len(arrays)):
         a = arrays.get(str(i))
-        if a is None or a.stype != BYTES_STYPE or a.dtype != "uint8":
+        if not isinstance(a, Array) or a.stype != BYTES_STYPE or a.dtype != "uint8":
             raise ValueError(f"message part {i} is missing or not opaque bytes")
         blobs.append(a.data)
     return cfg, blobs

@@ -257,9 +257,9 @@ class SecEmbStageRunner:
         self.agg_bits = agg_bits
         self.m_prime, self.frac_bits, self.n_users = m_prime, frac_bits, n_users
         self.dense_size, self.noise_sigma, self.threads = dense_size, float(noise_sigma), threads
-        self.server1 = None
-        self.server1_key = None
-        self.roles = {}
+        self.server1: int | None = None
+        self.server1_key: bytes | None = None
+        self.roles: dict[int, str] = {}
 
     def _stage(self, name, outbox, res, work=None):
         r = self.exchange(outbox, work) if work is not None else self.exchange(outbox)

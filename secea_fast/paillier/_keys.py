@@ -498,7 +498,7 @@ class PublicKey:
         return _serial.encode_key(_serial.PUBLIC_MAGIC, self.n)
 
     @classmethod
-    def from_bytes(cls, data: bytes, *, insecure: bool = False) -> PublicKey:
+    def from_bytes(cls, data: bytes | bytearray | memoryview, *, insecure: bool = False) -> PublicKey:
         (n,) = _serial.decode_key(data, _serial.PUBLIC_MAGIC, 1, "public key")
         return cls(n, insecure=insecure)
 
@@ -666,7 +666,7 @@ class PrivateKey:
         return _serial.encode_key(_serial.PRIVATE_MAGIC, self.p, self.q)
 
     @classmethod
-    def from_bytes(cls, data: bytes, *, insecure: bool = False) -> PrivateKey:
+    def from_bytes(cls, data: bytes | bytearray | memoryview, *, insecure: bool = False) -> PrivateKey:
         p, q = _serial.decode_key(data, _serial.PRIVATE_MAGIC, 2, "private key")
         if not p < q:
             raise ValueError("private key: the factors must be stored as p < q (canonical form)")

@@ -95,7 +95,7 @@ def pack(values: list, slot_bits: int, slots: int) -> list:
 def unpack(plaintexts, slot_bits: int, slots: int, count: int) -> list:
     """Slot values (ints) of ``count`` packed values; ValueError on a plaintext
     that reaches beyond its used slots (top-slot overflow or a foreign ciphertext)."""
-    out = []
+    out: list[int] = []
     for j, m in enumerate(plaintexts):
         used = min(slots, count - j * slots)
         if m.bit_length() > used * slot_bits:

@@ -204,7 +204,8 @@ class Prg:
 
     __slots__ = ("_key", "_pos", "domain")
 
-    def __init__(self, seed: bytes, domain: str | bytes) -> None:
+    # builtins.bytes: in this class `bytes` also names the method below
+    def __init__(self, seed: builtins.bytes, domain: str | builtins.bytes) -> None:
         seed = _check_bytes(seed, "seed", min_len=16)
         if len(seed) > 64:
             raise ValueError(f"seed must be at most 64 bytes, got {len(seed)}")
@@ -222,7 +223,7 @@ class Prg:
     def __reduce__(self):
         raise TypeError("Prg objects hold secret key material and are not picklable")
 
-    def bytes(self, nbytes: int) -> bytes:
+    def bytes(self, nbytes: int) -> builtins.bytes:
         """The next ``nbytes`` bytes of the stream."""
         nbytes = check_int(nbytes, "nbytes")
         if nbytes < 0:

@@ -134,7 +134,9 @@ def read_ratings(path: str | os.PathLike[str],
         raise TypeError(f"path must be a file path, got {type(path).__name__}")
     if not os.path.isfile(path):
         raise ValueError(f"no such ratings file: {path}")
-    users, items, times = [], [], []
+    users: list[int] = []
+    items: list[int] = []
+    times: list[int] = []
     with open(path, "r", encoding="latin-1") as f:
         for lineno, line in enumerate(f, 1):
             line = line.strip()

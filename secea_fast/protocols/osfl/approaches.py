@@ -126,12 +126,18 @@ class _Scheme:
     implement ``_share``, ``_queries``, ``_answer``, ``_reconstruct`` and set
     ``name``, ``n``, ``T``, ``s``, ``c``, ``p``, ``store_cols``,
     ``responders``, ``objectives(i)``, ``query_len(i)``, ``answers_shape``."""
+    name: str
+    n: int
+    T: int
+    s: int
+    c: int
+    p: int
 
     def objectives(self, i: int) -> tuple[int, ...]:
         """The objectives client ``i`` stores shares of."""
         return tuple(range(self.T))
 
-    def share(self, t: int, labels: ArrayLike, rng: Prg | None = None) -> np.ndarray:
+    def share(self, t: int, labels: np.ndarray, rng: Prg | None = None) -> np.ndarray:
         """One client's shares of its (s, c) integer ``labels`` of objective
         ``t``: (len(members(t)), store_cols), row a for the a-th member.
         ``rng``: None (fresh CSPRNG stream) or a ``secea_fast.prg.Prg``."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, field as dc_field
 from typing import Optional
 
@@ -52,9 +52,9 @@ class OSFLRoundResult(RoundResult):
 
 
 def check_label_tensor(labels: ArrayLike, n: int, T: int, p: int, levels: int | None,
-                       members: Callable[[int], Iterable[int]]) -> np.ndarray:
+                       members: Sequence[Sequence[int]]) -> np.ndarray:
     """``labels`` as an (n, T, s, c) int64 array of entries in [0, levels) (or
-    [0, p)) at every client ``members(t)`` of each objective t."""
+    [0, p)) at every client ``members[t]`` of each objective t."""
     if not isinstance(labels, np.ndarray):
         raise TypeError(f"labels must be a numpy integer array of shape (n, T, s, c), got {type(labels).__name__}")
     if labels.dtype.kind not in "iu":

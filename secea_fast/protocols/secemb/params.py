@@ -248,7 +248,7 @@ def pad_or_trunc_idx(items: NDArray[np.int64], m: int, m_prime: int) -> tuple[ND
         pads = pool[_secret_subset(len(pool), m_prime - n)]
     else:   # huge catalogue: rejection sampling
         rated = set(int(i) for i in items)
-        chosen = []
+        chosen: list[int] = []
         while len(chosen) < m_prime - n:
             j = secrets.randbelow(m)
             if j not in rated and j not in chosen:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field as dc_field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -147,7 +147,7 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
     retrieved = [u.reconstruct(RetrievalResponse.from_bytes(a0.to_bytes()),
                                RetrievalResponse.from_bytes(a1.to_bytes()))
                  for u, (a0, a1) in zip(users, answers)]
-    ups = [{}, {}]
+    ups: list[dict[Any, Any]] = [{}, {}]   # bytes, then the parsed uploads
     t0 = t()
     for uid, u in enumerate(users):
         if uid in drop:
