@@ -1,7 +1,7 @@
 """Paillier keys: generation, encryption, decryption, homomorphic operations,
 packing and serialization.  See the package docstring for the conventions.
 
-Length (about 650 lines): ``PublicKey`` and ``PrivateKey`` with their
+Length (about 700 lines): ``PublicKey`` and ``PrivateKey`` with their
 single and batch paths and serialization; the batch paths share the key's
 precomputed state, so they stay methods of one class.
 """
