@@ -57,7 +57,7 @@ def tune_malloc() -> bool:
     return bool(_MALLOC_TUNED)
 
 
-_MALLOC_TUNED = None
+_MALLOC_TUNED: bool | None = None
 tune_memory = tune_malloc
 
 

@@ -210,7 +210,7 @@ def run_shards(fn, jobs, state, collect, workers: int, *, caller_works: bool = F
             delivered.add(i)
             collect(result)
 
-    deaths = {}
+    deaths: dict[int, int] = {}
     order = list(range(len(jobs)))
     if not fork_available():
         workers = 0

@@ -74,7 +74,9 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar, overload
 
 from ._checks import check_int
 from ._memory import release_free_heap, tune_malloc
@@ -85,11 +87,13 @@ __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "party_tr
            "ray_available", "tune_malloc"]
 
 _THREADS_ENV = "SECEA_FAST_NUM_THREADS"
+_J = TypeVar("_J")
+_R = TypeVar("_R")
 _TRANSFER = threading.local()
 
 
 @contextmanager
-def party_transfer():
+def party_transfer() -> Iterator[None]:
     """Allow protocol parties to be pickled inside this block (the executor
     serialising its state for its own workers; see the module docstring)."""
     prev = getattr(_TRANSFER, "allowed", False)
@@ -133,18 +137,26 @@ class Executor:
     name = "base"
     processes = 1
 
-    def map(self, fn, jobs, state=None, collect=None):
+    @overload
+    def map(self, fn: Callable[[Any, _J], _R], jobs: Iterable[_J], state: Any = None,
+            collect: None = None) -> list[_R]: ...
+    @overload
+    def map(self, fn: Callable[[Any, _J], _R], jobs: Iterable[_J], state: Any,
+            collect: Callable[[_R], object]) -> None: ...
+
+    def map(self, fn: Callable[[Any, _J], _R], jobs: Iterable[_J], state: Any = None,
+            collect: Callable[[_R], object] | None = None) -> list[_R] | None:
         """``collect(fn(state, shard))`` for every shard in completion
         order; without ``collect``, the results as a list in shard order."""
-        jobs = _check_map_args(fn, jobs, collect)
+        shards = _check_map_args(fn, jobs, collect)
         if collect is not None:
-            self._run(fn, jobs, state, collect)
+            self._run(fn, shards, state, collect)
             return None
-        out = [None] * len(jobs)
+        out: list[Any] = [None] * len(shards)
 
-        def put(res):
+        def put(res: tuple[int, _R]) -> None:
             out[res[0]] = res[1]
-        self._run(_Indexed(fn), list(enumerate(jobs)), state, put)
+        self._run(_Indexed(fn), list(enumerate(shards)), state, put)
         return out
 
     def _run(self, fn, jobs, state, collect):      # pragma: no cover - abstract
@@ -196,7 +208,7 @@ class LocalExecutor(Executor):
 
     name = "local"
 
-    def __init__(self, processes: int = 1):
+    def __init__(self, processes: int = 1) -> None:
         processes = check_int(processes, "processes")
         if processes < 1:
             raise ValueError(f"processes must be >= 1, got {processes}")
@@ -264,7 +276,7 @@ class RayExecutor(Executor):
     name = "ray"
 
     def __init__(self, processes: int | None = None, address: str | None = None,
-                 inflight: int = 2, **init_kwargs):
+                 inflight: int = 2, **init_kwargs: Any) -> None:
         ray = _import_ray()
         if processes is not None:
             processes = check_int(processes, "processes")
@@ -278,7 +290,7 @@ class RayExecutor(Executor):
         self._ray = ray
         self._owns = False
         if not ray.is_initialized():
-            kw = dict(include_dashboard=False, log_to_driver=False)
+            kw: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False)
             if address is None:
                 kw["num_cpus"] = processes or available_cpus()
             kw.update(init_kwargs)
@@ -289,7 +301,7 @@ class RayExecutor(Executor):
             processes = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.processes = processes
         actor = ray.remote(num_cpus=1)(_RayWorker)
-        self._actors = [actor.remote() for _ in range(processes)]
+        self._actors: list[Any] | None = [actor.remote() for _ in range(processes)]
         self._tokens = 0
         # wait until every actor is up (process start + imports), so that
         # a map call times only its own work

@@ -24,6 +24,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_array, check_elements, check_int, check_prime
 from .field import EMBEDDING_PRIME
@@ -38,8 +39,9 @@ class FixedPoint:
     ``n_summands`` the capacity p > 2 * n_summands * bound * scale is checked.
     """
 
-    def __init__(self, p: int = EMBEDDING_PRIME, *, digits=None, bits=None, bound=None,
-                 n_summands: int = 1):
+    def __init__(self, p: int = EMBEDDING_PRIME, *, digits: int | None = None, bits: int | None = None,
+                 bound: float | None = None,
+                 n_summands: int = 1) -> None:
         self.p = check_prime(p)
         if (digits is None) == (bits is None):
             raise ValueError("give exactly one of digits= or bits=")
@@ -72,11 +74,11 @@ class FixedPoint:
             raise ValueError(f"bound must be finite and > 0, got {bound}")
         return bound
 
-    def max_quantized(self, bound) -> int:
+    def max_quantized(self, bound: float) -> int:
         """Largest |q(x)| for |x| <= bound (exact)."""
         return math.ceil(Fraction(self._check_bound(bound)) * self.scale)
 
-    def check_capacity(self, n_summands: int, bound) -> None:
+    def check_capacity(self, n_summands: int, bound: float) -> None:
         """Raise ``ValueError`` unless p > 2 * N * B * scale, i.e. unless the sum of
         N quantized values of magnitude <= B decodes without wrapping."""
         n = check_int(n_summands, "n_summands")
@@ -89,7 +91,7 @@ class FixedPoint:
                 f"(N = {n}, B = {bound}, scale = {self.scale}); use a larger prime, a smaller "
                 f"precision or a smaller bound")
 
-    def quantize(self, x) -> np.ndarray:
+    def quantize(self, x: ArrayLike) -> NDArray[np.int64]:
         """q(x) = rint(x * scale) as int64 (round half to even), with range checks."""
         x = np.asarray(x)
         if x.dtype.kind not in "fiu" or x.dtype == np.bool_:
@@ -111,7 +113,7 @@ class FixedPoint:
                 f"x = {x.flat[i]} at flat index {i} does not fit: |x * scale| must be <= {limit}")
         return q.astype(np.int64)
 
-    def encode(self, x) -> np.ndarray:
+    def encode(self, x: ArrayLike) -> NDArray[np.uint64]:
         """Field elements (uint64) of the quantized values of ``x``."""
         q = self.quantize(x)
         out = q.astype(np.uint64)            # two's complement of negatives
@@ -119,7 +121,7 @@ class FixedPoint:
         out[neg] = np.uint64(self.p) - (-q[neg]).astype(np.uint64)
         return out
 
-    def decode_int(self, y) -> np.ndarray:
+    def decode_int(self, y: NDArray[np.uint64]) -> NDArray[np.int64]:
         """Centered integers (int64) of field elements: y > (p-1)/2 means y - p."""
         y = check_elements(y, self.p, "y")
         neg = y > np.uint64(self.half)
@@ -127,7 +129,7 @@ class FixedPoint:
         out[neg] = -((np.uint64(self.p) - y[neg]).astype(np.int64))
         return out
 
-    def decode(self, y, divisor=1) -> np.ndarray:
+    def decode(self, y: NDArray[np.uint64], divisor: ArrayLike = 1) -> NDArray[np.float64]:
         """Real values of field elements (centered), optionally divided by
         ``divisor`` (e.g. the number of clients averaged, SecEA eq. 5)."""
         y = check_array(y, "y")

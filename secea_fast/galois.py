@@ -24,7 +24,10 @@ Needs the ``galois`` extra (``pip install "secea_fast[galois]"``).
 """
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
+from numpy.typing import NDArray
 
 from . import linalg, poly
 from . import field as _field
@@ -56,7 +59,7 @@ def _same_field(a, b, na: str, nb: str):
     return Fa
 
 
-def to_numpy(x) -> np.ndarray:
+def to_numpy(x: _galois.FieldArray) -> NDArray[np.uint64]:
     """The elements of a GF(p) array as a uint64 array (a view when galois
     stores them as int64, else a converted copy)."""
     _field_of(x, "x")
@@ -66,33 +69,33 @@ def to_numpy(x) -> np.ndarray:
     return raw.astype(np.uint64)          # dtype object: Python ints in [0, p)
 
 
-def from_numpy(a: np.ndarray, GF):
+def from_numpy(a: np.ndarray, GF: type[_galois.FieldArray]) -> _galois.FieldArray:
     """A ``GF`` array holding the uint64 values ``a`` (already reduced mod p,
     as every kernel returns them), without galois's per-element re-check."""
     return np.asarray(a).astype(GF.dtypes[-1]).view(GF)      # dtype object for both primes
 
 
-def matmul(A, B, *, threads=None):
+def matmul(A: _galois.FieldArray, B: _galois.FieldArray, *, threads: int | None = None) -> _galois.FieldArray:
     """``A @ B`` for 2-D (or 1-D on either side, as NumPy) GF(p) arrays on
     the matrix-product kernel (``secea_fast.linalg.matmul``)."""
     GF = _same_field(A, B, "A", "B")
     return from_numpy(linalg.matmul(to_numpy(A), to_numpy(B), GF.characteristic, threads=threads), GF)
 
 
-def dot(a, b):
+def dot(a: _galois.FieldArray, b: _galois.FieldArray) -> _galois.FieldArray:
     """Inner products over the last axis (``secea_fast.field.dot``)."""
     GF = _same_field(a, b, "a", "b")
     out = _field.dot(to_numpy(a), to_numpy(b), GF.characteristic)
     return from_numpy(np.asarray(out), GF)
 
 
-def ntt(x):
+def ntt(x: _galois.FieldArray) -> _galois.FieldArray:
     """The NTT of a GF(p) vector of power-of-two length, equal to ``galois.ntt(x)``."""
     GF = _field_of(x, "x")
     return from_numpy(poly.ntt(to_numpy(x), GF.characteristic), GF)
 
 
-def intt(X):
+def intt(X: _galois.FieldArray) -> _galois.FieldArray:
     """The inverse of :func:`ntt` (``galois.intt``)."""
     GF = _field_of(X, "X")
     return from_numpy(poly.ntt(to_numpy(X), GF.characteristic, inverse=True), GF)
@@ -101,16 +104,17 @@ def intt(X):
 def _poly_coeffs(f, name: str):
     if not isinstance(f, _galois.Poly):
         raise TypeError(f"{name} must be a galois.Poly, got {type(f).__name__}")
-    GF = _field_of(f.coeffs, name)
-    return GF, np.ascontiguousarray(to_numpy(f.coeffs)[::-1])     # ascending
+    coeffs = cast(_galois.FieldArray, f.coeffs)      # a Poly's coefficients are a FieldArray
+    GF = _field_of(coeffs, name)
+    return GF, np.ascontiguousarray(to_numpy(coeffs)[::-1])     # ascending
 
 
-def _poly(c: np.ndarray, GF):
+def _poly(c: np.ndarray, GF: type[_galois.FieldArray]) -> _galois.Poly:
     """The ``galois.Poly`` of ascending coefficients ``c`` (galois drops leading zeros)."""
     return _galois.Poly(from_numpy(np.ascontiguousarray(np.asarray(c)[::-1]), GF))
 
 
-def poly_mul(f, g):
+def poly_mul(f: _galois.Poly, g: _galois.Poly) -> _galois.Poly:
     """``f * g`` for ``galois.Poly`` over the same GF(p) (``secea_fast.poly.mul``)."""
     Ff, a = _poly_coeffs(f, "f")
     Fg, b = _poly_coeffs(g, "g")
@@ -119,7 +123,7 @@ def poly_mul(f, g):
     return _poly(poly.mul(a, b, Ff.characteristic), Ff)
 
 
-def poly_eval(f, x, *, threads=None):
+def poly_eval(f: _galois.Poly, x: _galois.FieldArray, *, threads: int | None = None) -> _galois.FieldArray:
     """``f(x)`` at every element of the GF(p) vector ``x`` (``secea_fast.poly.eval``)."""
     GF, c = _poly_coeffs(f, "f")
     if _field_of(x, "x") is not GF:
@@ -128,7 +132,7 @@ def poly_eval(f, x, *, threads=None):
     return from_numpy(poly.eval(c, xs, GF.characteristic, threads=threads).reshape(np.shape(x)), GF)
 
 
-def interpolate(x, y, *, threads=None):
+def interpolate(x: _galois.FieldArray, y: _galois.FieldArray, *, threads: int | None = None) -> _galois.Poly:
     """The polynomial of degree < n through the n points (x_i, y_i), distinct
     x_i (``secea_fast.poly.interpolate``; galois's ``lagrange_poly``)."""
     GF = _same_field(x, y, "x", "y")
@@ -136,7 +140,7 @@ def interpolate(x, y, *, threads=None):
     return _poly(c, GF)
 
 
-def roots(f):
+def roots(f: _galois.Poly) -> _galois.FieldArray:
     """The distinct roots of ``f`` in GF(p), sorted (``galois.Poly.roots()``)."""
     GF, c = _poly_coeffs(f, "f")
     return from_numpy(poly.roots(c, GF.characteristic), GF)

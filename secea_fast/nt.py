@@ -19,7 +19,7 @@ from ._checks import U64_LIMIT, check_int, check_prime, prime_test
 __all__ = ["is_prime", "distinct_prime_factors", "pollard_brent", "primitive_root"]
 
 
-def is_prime(n) -> bool:
+def is_prime(n: int) -> bool:
     """Whether the integer n is prime (strong BPSW; exact for n < 2^64).
 
     >>> [q for q in range(20) if is_prime(q)]
@@ -28,7 +28,7 @@ def is_prime(n) -> bool:
     return prime_test(check_int(n, "n"))
 
 
-def distinct_prime_factors(m) -> list:
+def distinct_prime_factors(m: int) -> list[int]:
     """Distinct prime factors of 1 <= m < 2^64, increasing (trial division,
     then Pollard-Brent).
 
@@ -62,7 +62,7 @@ def distinct_prime_factors(m) -> list:
     return sorted(set(out))
 
 
-def pollard_brent(n) -> int:
+def pollard_brent(n: int) -> int:
     """A nontrivial factor of the composite n >= 4 (Brent's variant of Pollard
     rho; 2 for even n).  Raises ValueError when n is below 4 or prime.
 
@@ -108,7 +108,7 @@ def _pollard_brent(n: int) -> int:
 
 
 @lru_cache(maxsize=64)
-def primitive_root(p) -> int:
+def primitive_root(p: int) -> int:
     """The smallest generator alpha of F_p^* (1 for p = 2), for a prime
     2 <= p < 2^64 (OSFL Sec. V-b: alpha_i = alpha^i).
 

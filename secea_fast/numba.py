@@ -34,6 +34,8 @@ Needs the ``numba`` extra (``pip install "secea_fast[numba]"``).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 try:
@@ -67,7 +69,7 @@ def _mul128(a, b):
 
 
 @_numba.njit(inline="always")
-def gl_add(a, b):
+def gl_add(a: int | np.uint64, b: int | np.uint64) -> np.uint64:
     """a + b mod Goldilocks."""
     a, b = _U(a), _U(b)
     s = a + b
@@ -77,7 +79,7 @@ def gl_add(a, b):
 
 
 @_numba.njit(inline="always")
-def gl_sub(a, b):
+def gl_sub(a: int | np.uint64, b: int | np.uint64) -> np.uint64:
     """a - b mod Goldilocks."""
     a, b = _U(a), _U(b)
     d = a - b
@@ -87,7 +89,7 @@ def gl_sub(a, b):
 
 
 @_numba.njit(inline="always")
-def gl_mul(a, b):
+def gl_mul(a: int | np.uint64, b: int | np.uint64) -> np.uint64:
     """a * b mod Goldilocks."""
     hi, lo = _mul128(_U(a), _U(b))
     hh, hl = hi >> _S32, hi & _M32
@@ -104,7 +106,7 @@ def gl_mul(a, b):
 
 
 @_numba.njit(inline="always")
-def addmod(a, b, p):
+def addmod(a: int | np.uint64, b: int | np.uint64, p: int | np.uint64) -> np.uint64:
     """a + b mod p for any p < 2^64."""
     a, b, p = _U(a), _U(b), _U(p)
     s = a + b
@@ -114,7 +116,7 @@ def addmod(a, b, p):
 
 
 @_numba.njit(inline="always")
-def submod(a, b, p):
+def submod(a: int | np.uint64, b: int | np.uint64, p: int | np.uint64) -> np.uint64:
     """a - b mod p for any p < 2^64."""
     a, b, p = _U(a), _U(b), _U(p)
     d = a - b
@@ -124,7 +126,7 @@ def submod(a, b, p):
 
 
 @_numba.njit(inline="always")
-def mulmod(a, b, p):
+def mulmod(a: int | np.uint64, b: int | np.uint64, p: int | np.uint64) -> np.uint64:
     """a * b mod p for a prime p < 2^50 (``MULMOD_MAX_P``): the quotient from
     float64 is within 2 of the true one, and the remainder is exact in
     wrapping 64-bit arithmetic."""
@@ -138,10 +140,10 @@ def mulmod(a, b, p):
     return _U(r)
 
 
-_REGISTERED = []
+_REGISTERED: list[bool] = []
 
 
-def c_kernels():
+def c_kernels() -> tuple[Any, Any]:
     """``(ffi, lib)`` of the package's C extension, registered with Numba so
     that njit code calls ``lib.secea_*`` functions (the declarations in
     ``csrc/include/secea.h``) with ``ffi.from_buffer(array)`` pointers.  The

@@ -33,6 +33,8 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -130,8 +132,9 @@ def _chunk_sizes(total, size):
     return [min(size, total - i) for i in range(0, total, size)]
 
 
-def measure(protocol="secea", phase="responses", processes=None, executors=("local",), *,
-            address=None, repeat=1, progress=False, **opts) -> dict:
+def measure(protocol: str = "secea", phase: str = "responses", processes: int | Sequence[int] | None = None,
+            executors: Sequence[str] = ("local",), *, address: str | None = None, repeat: int = 1,
+            progress: bool = False, **opts: Any) -> dict[str, Any]:
     """Run ``protocol``'s ``phase`` with 1..``processes`` workers (an int:
     every count up to it; or a list of counts) on each executor kind in
     ``executors`` ("local", "ray"); ``repeat``: runs per point, the fastest
@@ -252,7 +255,8 @@ def table(out: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """``secea-fast bench throughput``: parse ``argv`` and print the measurement; the exit status."""
     ap = argparse.ArgumentParser(prog="secea-fast bench throughput",
                                  description="multi-process throughput of one protocol phase")
     ap.add_argument("--protocol", default="secea", choices=sorted(PHASES))

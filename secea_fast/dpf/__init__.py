@@ -65,7 +65,7 @@ early, bit 1 vector payload) | group id u8 (0 u64, 1 u32, 2 F_p) | 3 zero
 bytes | d u32 | modulus u64 (0, 2^32 or p)`` followed by the key body of
 csrc/include/secea.h.  Path keys use magic "SDPP" with group, d, modulus 0.
 
-Length (about 1,250 lines, over the package's ~600 guideline): one flat
+Length (about 1,350 lines, over the package's ~600 guideline): one flat
 API whose key layout, generation, evaluation and SecEmb path/convert
 sections share the private layout helpers (``_Group``, ``_KeyParams``,
 ``_parse``); the sections are marked, and splitting them would export those
@@ -76,8 +76,11 @@ from __future__ import annotations
 import numbers
 import secrets
 import struct
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Union, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._checks import check_int, check_prime
 from .._native import ffi, lib, resolve_threads
@@ -236,26 +239,32 @@ def _check_out(out, shape):
 class _KeyParams:
     """Parameters shared by Key and KeyBatch."""
     __slots__ = ()
+    party: int
+    log_domain: int
+    _g: _Group
+    d: int
+    vector: bool
+    early: bool
 
     @property
-    def group(self):
+    def group(self) -> str | int:
         """'u64', 'u32' or the prime p."""
         return self._g.name
 
     @property
-    def e(self):
+    def e(self) -> int:
         return _early_e(self._g, self.log_domain) if self.early else 0
 
     @property
-    def levels(self):
+    def levels(self) -> int:
         return self.log_domain - self.e
 
     @property
-    def ncw(self):
+    def ncw(self) -> int:
         return (1 << self.e) if self.early else self.d
 
     @property
-    def body_size(self):
+    def body_size(self) -> int:
         return _body_size(self.levels, self.ncw, self._g.width)
 
     def _out_tail(self):
@@ -273,7 +282,8 @@ class Key(_KeyParams):
 
     __slots__ = ("party", "log_domain", "_g", "d", "vector", "early", "_body")
 
-    def __init__(self, party, log_domain, g, d, vector, early, body):
+    def __init__(self, party: int, log_domain: int, g: _Group, d: int, vector: bool, early: bool,
+                 body: bytes | bytearray) -> None:
         self.party, self.log_domain, self._g = party, log_domain, g
         self.d, self.vector, self.early, self._body = d, vector, early, bytes(body)
 
@@ -295,7 +305,7 @@ class Key(_KeyParams):
         return head + self._body
 
     @classmethod
-    def from_bytes(cls, data) -> "Key":
+    def from_bytes(cls, data: bytes) -> Key:
         """Parse and validate; raises ValueError naming what is wrong."""
         party, n, flags, g, d, body = _parse(data, _MAGIC_KEY)
         return cls(party, n, g, d, bool(flags & _FLAG_VECTOR), bool(flags & _FLAG_EARLY), body)
@@ -314,7 +324,8 @@ class Key(_KeyParams):
         return np.frombuffer(self._body[off:], dtype=dt).astype(np.uint64)
 
     @classmethod
-    def from_path(cls, path_key: "PathKey", cw, group="u64", vector=None) -> "Key":
+    def from_path(cls, path_key: PathKey, cw: NDArray[np.uint64], group: str | int = "u64",
+                  vector: bool | None = None) -> Key:
         """A default key from a path key and CW^{n+1} (from ``convert_gen``)."""
         if not isinstance(path_key, PathKey):
             raise TypeError(f"path_key must be a PathKey, got {type(path_key).__name__}")
@@ -334,7 +345,8 @@ class KeyBatch(_KeyParams):
 
     __slots__ = ("party", "log_domain", "_g", "d", "vector", "early", "_bodies")
 
-    def __init__(self, party, log_domain, g, d, vector, early, bodies):
+    def __init__(self, party: int, log_domain: int, g: _Group, d: int, vector: bool, early: bool,
+                 bodies: NDArray[np.uint8]) -> None:
         self.party, self.log_domain, self._g = party, log_domain, g
         self.d, self.vector, self.early = d, vector, early
         self._bodies = bodies
@@ -342,7 +354,12 @@ class KeyBatch(_KeyParams):
     def __len__(self):
         return self._bodies.shape[0]
 
-    def __getitem__(self, i) -> Key:
+    @overload
+    def __getitem__(self, i: int) -> Key: ...
+    @overload
+    def __getitem__(self, i: slice) -> KeyBatch: ...
+
+    def __getitem__(self, i: int | slice) -> Key | KeyBatch:
         if isinstance(i, slice):
             return KeyBatch(self.party, self.log_domain, self._g, self.d, self.vector, self.early,
                             self._bodies[i])
@@ -364,13 +381,14 @@ class KeyBatch(_KeyParams):
                 + struct.pack("<Q", len(self)) + self._bodies.tobytes())
 
     @classmethod
-    def from_bytes(cls, data) -> "KeyBatch":
+    def from_bytes(cls, data: bytes) -> KeyBatch:
         """Parse and validate (every body, vectorised); ValueError naming what is wrong."""
         party, n, flags, g, d, bodies = _parse_batch(data, _MAGIC_KEY_BATCH)
         return cls(party, n, g, d, bool(flags & _FLAG_VECTOR), bool(flags & _FLAG_EARLY), bodies)
 
     @classmethod
-    def from_paths(cls, paths: "PathKeyBatch", cws, group="u64", vector=None) -> "KeyBatch":
+    def from_paths(cls, paths: PathKeyBatch, cws: NDArray[np.uint64], group: str | int = "u64",
+                   vector: bool | None = None) -> KeyBatch:
         """Default keys from a batch of path keys and their CW^{n+1}s
         (count, ncw) from ``convert_gen_batch``: ``Key.from_path`` for all at once."""
         if not isinstance(paths, PathKeyBatch):
@@ -397,7 +415,8 @@ class KeyBatch(_KeyParams):
         return PathKeyBatch(self.party, self.log_domain, self._bodies[:, :32 + 16 * self.log_domain].copy())
 
     @classmethod
-    def from_keys(cls, keys) -> "KeyBatch":
+    def from_keys(cls, keys: Iterable[Key]) -> KeyBatch:
+        """One batch of keys of the same party and parameters."""
         keys = list(keys)
         if not keys:
             raise ValueError("need at least one key")
@@ -417,10 +436,13 @@ class PathKey:
 
     __slots__ = ("party", "log_domain", "_body")
 
-    def __init__(self, party, log_domain, body):
+    def __init__(self, party: int, log_domain: int, body: bytes | bytearray) -> None:
         self.party, self.log_domain, self._body = party, log_domain, bytes(body)
 
-    levels = property(lambda self: self.log_domain)
+    @property
+    def levels(self) -> int:
+        """The tree depth (``log_domain``)."""
+        return self.log_domain
 
     def __repr__(self):
         return f"PathKey(party={self.party}, log_domain={self.log_domain})"
@@ -435,7 +457,7 @@ class PathKey:
         return _HEADER.pack(_MAGIC_PATH, VERSION, self.party, self.log_domain, 0, 0, b"\0\0\0", 0, 0) + self._body
 
     @classmethod
-    def from_bytes(cls, data) -> "PathKey":
+    def from_bytes(cls, data: bytes) -> PathKey:
         party, n, _, _, _, body = _parse(data, _MAGIC_PATH)
         return cls(party, n, body)
 
@@ -447,15 +469,23 @@ class PathKeyBatch:
 
     __slots__ = ("party", "log_domain", "_bodies")
 
-    def __init__(self, party, log_domain, bodies):
+    def __init__(self, party: int, log_domain: int, bodies: NDArray[np.uint8]) -> None:
         self.party, self.log_domain, self._bodies = party, log_domain, bodies
 
-    levels = property(lambda self: self.log_domain)
+    @property
+    def levels(self) -> int:
+        """The tree depth (``log_domain``)."""
+        return self.log_domain
 
     def __len__(self):
         return self._bodies.shape[0]
 
-    def __getitem__(self, i) -> PathKey:
+    @overload
+    def __getitem__(self, i: int) -> PathKey: ...
+    @overload
+    def __getitem__(self, i: slice) -> PathKeyBatch: ...
+
+    def __getitem__(self, i: int | slice) -> PathKey | PathKeyBatch:
         if isinstance(i, slice):
             return PathKeyBatch(self.party, self.log_domain, self._bodies[i])
         return PathKey(self.party, self.log_domain, self._bodies[i].tobytes())
@@ -472,12 +502,12 @@ class PathKeyBatch:
                 + struct.pack("<Q", len(self)) + self._bodies.tobytes())
 
     @classmethod
-    def from_bytes(cls, data) -> "PathKeyBatch":
+    def from_bytes(cls, data: bytes) -> PathKeyBatch:
         party, n, _, _, _, bodies = _parse_batch(data, _MAGIC_PATH_BATCH)
         return cls(party, n, bodies)
 
     @classmethod
-    def concat(cls, batches) -> "PathKeyBatch":
+    def concat(cls, batches: Iterable[PathKeyBatch]) -> PathKeyBatch:
         """One batch of the keys of several (same party and depth)."""
         batches = list(batches)
         if not batches or not all(isinstance(b, PathKeyBatch) for b in batches):
@@ -494,9 +524,9 @@ class PathSecret:
 
     __slots__ = ("log_domain", "_finals", "_domains")
 
-    def __init__(self, log_domain, finals):
+    def __init__(self, log_domain: int, finals: bytes) -> None:
         self.log_domain, self._finals = log_domain, bytes(finals)
-        self._domains = set()       # conversion domains already used on this path
+        self._domains: set[int] = set()      # conversion domains already used on this path
 
     def __repr__(self):
         return f"PathSecret(log_domain={self.log_domain})"
@@ -516,7 +546,7 @@ class PathSecret:
                 + struct.pack(f"<Q{len(doms)}Q", len(doms), *doms))
 
     @classmethod
-    def import_secret(cls, data) -> "PathSecret":
+    def import_secret(cls, data: bytes) -> PathSecret:
         """The path secret written by :meth:`export_secret` (ValueError on
         anything else)."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -548,14 +578,19 @@ class PathSecretBatch:
 
     __slots__ = ("log_domain", "_finals", "_domains")
 
-    def __init__(self, log_domain, finals):
+    def __init__(self, log_domain: int, finals: NDArray[np.uint8]) -> None:
         self.log_domain, self._finals = log_domain, finals
-        self._domains = set()
+        self._domains: set[int] = set()
 
     def __len__(self):
         return self._finals.shape[0]
 
-    def __getitem__(self, i) -> PathSecret:
+    @overload
+    def __getitem__(self, i: int) -> PathSecret: ...
+    @overload
+    def __getitem__(self, i: slice) -> PathSecretBatch: ...
+
+    def __getitem__(self, i: int | slice) -> PathSecret | PathSecretBatch:
         if isinstance(i, slice):
             sub = PathSecretBatch(self.log_domain, self._finals[i])
             sub._domains = self._domains
@@ -582,7 +617,8 @@ class PathSecretBatch:
                 + struct.pack(f"<Q{len(doms)}Q", len(doms), *doms))
 
     @classmethod
-    def import_secret(cls, data) -> "PathSecretBatch":
+    def import_secret(cls, data: bytes) -> PathSecretBatch:
+        """The batch written by :meth:`export_secret` (ValueError on anything else)."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"PathSecretBatch bytes must be bytes, got {type(data).__name__}")
         data = bytes(data)
@@ -729,6 +765,12 @@ def _check_cw(cw, g: _Group) -> np.ndarray:
     return arr
 
 
+# what the functions below accept: a payload (an int or d ints), keys for evaluation, path keys
+Beta = Union[int, Sequence[int], NDArray[np.uint64]]
+Keys = Union[Key, KeyBatch, Sequence[Key]]
+PathKeys = Union[PathKey, PathKeyBatch, Key, KeyBatch, Sequence[Union[PathKey, Key]]]
+
+
 # ------------------------------------------------------------ generation
 
 def _gen_raw(alphas, betas, n, g, early, vector, d, rand, threads):
@@ -766,7 +808,8 @@ def _check_early(early, g, vector) -> bool:
     return early
 
 
-def gen(alpha, beta, log_domain, group="u64", early=None, *, _rand=None):
+def gen(alpha: int, beta: Beta, log_domain: int, group: str | int = "u64", early: bool | None = None, *,
+        _rand: bytes | None = None) -> tuple[Key, Key]:
     """Keys (k0, k1) of f(alpha) = beta, f(x) = 0 elsewhere, x in [0, 2^log_domain).
 
     beta: an int (scalar payload) or a 1-D uint64 array / list of d ints (each
@@ -804,7 +847,9 @@ def gen(alpha, beta, log_domain, group="u64", early=None, *, _rand=None):
     return b0[0], b1[0]
 
 
-def gen_batch(alphas, betas, log_domain, group="u64", early=None, *, threads=None, _rand=None):
+def gen_batch(alphas: ArrayLike, betas: int | ArrayLike, log_domain: int, group: str | int = "u64",
+              early: bool | None = None, *, threads: int | None = None,
+              _rand: bytes | None = None) -> tuple[KeyBatch, KeyBatch]:
     """Key batches (K0, K1) for many point functions at once.
 
     alphas: (count,) ints; betas: (count,) for scalar payloads, (count, d)
@@ -873,7 +918,7 @@ def _key_arrays(keys, *, allow_early=True):
     return ref, bodies, parties, single
 
 
-def eval_points(key, xs, *, threads=None):
+def eval_points(key: Keys, xs: int | ArrayLike, *, threads: int | None = None) -> np.uint64 | NDArray[np.uint64]:
     """Party shares Eval(key, x).  key: a Key (xs any shape) or a KeyBatch /
     sequence of keys (xs of shape (count,) or (count, k): row i for key i).
     Returns uint64 of shape xs.shape (+ (d,) for vector payloads)."""
@@ -920,7 +965,7 @@ def _full(ref, bodies, parties, out, threads, single):
     return out
 
 
-def eval_full(key, *, out=None, threads=None):
+def eval_full(key: Key, *, out: NDArray[np.uint64] | None = None, threads: int | None = None) -> NDArray[np.uint64]:
     """All 2^n shares of one key: shape (2^n,) or (2^n, d).  ``out``: a
     preallocated uint64 array of that shape (no allocation)."""
     if not isinstance(key, Key):
@@ -929,7 +974,7 @@ def eval_full(key, *, out=None, threads=None):
     return _full(ref, bodies, parties, out, threads, True)
 
 
-def eval_full_batch(keys, *, out=None, threads=None):
+def eval_full_batch(keys: Keys, *, out: NDArray[np.uint64] | None = None, threads: int | None = None) -> NDArray[np.uint64]:
     """Full-domain shares of many keys: shape (count, 2^n[, d])."""
     ref, bodies, parties, _ = _key_arrays(keys)
     return _full(ref, bodies, parties, out, threads, False)
@@ -937,7 +982,7 @@ def eval_full_batch(keys, *, out=None, threads=None):
 
 # ------------------------------------------------- SecEmb path / convert
 
-def path_gen(alpha, log_domain):
+def path_gen(alpha: int, log_domain: int) -> tuple[PathKey, PathKey, PathSecret]:
     """Algorithm 7: (PathKey for server 0, PathKey for server 1, PathSecret)."""
     n = _check_log_domain(log_domain)
     alpha = _check_alpha(alpha, n)
@@ -954,7 +999,8 @@ def path_gen(alpha, log_domain):
     return PathKey(0, n, p0.tobytes()), PathKey(1, n, p1.tobytes()), secret
 
 
-def path_gen_batch(alphas, log_domain, *, threads=None):
+def path_gen_batch(alphas: ArrayLike, log_domain: int, *,
+                   threads: int | None = None) -> tuple[PathKeyBatch, PathKeyBatch, PathSecretBatch]:
     """Algorithm 7 for many points in one kernel call: (PathKeyBatch for
     server 0, for server 1, PathSecretBatch); the batches index like lists."""
     n = _check_log_domain(log_domain)
@@ -992,20 +1038,22 @@ def _claim_domain(path_secrets, domain):
         x._domains.add(domain)
 
 
-def convert_gen_batch(path_secrets, betas, group="u64", *, domain=0):
+def convert_gen_batch(path_secrets: PathSecretBatch | Iterable[PathSecret], betas: ArrayLike,
+                      group: str | int = "u64", *, domain: int = 0) -> NDArray[np.uint64]:
     """Algorithm 5 for many paths at once: betas (count, d) (or (count,) for
     scalars) -> CW^{n+1} as a (count, d) uint64 array, in conversion domain
     ``domain`` (module docstring; each path takes one payload per domain)."""
     batch = path_secrets if isinstance(path_secrets, PathSecretBatch) else None
+    paths: list[PathSecret] = []
     if batch is None:
-        path_secrets = list(path_secrets)
-        if not all(isinstance(x, PathSecret) for x in path_secrets):
+        paths = list(path_secrets)
+        if not all(isinstance(x, PathSecret) for x in paths):
             raise TypeError("path_secrets must be a PathSecretBatch or PathSecret objects")
-        if len(set(map(id, path_secrets))) != len(path_secrets):
+        if len(set(map(id, paths))) != len(paths):
             raise ValueError("path_secrets has the same path twice")
     domain = _check_domain(domain)
     g = _group(group)
-    count = len(path_secrets)
+    count = len(batch) if batch is not None else len(paths)
     b = np.asarray(betas)
     if b.ndim == 1:
         b = b.reshape(count, 1) if b.shape == (count,) else b
@@ -1020,14 +1068,14 @@ def convert_gen_batch(path_secrets, betas, group="u64", *, domain=0):
     d = b.shape[1]
     cw = np.empty((count, d), dtype=np.uint64)
     if count:
-        _claim_domain([batch] if batch is not None else path_secrets, domain)
-        finals = batch._finals.tobytes() if batch is not None else b"".join(x._finals for x in path_secrets)
+        _claim_domain([batch] if batch is not None else paths, domain)
+        finals = batch._finals.tobytes() if batch is not None else b"".join(x._finals for x in paths)
         st = lib.secea_dpf_convert_gen(_wptr(cw), finals, _ptr(bb, "uint64_t[]"), count, g.gid, g.p, d, domain)
         _check_status(st, "convert_gen_batch")
     return cw
 
 
-def convert_gen(path_secret, beta, group="u64", *, domain=0):
+def convert_gen(path_secret: PathSecret, beta: Beta, group: str | int = "u64", *, domain: int = 0) -> NDArray[np.uint64]:
     """Algorithm 5: CW^{n+1} = (-1)^{t_1} [beta - Convert_D(s_0) + Convert_D(s_1)],
     as a 1-D uint64 array of d group elements (d = 1 for a scalar beta), in
     conversion domain D = ``domain``.  Raises ValueError if this path already
@@ -1074,7 +1122,7 @@ def _path_arrays(keys):
     return n, bodies, np.array([p.party for p in paths], dtype=np.uint8), False
 
 
-def split_states(states):
+def split_states(states: ArrayLike) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
     """Packed states (..., 16) uint8 -> (t (...) uint8, s (..., 16) uint8 with bit 0 cleared)."""
     states = np.asarray(states)
     t = (states[..., 0] & 1).astype(np.uint8)
@@ -1096,7 +1144,7 @@ def _join_states(t, s):
     return st
 
 
-def path_eval(path_key, xs, *, threads=None):
+def path_eval(path_key: PathKey | Key, xs: ArrayLike, *, threads: int | None = None) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
     """Algorithm 6 at the points xs: (t, s) with t uint8 of shape xs.shape
     and s the 16-byte seeds, uint8 of shape xs.shape + (16,)."""
     n, bodies, _, single = _path_arrays(path_key)
@@ -1113,7 +1161,8 @@ def path_eval(path_key, xs, *, threads=None):
     return split_states(states)
 
 
-def convert_eval(party, t, s, cw, group="u64", *, domain=0):
+def convert_eval(party: int, t: ArrayLike, s: NDArray[np.uint8], cw: NDArray[np.uint64], group: str | int = "u64", *,
+                 domain: int = 0) -> NDArray[np.uint64]:
     """Algorithm 4: (-1)^party [Convert_D(s) + t * CW] for each state, D =
     ``domain`` (the one the CW was generated in); returns uint64 of shape
     t.shape + (d,)."""
@@ -1133,7 +1182,7 @@ def convert_eval(party, t, s, cw, group="u64", *, domain=0):
     return out.reshape(st.shape[:-1] + (cw.size,))
 
 
-def path_eval_full(keys, m=None, *, threads=None):
+def path_eval_full(keys: PathKeys, m: int | None = None, *, threads: int | None = None) -> NDArray[np.uint8]:
     """Packed leaf states (seed with t in bit 0) of all leaves j < m
     (default 2^n): uint8 (m, 16) for one key, (count, m, 16) for several.
     Keep them to run ``convert_accumulate`` later without redoing AES."""
@@ -1160,7 +1209,8 @@ def _check_cws(cw, count, d):
     return cws
 
 
-def convert_accumulate(acc, states, party, cw, *, domain=0, threads=None):
+def convert_accumulate(acc: NDArray[np.uint64], states: NDArray[np.uint8], party: int | ArrayLike, cw: NDArray[np.uint64], *, domain: int = 0,
+                       threads: int | None = None) -> NDArray[np.uint64]:
     """Over Z_2^64, in place: acc[j, :] += sum_c (-1)^party_c [Convert_D(s_cj) + t_cj * CW_c]
     for j < m, D = ``domain`` (the one the CWs were generated in).  acc: (m, d)
     uint64; states: (m, 16) or (count, m, 16) uint8 from ``path_eval_full``;
@@ -1199,7 +1249,9 @@ def convert_accumulate(acc, states, party, cw, *, domain=0, threads=None):
     return acc
 
 
-def path_convert_accumulate(acc, keys, party, cw, *, domain=0, threads=None):
+def path_convert_accumulate(acc: NDArray[np.uint64] | NDArray[np.uint32], keys: PathKeys, party: int, cw: NDArray[np.uint64], *,
+                            domain: int = 0,
+                            threads: int | None = None) -> NDArray[np.uint64] | NDArray[np.uint32]:
     """``path_eval_full`` and ``convert_accumulate`` fused, in place and
     without the leaf states in memory: acc[j, :] += (-1)^party sum_c
     [Convert_D(s_cj) + t_cj * CW_c] for j < m = acc.shape[0], D = ``domain``.
@@ -1246,7 +1298,7 @@ def _check_table(table, n):
     return np.ascontiguousarray(table), m, d
 
 
-def path_xor_rows(keys, table, *, threads=None):
+def path_xor_rows(keys: PathKeys, table: NDArray[np.uint64], *, threads: int | None = None) -> NDArray[np.uint64]:
     """Two-server PIR on path keys (Boyle, Gilboa and Ishai's PIR from a DPF):
     the XOR of the table rows whose leaf has control bit t = 1, for each key.
     The leaves' control bits of the two servers' keys differ exactly at
@@ -1267,7 +1319,7 @@ def path_xor_rows(keys, table, *, threads=None):
     return out[0] if single else out
 
 
-def eval_full_dot(keys, table, *, threads=None):
+def eval_full_dot(keys: Keys, table: NDArray[np.uint64], *, threads: int | None = None) -> NDArray[np.uint64]:
     """Over Z_2^64: sum_j Eval(key, j) * table[j, :] for each key, without
     materialising the 2^n shares (SecEmb retrieval, eq. 3).  Scalar u64 keys
     (default or early); table (m, d) uint64 with m <= 2^n.  Returns (d,) for

@@ -43,7 +43,7 @@ def H(which: int, x: int) -> int:
     return int.from_bytes(c, "little") ^ s
 
 
-def G(seed: int):
+def G(seed: int) -> tuple[int, int]:
     """Length-doubling PRG: (s^L | t^L, s^R | t^R) as two blocks (t in bit 0)."""
     seed &= ~1
     return H(0, seed), H(1, seed)
@@ -90,7 +90,8 @@ def convert_eval(party: int, state: int, cw: list, gid: int, p: int, domain: int
     return [(-v) % M for v in vals] if party else vals
 
 
-def gen(alpha: int, beta: list, levels: int, gid: int, p: int, rand: bytes):
+def gen(alpha: int, beta: list, levels: int, gid: int, p: int,
+        rand: bytes) -> tuple[bytes, bytes, tuple[int, int]]:
     """Algorithms 7 + 5 with the C kernel's packing.  alpha is the path index
     (< 2^levels), beta the list of ncw elements (empty: path bodies only),
     rand 32 bytes.  Returns (body0, body1, (x0, x1)) with x_b the final states."""

@@ -33,8 +33,10 @@ The slow twin of every function is in ``secea_fast.field.reference``.
 from __future__ import annotations
 
 import builtins
+from typing import overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._checks import (check_elements, check_int, check_prime, check_same_shape,
                        check_scalar_element, check_array)
@@ -60,17 +62,17 @@ def _binary(a, b, p, kernel, scalar_ok):
     return out
 
 
-def add(a, b, p):
+def add(a: NDArray[np.uint64], b: NDArray[np.uint64] | int, p: int) -> NDArray[np.uint64]:
     """``(a + b) mod p`` elementwise; ``b`` may be an int in [0, p)."""
     return _binary(a, b, p, lib.secea_fp_add, True)
 
 
-def sub(a, b, p):
+def sub(a: NDArray[np.uint64], b: NDArray[np.uint64] | int, p: int) -> NDArray[np.uint64]:
     """``(a - b) mod p`` elementwise; ``b`` may be an int in [0, p)."""
     return _binary(a, b, p, lib.secea_fp_sub, True)
 
 
-def neg(a, p):
+def neg(a: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
     """``-a mod p`` elementwise."""
     p = check_prime(p)
     a = check_elements(a, p, "a")
@@ -79,7 +81,7 @@ def neg(a, p):
     return out
 
 
-def mul(a, b, p):
+def mul(a: NDArray[np.uint64], b: NDArray[np.uint64] | int, p: int) -> NDArray[np.uint64]:
     """``a * b mod p`` elementwise; ``b`` may be an int in [0, p) (scalar product)."""
     if isinstance(b, np.ndarray):
         return _binary(a, b, p, lib.secea_fp_mul, False)
@@ -91,7 +93,7 @@ def mul(a, b, p):
     return out
 
 
-def pow(a, e, p):  # noqa: A001 - the field operation's natural name
+def pow(a: NDArray[np.uint64], e: int | NDArray[np.uint64], p: int) -> NDArray[np.uint64]:  # noqa: A001 - the field operation's natural name
     """``a ** e mod p`` elementwise.
 
     ``e`` is a Python int (any size, negative allowed: then every entry of
@@ -117,7 +119,7 @@ def pow(a, e, p):  # noqa: A001 - the field operation's natural name
     return out
 
 
-def batch_inv(a, p):
+def batch_inv(a: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
     """Elementwise inverse by Montgomery's trick: 3(n-1) multiplications and one
     exponentiation.  Raises ``ValueError`` naming the first zero entry."""
     p = check_prime(p)
@@ -129,7 +131,13 @@ def batch_inv(a, p):
     return out
 
 
-def inv(a, p):
+@overload
+def inv(a: int, p: int) -> int: ...
+@overload
+def inv(a: NDArray[np.uint64], p: int) -> NDArray[np.uint64]: ...
+
+
+def inv(a: int | NDArray[np.uint64], p: int) -> int | NDArray[np.uint64]:
     """Inverse mod p of an int (returns an int) or of every entry of an array."""
     if isinstance(a, np.ndarray):
         return batch_inv(a, p)
@@ -140,7 +148,7 @@ def inv(a, p):
     return builtins.pow(a, p - 2, p)
 
 
-def dot(a, b, p):
+def dot(a: NDArray[np.uint64], b: NDArray[np.uint64], p: int) -> int | NDArray[np.uint64]:
     """Inner product(s) ``sum_i a[..., i] * b[..., i] mod p``.
 
     1-D operands give an int; n-D operands of equal shape give the row-wise
@@ -161,7 +169,7 @@ def dot(a, b, p):
     return int(out[()]) if a.ndim == 1 else out
 
 
-def reduce(x, p):
+def reduce(x: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
     """``x mod p`` for an arbitrary ``uint64`` array (entries may exceed p)."""
     p = check_prime(p)
     x = check_array(x, "x")
@@ -170,7 +178,7 @@ def reduce(x, p):
     return out
 
 
-def asarray(values, p):
+def asarray(values: ArrayLike, p: int) -> NDArray[np.uint64]:
     """Canonical residues of integers (Python ints of any size and sign, or an
     integer array) as a ``uint64`` array.  Floats are refused: quantize them
     with ``secea_fast.fixedpoint`` first."""

@@ -29,7 +29,9 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from . import demo
 
@@ -81,10 +83,11 @@ def run_sim(protocol: str, over: dict, out_dir: Path) -> None:
 def run_local(protocol: str, over: dict, out_dir: Path) -> None:
     """One round of the example App on a local deployment (real SuperLink and
     SuperNodes, TLS), results in ``out_dir``."""
-    from .deployment import LocalFederation, example_app
+    from .localfed import LocalFederation, example_app
     defaults = demo.DEFAULTS if protocol == "secea" else demo.SECEMB_DEFAULTS
     cfg = dict(defaults, **over, **{"out-dir": str(out_dir)})
     n = _nodes(protocol, cfg)
+    node_configs: list[dict[str, Any]]
     if protocol == "secea":
         node_configs = [{"party-id": i} for i in range(n)]
     else:
@@ -175,7 +178,8 @@ def training_plot(res: dict, path) -> None:
     plt.close(fig)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """``secea-fast flower``: parse ``argv`` and run the chosen command; the exit status."""
     p = argparse.ArgumentParser(prog="secea-fast flower", description=__doc__.split("\n\n")[0])
     p.add_argument("mode", choices=("sim", "local", "train"),
                    help="sim: Flower's simulation engine; local: a real SuperLink and SuperNodes here; "

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from flwr.app import Context
@@ -77,7 +79,7 @@ def party_of(context: Context) -> int:
                      "with --node-config \"party-id=<n>\"")
 
 
-def save_embeddings(path, embeddings: dict) -> None:
+def save_embeddings(path: str | os.PathLike[str], embeddings: dict[Any, Any]) -> None:
     """A client's result as ``ids`` (str) and ``rows`` (float64) in an npz."""
     ids = list(embeddings)
     rows = np.array([embeddings[k] for k in ids], dtype=np.float64)
@@ -86,7 +88,8 @@ def save_embeddings(path, embeddings: dict) -> None:
     os.replace(tmp, path)
 
 
-def load_embeddings(path) -> dict:
+def load_embeddings(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """The embeddings :func:`save_embeddings` wrote (ids as str)."""
     with np.load(path, allow_pickle=False) as z:
         ids, rows = z["ids"], z["rows"]          # each z[...] reads the array again: once each
     return {str(k): rows[i] for i, k in enumerate(ids)}
@@ -132,7 +135,7 @@ def _write(cfg, name, text):
         (_out(cfg) / name).write_text(text)
 
 
-def make_apps(**overrides):
+def make_apps(**overrides: Any) -> tuple[ServerApp, ClientApp]:
     """(ServerApp, ClientApp) of the SecEA demo; ``overrides`` replace defaults
     of the run config (the run config itself wins, as ``flwr run
     --run-config`` sets it)."""
@@ -147,7 +150,7 @@ SECEMB_DEFAULTS = {"users": 5, "items": 3883, "d": 64, "m-prime": 300, "frac-bit
                    "stage-timeout": 300.0, "out-dir": ""}
 
 
-def secemb_data(cfg: dict):
+def secemb_data(cfg: dict[str, Any]) -> tuple[np.ndarray, list[list[int]], list[np.ndarray]]:
     """(Q, items, grads) of the SecEmb demo: the public item table, and per
     user its rated items (MovieLens-like counts, 20 to ~2 m') and gradient
     rows, seeded by the run config (the same on every node)."""
@@ -163,7 +166,7 @@ def secemb_data(cfg: dict):
     return Q, items, grads
 
 
-def secemb_role(context: Context):
+def secemb_role(context: Context) -> tuple[str, int | None]:
     """("server1", None) or ("user", data index) of a node: ``role`` and
     ``user-id`` (or ``party-id``) of its node config in deployment, so one
     set of SuperNodes can serve both demos; in the simulation engine
@@ -206,7 +209,7 @@ def secemb_client_stage(msg, context: Context, overrides: dict):
                                   on_retrieved=keep)
 
 
-def make_secemb_apps(**overrides):
+def make_secemb_apps(**overrides: Any) -> tuple[ServerApp, ClientApp]:
     """(ServerApp, ClientApp) of a SecEmb round on the demo data: server 0 is
     the ServerApp; server 1 and the users are SuperNodes (:func:`secemb_role`)."""
     server_app, client_app = ServerApp(), ClientApp()
@@ -215,7 +218,8 @@ def make_secemb_apps(**overrides):
     return server_app, client_app
 
 
-def verify_secea(out_dir, cfg: dict, parties=None, without=()) -> tuple:
+def verify_secea(out_dir: str | os.PathLike[str], cfg: dict[str, Any], parties: Iterable[int] | None = None,
+                 without: Iterable[int] = ()) -> tuple[bool, str]:
     """(ok, message): the global embeddings in ``out_dir`` of the clients
     ``parties`` (default: all) equal ``secea.aggregate`` on the same data,
     bit for bit; ``without``: parties left out of the round (a restart
@@ -241,7 +245,7 @@ def verify_secea(out_dir, cfg: dict, parties=None, without=()) -> tuple:
     return True, f"{n} clients' global embeddings equal secea.aggregate bit for bit"
 
 
-def verify_secemb(out_dir, cfg: dict) -> tuple:
+def verify_secemb(out_dir: str | os.PathLike[str], cfg: dict[str, Any]) -> tuple[bool, str]:
     """(ok, message): the aggregate and every user's retrieved rows in
     ``out_dir`` pass ``secemb.plaintext_check`` (users with more than m'
     items keep a random m' of them: the rows say which)."""
@@ -263,7 +267,8 @@ def verify_secemb(out_dir, cfg: dict) -> tuple:
 FLOOR_TYPE = "query.floor"
 
 
-def measure_floor(grid, nodes, *, repeats=5, payload=64 << 20, timeout=300.0) -> dict:
+def measure_floor(grid: Grid, nodes: Sequence[int], *, repeats: int = 5, payload: int = 64 << 20,
+                  timeout: float = 300.0) -> dict[str, Any]:
     """Flower's own cost of a stage, measured on ``grid`` with this App:
     the wall time of an empty stage (a tiny message and its reply: Flower's
     polling and a fresh ClientApp process per message) addressed to every
@@ -321,7 +326,7 @@ def _floor_stage(msg, context: Context):
     return FlowerMessage(pack({"echo": n}, [np.random.default_rng().bytes(n)] if n else []), reply_to=msg)
 
 
-def make_example_apps(**overrides):
+def make_example_apps(**overrides: Any) -> tuple[ServerApp, ClientApp]:
     """One (ServerApp, ClientApp) for both demos, the App of
     ``examples/flower_secea``: the run config's ``protocol`` (``secea`` or
     ``secemb``) picks the round; every other key is the demo's."""

@@ -28,7 +28,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 __all__ = ["LocalFederation", "RunInfo", "example_app", "train_app", "make_certificates"]
@@ -63,7 +65,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def make_certificates(directory) -> dict:
+def make_certificates(directory: str | os.PathLike[str]) -> dict[str, str]:
     """A CA and a server certificate for 127.0.0.1 / localhost in
     ``directory``: {"ca": path, "cert": path, "key": path}."""
     from cryptography import x509
@@ -126,8 +128,9 @@ class LocalFederation:
     False runs everything ``--insecure`` (loopback only); ``env``: extra
     environment of every process."""
 
-    def __init__(self, n_nodes: int, *, node_configs=None, workdir=None, tls: bool = True, env=None,
-                 startup_timeout: float = 60.0):
+    def __init__(self, n_nodes: int, *, node_configs: Sequence[Mapping[str, Any]] | None = None,
+                 workdir: str | os.PathLike[str] | None = None, tls: bool = True, env: Mapping[str, str] | None = None,
+                 startup_timeout: float = 60.0) -> None:
         if isinstance(n_nodes, bool) or not isinstance(n_nodes, int) or n_nodes < 1:
             raise ValueError(f"n_nodes must be an int >= 1, got {n_nodes!r}")
         if node_configs is not None and len(node_configs) != n_nodes:
@@ -222,15 +225,18 @@ class LocalFederation:
         raise RuntimeError(f"not every SuperNode connected within {self.startup_timeout:g} s:\n"
                            + "\n".join(self.log_tail(f"supernode-{i}") for i in range(self.n_nodes)))
 
-    def log_text(self, name) -> str:
+    def log_text(self, name: str) -> str:
+        """The log of process ``name`` (superlink, supernode-<i>, run) so far."""
         path = self.workdir / "logs" / f"{name}.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def log_tail(self, name, lines=30) -> str:
+    def log_tail(self, name: str, lines: int = 30) -> str:
+        """The last ``lines`` lines of that log, headed by its name."""
         return f"--- {name} ---\n" + "\n".join(self.log_text(name).splitlines()[-lines:])
 
     # ------------------------------------------------------------------ runs
-    def run(self, app_dir, run_config=None, timeout: float = 900.0) -> RunInfo:
+    def run(self, app_dir: str | os.PathLike[str], run_config: Mapping[str, Any] | None = None,
+            timeout: float = 900.0) -> RunInfo:
         """``flwr run app_dir`` against this federation with ``run_config``
         overrides, streaming its logs until the run ends.  Raises
         RuntimeError with the logs' tails if it fails or times out."""

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from flwr.app import Array, ArrayRecord, ConfigRecord, Message, RecordDict
+from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
+from flwr.serverapp import Grid
 
 __all__ = ["pack", "unpack", "exchange", "grid_exchange", "StageResult", "BYTES_STYPE",
            "load_state", "save_state", "wait_nodes", "log"]
@@ -31,8 +34,11 @@ BYTES_STYPE = "secea_fast.bytes"      # Array.stype of an opaque protocol messag
 # they appear in the ServerApp's and ClientApps' logs (`flwr run --stream`, `flwr log`)
 log = logging.getLogger("flwr").getChild("secea_fast")
 
+# a stage's messages: node id -> (cfg, blobs)
+Outbox = dict[int, tuple[dict[str, Any], Iterable[bytes]]]
 
-def pack(cfg: dict, blobs=()) -> RecordDict:
+
+def pack(cfg: dict[str, Any], blobs: Iterable[bytes] = ()) -> RecordDict:
     """A ``RecordDict`` carrying ``cfg`` (ConfigRecord values: int, float,
     str, bytes, bool and lists of them) and the byte strings ``blobs``."""
     arrays = ArrayRecord()
@@ -50,10 +56,12 @@ def unpack(content: RecordDict) -> tuple[dict, list]:
         raise ValueError("not a secea_fast message: it needs the records 'cfg' and 'msgs'")
     cfg = dict(content["cfg"])
     arrays = content["msgs"]
+    if not isinstance(arrays, ArrayRecord):
+        raise ValueError("not a secea_fast message: its record 'msgs' is not an ArrayRecord")
     blobs = []
     for i in range(len(arrays)):
         a = arrays.get(str(i))
-        if a is None or a.stype != BYTES_STYPE or a.dtype != "uint8":
+        if not isinstance(a, Array) or a.stype != BYTES_STYPE or a.dtype != "uint8":
             raise ValueError(f"message part {i} is missing or not opaque bytes")
         blobs.append(a.data)
     return cfg, blobs
@@ -73,8 +81,12 @@ class StageResult:
     work: float = 0.0
 
 
-def exchange(grid, outbox: dict, message_type: str, *, timeout: float, poll: float = 0.05,
-             group_id: str = "", work=None) -> StageResult:
+# what grid_exchange returns: run(outbox, work=None)
+Exchange = Callable[..., StageResult]
+
+
+def exchange(grid: Grid, outbox: Outbox, message_type: str, *, timeout: float, poll: float = 0.05,
+             group_id: str = "", work: Callable[[], object] | None = None) -> StageResult:
     """Send ``outbox[node_id] = (cfg, blobs)`` to every node and collect the
     replies as ``(cfg, blobs)``.  A node whose reply is a Flower error (a
     ClientApp exception, or the SuperLink reporting the node lost) or that
@@ -128,15 +140,15 @@ def exchange(grid, outbox: dict, message_type: str, *, timeout: float, poll: flo
     return res
 
 
-def grid_exchange(grid, message_type: str, *, timeout: float = 300.0, poll: float = 0.05):
+def grid_exchange(grid: Grid, message_type: str, *, timeout: float = 300.0, poll: float = 0.05) -> Exchange:
     """``exchange(outbox, work=None)`` over a Flower ``Grid``: what the
     protocols' stage runners call for one stage."""
-    def run(outbox, work=None):
+    def run(outbox: Outbox, work: Callable[[], object] | None = None) -> StageResult:
         return exchange(grid, outbox, message_type, timeout=timeout, poll=poll, work=work)
     return run
 
 
-def load_state(context, key: str):
+def load_state(context: Context, key: str) -> bytes | None:
     """The bytes a protocol saved in this node's ``context.state`` under
     ``key`` (None if nothing was saved).  Flower keeps ``context.state`` in
     the SuperNode and hands it to each ClientApp process of the run; it is
@@ -147,12 +159,12 @@ def load_state(context, key: str):
     return rec["state"].data if "state" in rec else None
 
 
-def save_state(context, key: str, data: bytes) -> None:
+def save_state(context: Context, key: str, data: bytes) -> None:
     """Save ``data`` in this node's ``context.state`` under ``key``."""
     context.state[key] = ArrayRecord({"state": Array("uint8", (len(data),), BYTES_STYPE, bytes(data))})
 
 
-def wait_nodes(grid, need: int, wait: float = 120.0) -> list:
+def wait_nodes(grid: Grid, need: int, wait: float = 120.0) -> list[int]:
     """The ids of the SuperNodes connected to ``grid`` once at least
     ``need`` are (checked every 0.5 s); RuntimeError after ``wait`` seconds."""
     deadline = time.time() + wait

@@ -61,9 +61,13 @@ Dropouts (what each phase tolerates)
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field as dc_field
+from typing import Any
 
 import numpy as np
+from flwr.app import Context, Message as FlowerMessage
+from flwr.serverapp import Grid
 
 from .. import tuning
 from .._checks import check_int
@@ -72,7 +76,7 @@ from ..protocols.common.wire import Reader, Writer, check_increasing
 from ..protocols.secea import (Client, DecodingError, Message, SecEAParams, Server,
                                default_block_size)
 from ..protocols.secea.params import PSU_PRIME
-from .records import grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
+from .records import Exchange, grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
 
 __all__ = ["MESSAGE_TYPE", "STATE_KEY", "handle", "handle_message", "SecEAStageRunner",
            "SecEAFlowerResult", "run_secea"]
@@ -154,7 +158,8 @@ def _as_numpy(v):
     return np.asarray(v)
 
 
-def handle(cfg: dict, blobs: list, state: bytes | None, local) -> tuple:
+def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None,
+           local: dict[Any, Any]) -> tuple[dict[str, Any], list[bytes], bytes, dict[Any, np.ndarray] | None]:
     """One SecEA stage at a client, independent of the transport.
 
     ``cfg`` / ``blobs``: the server's message (:mod:`secea_fast.flower.records`);
@@ -282,7 +287,8 @@ def _step(c: Client, st: _NodeState, cfg: dict, blobs: list, local, rnd: int):
     return out, secs, result
 
 
-def handle_message(msg, context, local, on_result=None):
+def handle_message(msg: FlowerMessage, context: Context, local: dict[Any, Any],
+                   on_result: Callable[[Context, dict[Any, np.ndarray]], object] | None = None) -> FlowerMessage:
     """The ClientApp side of a SecEA stage: call it from the ClientApp's
     handler of ``MESSAGE_TYPE`` messages (``@app.query("secea")``) with the
     embeddings this node holds, and return what it returns::
@@ -296,7 +302,6 @@ def handle_message(msg, context, local, on_result=None):
     embeddings)`` is called once, at the stage where this client's last block
     is decoded, with its entities' global embeddings (eq. 5).  The node's
     protocol state lives in ``context.state[STATE_KEY]``."""
-    from flwr.app import Message as FlowerMessage
     t0 = time.perf_counter()
     cfg, blobs = unpack(msg.content)
     state = None if cfg.get("stage") == "keys" else load_state(context, STATE_KEY)
@@ -373,8 +378,9 @@ class SecEAStageRunner:
     of an earlier round among the same clients: the union is computed once
     before training (Sec. 4.1), so later rounds skip it."""
 
-    def __init__(self, exchange, *, d, T=1, precision=8, K=None, bound=100.0, block_size=None,
-                 blocks_per_stage=None, round_index=1, union=None, stage_bytes=None):
+    def __init__(self, exchange: Exchange, *, d: int, T: int = 1, precision: int = 8, K: int | None = None,
+                 bound: float = 100.0, block_size: int | None = None, blocks_per_stage: int | None = None,
+                 round_index: int = 1, union: np.ndarray | None = None, stage_bytes: int | None = None) -> None:
         self.exchange = exchange
         self.union = None if union is None else np.ascontiguousarray(union, dtype=np.uint64)
         self.d, self.T, self.precision, self.K, self.bound = d, T, precision, K, bound
@@ -389,7 +395,8 @@ class SecEAStageRunner:
         self.stage_bytes = stage_bytes or tuning.FLOWER_STAGE_QUERY_BYTES
 
     # ------------------------------------------------------------------
-    def run(self, nodes) -> SecEAFlowerResult:
+    def run(self, nodes: Sequence[int]) -> SecEAFlowerResult:
+        """One round among ``nodes`` (the clients, in party order)."""
         alive = sorted(int(x) for x in nodes)
         res = SecEAFlowerResult()
         t_start = time.perf_counter()
@@ -572,10 +579,11 @@ class SecEAStageRunner:
             step += 1
 
 
-def run_secea(grid, *, d, T=1, precision=8, K=None, bound=100.0, block_size=None,
-              blocks_per_stage=None, stage_bytes=None, nodes=None, min_nodes=None, timeout=300.0,
-              poll=0.05,
-              wait_nodes_s=120.0, round_index=1, union=None) -> SecEAFlowerResult:
+def run_secea(grid: Grid, *, d: int, T: int = 1, precision: int = 8, K: int | None = None, bound: float = 100.0,
+              block_size: int | None = None, blocks_per_stage: int | None = None, stage_bytes: int | None = None,
+              nodes: Sequence[int] | None = None, min_nodes: int | None = None, timeout: float = 300.0,
+              poll: float = 0.05, wait_nodes_s: float = 120.0, round_index: int = 1,
+              union: np.ndarray | None = None) -> SecEAFlowerResult:
     """One SecEA round from a ServerApp: the SuperNodes connected to
     ``grid`` (or ``nodes``) are the clients.  Waits up to ``wait_nodes_s``
     seconds for ``min_nodes`` nodes to connect (default: 2T + 1).

@@ -49,16 +49,21 @@ formed without both servers.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field as dc_field
+from typing import Any
 
 import numpy as np
+from flwr.app import Context, Message as FlowerMessage
+from flwr.serverapp import Grid
+from numpy.typing import ArrayLike
 
 from ..prg import X25519KeyPair
 from ..protocols.common.wire import Reader, Writer
 from ..protocols.secemb import (AggregateShare, AggregationUpload, RetrievalRequest,
                                 RetrievalResponse, SecEmbParams, Server, User, encode_table,
                                 reconstruct_aggregate)
-from .records import grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
+from .records import Exchange, StageResult, grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
 from .sealed import open_sealed, seal
 
 __all__ = ["MESSAGE_TYPE", "STATE_KEY", "handle", "handle_message", "SecEmbStageRunner",
@@ -112,7 +117,9 @@ def _save(keypair, rnd, party=b"") -> bytes:
             .u64(rnd).blob(party).bytes())
 
 
-def handle(cfg: dict, blobs: list, state, role: str, items=None, grads_fn=None) -> tuple:
+def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, role: str, items: ArrayLike | None = None,
+           grads_fn: Callable[[np.ndarray], Any] | None = None
+           ) -> tuple[dict[str, Any], list[bytes], bytes, np.ndarray | None]:
     """One SecEmb stage at a node, independent of the transport: returns
     ``(reply_cfg, reply_blobs, new_state, retrieved)``.
 
@@ -197,12 +204,13 @@ def handle(cfg: dict, blobs: list, state, role: str, items=None, grads_fn=None) 
     return reply, out, new, retrieved
 
 
-def handle_message(msg, context, role: str, items=None, grads_fn=None, on_retrieved=None):
+def handle_message(msg: FlowerMessage, context: Context, role: str, items: ArrayLike | None = None,
+                   grads_fn: Callable[[np.ndarray], Any] | None = None,
+                   on_retrieved: Callable[[Context, np.ndarray], object] | None = None) -> FlowerMessage:
     """The ClientApp side of a SecEmb stage (``@app.query("secemb")``):
     ``role`` "server1" for SecEmb's second server, "user" for a user, with
     its ``items`` and ``grads_fn`` (see :func:`handle`).  ``on_retrieved(
     context, rows)`` is called with the user's retrieved rows."""
-    from flwr.app import Message as FlowerMessage
     cfg, blobs = unpack(msg.content)
     reply, out, new, rows = handle(cfg, blobs, load_state(context, STATE_KEY), role, items, grads_fn)
     save_state(context, STATE_KEY, new)
@@ -242,15 +250,16 @@ class SecEmbStageRunner:
     ``noise_sigma`` (each server's Gaussian noise, Appendix G), ``agg_bits``
     (the aggregation ring Z_2^b, 64 or 32: ``SecEmbParams``)."""
 
-    def __init__(self, exchange, *, m_prime, frac_bits=16, n_users=None, dense_size=0,
-                 noise_sigma=0.0, threads=None, agg_bits=64):
+    def __init__(self, exchange: Exchange, *, m_prime: int, frac_bits: int = 16, n_users: int | None = None,
+                 dense_size: int = 0, noise_sigma: float = 0.0, threads: int | None = None,
+                 agg_bits: int = 64) -> None:
         self.exchange = exchange
         self.agg_bits = agg_bits
         self.m_prime, self.frac_bits, self.n_users = m_prime, frac_bits, n_users
         self.dense_size, self.noise_sigma, self.threads = dense_size, float(noise_sigma), threads
-        self.server1 = None
-        self.server1_key = None
-        self.roles = {}
+        self.server1: int | None = None
+        self.server1_key: bytes | None = None
+        self.roles: dict[int, str] = {}
 
     def _stage(self, name, outbox, res, work=None):
         r = self.exchange(outbox, work) if work is not None else self.exchange(outbox)
@@ -260,7 +269,8 @@ class SecEmbStageRunner:
                                                  default=0.0)})
         return r
 
-    def hello(self, nodes, res):
+    def hello(self, nodes: Sequence[int], res: SecEmbFlowerResult) -> None:
+        """The hello stage: find server 1 among ``nodes`` and take its public key."""
         r = self._stage("hello", {x: ({"stage": "hello"}, []) for x in nodes}, res)
         self.roles = {x: c["role"] for x, (c, _) in r.replies.items()}
         s1 = [x for x, role in self.roles.items() if role == "server1"]
@@ -271,7 +281,7 @@ class SecEmbStageRunner:
         if len(self.server1_key) != 32:
             raise ValueError("server 1's public key must be 32 bytes")
 
-    def run(self, nodes, Q, *, round_index=1) -> SecEmbFlowerResult:
+    def run(self, nodes: Sequence[int], Q: ArrayLike, *, round_index: int = 1) -> SecEmbFlowerResult:
         """One round among ``nodes`` (server 1 and the users)."""
         if isinstance(round_index, bool) or not isinstance(round_index, int) or round_index < 1:
             raise ValueError(f"round_index must be an int >= 1, got {round_index!r}")
@@ -342,9 +352,10 @@ class SecEmbStageRunner:
                                f"{r.failed[self.server1]}; no aggregate can be formed without it")
 
 
-def run_secemb(grid, Q, *, m_prime, frac_bits=16, n_users=None, dense_size=0, noise_sigma=0.0,
-               min_nodes=2, wait_nodes_s=120.0, timeout=300.0, poll=0.05, round_index=1,
-               runner=None) -> SecEmbFlowerResult:
+def run_secemb(grid: Grid, Q: ArrayLike, *, m_prime: int, frac_bits: int = 16, n_users: int | None = None,
+               dense_size: int = 0, noise_sigma: float = 0.0, min_nodes: int = 2, wait_nodes_s: float = 120.0,
+               timeout: float = 300.0, poll: float = 0.05, round_index: int = 1,
+               runner: SecEmbStageRunner | None = None) -> SecEmbFlowerResult:
     """One SecEmb round from the ServerApp (server 0): the SuperNodes
     connected to ``grid`` are server 1 and the users.  Pass the previous
     round's ``runner`` (a :class:`SecEmbStageRunner`) to keep server 1's

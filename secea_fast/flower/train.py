@@ -28,7 +28,9 @@ from __future__ import annotations
 import io
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from flwr.app import Context, Message
@@ -62,7 +64,7 @@ def _cfg(context, overrides):
 _CACHE = {}
 
 
-def dataset(cfg) -> recsys.Ratings:
+def dataset(cfg: Mapping[str, Any]) -> recsys.Ratings:
     """The ratings of the run: a MovieLens file every node can read
     (``ratings-file``) or the synthetic set of the given sizes."""
     key = (cfg["ratings-file"], cfg["users"], cfg["items"], cfg["ratings"], cfg["seed"])
@@ -73,7 +75,8 @@ def dataset(cfg) -> recsys.Ratings:
     return _CACHE[key]
 
 
-def silos_of(cfg) -> recsys.Silos:
+def silos_of(cfg: Mapping[str, Any]) -> recsys.Silos:
+    """The silos of the run's ratings (cached per configuration, as :func:`dataset`)."""
     key = ("silos", cfg["silos"], cfg["ratings-file"], cfg["users"], cfg["items"], cfg["ratings"], cfg["seed"])
     if key not in _CACHE:
         _CACHE[key] = recsys.Silos(dataset(cfg), int(cfg["silos"]), seed=int(cfg["seed"]))
@@ -276,7 +279,7 @@ def _fail(r, stage):
         raise RuntimeError(f"training stage {stage}: nodes lost: {r.failed}")
 
 
-def make_train_apps(**overrides):
+def make_train_apps(**overrides: Any) -> tuple[ServerApp, ClientApp]:
     """(ServerApp, ClientApp) of the training example; the run config's
     ``setting`` (cross-silo / cross-device) and ``aggregation`` (secea /
     plain, cross-silo) choose the run.  Nodes: ``silos`` silos, or server 1

@@ -20,9 +20,11 @@ out: see docs/PERFORMANCE.md, "Matrix product".
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._checks import check_elements, check_prime
 from .._native import ffi, lib, resolve_threads, u64ptr
+from ..prg import Prg
 
 __all__ = ["matmul", "matmul_unchecked", "matvec", "PackedRight", "DecryptedRangeError"]
 
@@ -44,7 +46,8 @@ def _check_out(out, shape, *inputs):
     return out
 
 
-def matmul(A, B, p, threads=None, out=None):
+def matmul(A: NDArray[np.uint64], B: NDArray[np.uint64], p: int, threads: int | None = None,
+           out: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:
     """``A @ B mod p`` for ``uint64`` matrices ``A`` (m x k) and ``B`` (k x n).
 
     ``threads``: number of threads (default ``SECEA_FAST_NUM_THREADS`` or all
@@ -87,7 +90,7 @@ class PackedRight:
     [[4, 1]]
     """
 
-    def __init__(self, B, p):
+    def __init__(self, B: NDArray[np.uint64], p: int) -> None:
         p = check_prime(p)
         B = check_elements(B, p, "B", ndim=2)
         self.p = p
@@ -115,7 +118,8 @@ class PackedRight:
             k, n = self.shape
             raise MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
 
-    def mul(self, A, threads=None, out=None, check=True):
+    def mul(self, A: NDArray[np.uint64], threads: int | None = None, out: NDArray[np.uint64] | None = None,
+            check: bool = True) -> NDArray[np.uint64]:
         """``A @ B mod p`` for A (m x k); ``check=False`` skips the range scan
         of A (callers whose A comes out of a checked kernel)."""
         A = self._left(A, check)
@@ -129,7 +133,7 @@ class PackedRight:
         self._status(lib.secea_fp_mat_mul_packed(u64ptr(C), u64ptr(A), self._h, m, resolve_threads(threads)), m)
         return C
 
-    def mul_decrypt(self, A, prg, threads=None):
+    def mul_decrypt(self, A: NDArray[np.uint64], prg: Prg, threads: int | None = None) -> NDArray[np.uint64]:
         """``(A XOR pad) @ B mod p`` where the pad is the next ``8 * A.size``
         bytes of ``prg`` (what ``prg.xor_into(out, A, p, check=True)`` would
         decrypt), without materialising the plaintext: 16 rows at a time are
@@ -155,7 +159,7 @@ class PackedRight:
         return C
 
 
-def matmul_unchecked(A, B, p, threads=None):
+def matmul_unchecked(A: NDArray[np.uint64], B: NDArray[np.uint64], p: int, threads: int | None = None) -> NDArray[np.uint64]:
     """``matmul`` for operands the caller has already validated (C-contiguous
     uint64, entries < p, matching shapes): skips the O(mk + kn) range scans.
     For protocol code whose inputs come out of checked kernels."""
@@ -171,7 +175,7 @@ def matmul_unchecked(A, B, p, threads=None):
     return C
 
 
-def matvec(A, x, p):
+def matvec(A: NDArray[np.uint64], x: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
     """``A @ x mod p`` for a ``uint64`` matrix ``A`` (m x k) and vector ``x`` (k,)."""
     p = check_prime(p)
     A = check_elements(A, p, "A", ndim=2)

@@ -58,8 +58,8 @@ Nothing here uses ``random`` or ``numpy.random``.
 """
 from __future__ import annotations
 
-from ._keys import (MAX_BITS, MIN_BITS, MIN_INSECURE_BITS, PrivateKey, PublicKey, ciphertexts_from_bytes,
-                    ciphertexts_to_bytes, keygen)
+from ._keys import (MAX_BITS, MIN_BITS, MIN_INSECURE_BITS, IntOrInts, Ints, PrivateKey, PublicKey,
+                    ciphertexts_from_bytes, ciphertexts_to_bytes, keygen)
 from ._packing import GUARD_BITS, check_packing
 from ._pool import shutdown_workers
 
@@ -68,31 +68,31 @@ __all__ = ["keygen", "PublicKey", "PrivateKey", "ciphertexts_to_bytes", "ciphert
            "shutdown_workers", "add", "sub", "neg", "add_plain", "mul_scalar", "multi_exp"]
 
 
-def add(pk: PublicKey, a, b):
+def add(pk: PublicKey, a: IntOrInts, b: IntOrInts) -> int | list[int]:
     """``pk.add(a, b)``: E(x + y)."""
     return pk.add(a, b)
 
 
-def sub(pk: PublicKey, a, b):
+def sub(pk: PublicKey, a: IntOrInts, b: IntOrInts) -> int | list[int]:
     """``pk.sub(a, b)``: E(x - y)."""
     return pk.sub(a, b)
 
 
-def neg(pk: PublicKey, c):
+def neg(pk: PublicKey, c: IntOrInts) -> int | list[int]:
     """``pk.neg(c)``: E(-x)."""
     return pk.neg(c)
 
 
-def add_plain(pk: PublicKey, c, m):
+def add_plain(pk: PublicKey, c: IntOrInts, m: IntOrInts) -> int | list[int]:
     """``pk.add_plain(c, m)``: E(x + m)."""
     return pk.add_plain(c, m)
 
 
-def mul_scalar(pk: PublicKey, c, k, *, processes=None):
+def mul_scalar(pk: PublicKey, c: IntOrInts, k: IntOrInts, *, processes: int | None = None) -> int | list[int]:
     """``pk.mul_scalar(c, k)``: E(k x)."""
     return pk.mul_scalar(c, k, processes=processes)
 
 
-def multi_exp(pk: PublicKey, cts, ks) -> int:
+def multi_exp(pk: PublicKey, cts: Ints, ks: Ints) -> int:
     """``pk.multi_exp(cts, ks)``: E(sum k_i x_i)."""
     return pk.multi_exp(cts, ks)

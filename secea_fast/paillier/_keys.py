@@ -1,7 +1,7 @@
 """Paillier keys: generation, encryption, decryption, homomorphic operations,
 packing and serialization.  See the package docstring for the conventions.
 
-Length (about 650 lines): ``PublicKey`` and ``PrivateKey`` with their
+Length (about 700 lines): ``PublicKey`` and ``PrivateKey`` with their
 single and batch paths and serialization; the batch paths share the key's
 precomputed state, so they stay methods of one class.
 """
@@ -11,6 +11,8 @@ import os
 import secrets
 import weakref
 from collections import deque
+from collections.abc import Sequence
+from typing import Any, Union, overload
 
 import gmpy2
 import numpy as np
@@ -23,6 +25,10 @@ from . import _core, _packing, _pool, _serial
 MIN_BITS = 2048             # keygen and loaders refuse smaller moduli unless insecure=True
 MIN_INSECURE_BITS = 128     # smallest modulus accepted even with insecure=True (tests)
 MAX_BITS = 16384            # largest modulus accepted (bounds the work of loaders)
+# a batch of ints (a sequence, or an integer / object NumPy array), or one int or a batch
+Ints = Union[Sequence[int], np.ndarray]
+IntOrInts = Union[int, Sequence[int], np.ndarray]
+
 _PRIME_ROUNDS = 40          # gmpy2.is_prime: BPSW + (rounds - 24) Miller-Rabin (GMP >= 6.2)
 
 
@@ -31,7 +37,7 @@ _PRIME_ROUNDS = 40          # gmpy2.is_prime: BPSW + (rounds - 24) Miller-Rabin 
 # it to encrypt with them, parent and child would use the same r^n twice, and
 # c1 / c2 = (1 + n)^(m1 - m2) mod n^2 gives m1 - m2 to anyone holding both.
 # So a child drops every inherited pool before it runs anything.
-_POOLED_KEYS = weakref.WeakSet()
+_POOLED_KEYS: weakref.WeakSet[PublicKey] = weakref.WeakSet()
 
 
 def _drop_inherited_pools() -> None:
@@ -122,7 +128,7 @@ def _random_prime(bits: int) -> mpz:
             return p
 
 
-def keygen(bits: int = 3072, insecure: bool = False):
+def keygen(bits: int = 3072, insecure: bool = False) -> tuple[PublicKey, PrivateKey]:
     """A fresh key pair ``(PublicKey, PrivateKey)`` with an n of exactly ``bits`` bits.
 
     p and q are primes of bits // 2 and bits - bits // 2 bits with their two
@@ -195,7 +201,7 @@ class PublicKey:
 
     __slots__ = ("_nint", "_n2int", "_bits", "_n", "_n2", "_half", "_pool", "__weakref__")
 
-    def __init__(self, n, *, insecure: bool = False):
+    def __init__(self, n: int, *, insecure: bool = False) -> None:
         n = check_int(n, "n")
         insecure = _check_flag(insecure, "insecure")
         bits = n.bit_length()
@@ -211,7 +217,7 @@ class PublicKey:
         self._n = mpz(n)
         self._n2 = mpz(self._n2int)
         self._half = (n - 1) // 2
-        self._pool = deque()
+        self._pool: deque[mpz] = deque()
         _POOLED_KEYS.add(self)
 
     @property
@@ -273,7 +279,7 @@ class PublicKey:
         return _core.obfuscators_public(self._n, self._n2, count)
 
     def _obfuscators(self, count: int, processes: int, fresh=None) -> list:
-        xs = []
+        xs: list[mpz] = []
         pool = self._pool
         try:
             while len(xs) < count:
@@ -293,7 +299,7 @@ class PublicKey:
         """Drop all precomputed obfuscators."""
         self._pool.clear()
 
-    def precompute(self, count, processes=None) -> int:
+    def precompute(self, count: int, processes: int | None = None) -> int:
         """Append ``count`` fresh obfuscators r^n mod n^2 (r uniform in Z_n^*) to
         the pool, computed by ``processes`` processes (default: every CPU
         this process may use; 1 = the calling process alone).  Returns the
@@ -307,7 +313,7 @@ class PublicKey:
 
     # ---- encryption -----------------------------------------------------------------
 
-    def encrypt(self, values, *, processes=None) -> list:
+    def encrypt(self, values: Ints, *, processes: int | None = None) -> list[int]:
         """Ciphertexts (1 + m n) r^n mod n^2 of a batch of plaintexts.
 
         Obfuscators come from the precomputed pool first, then fresh (r uniform
@@ -318,7 +324,7 @@ class PublicKey:
         xs = self._obfuscators(len(ms), processes)
         return _out(_core.combine(ms, xs, self._n, self._n2), False)
 
-    def encrypt_with_r(self, values, rs) -> list:
+    def encrypt_with_r(self, values: Ints, rs: Ints) -> list[int]:
         """Deterministic encryption with caller-chosen r (known-answer tests,
         interop with phe's ``raw_encrypt(m, r_value=r)``).  Each r must be in
         [1, n) with gcd(r, n) = 1 (ValueError otherwise).  r must be secret and
@@ -334,7 +340,7 @@ class PublicKey:
         xs = gmpy2.powmod_base_list([mpz(r) for r in rs], n, self._n2)
         return _out(_core.combine(ms, xs, n, self._n2), False)
 
-    def rerandomize(self, ciphertexts, *, processes=None) -> list:
+    def rerandomize(self, ciphertexts: Ints, *, processes: int | None = None) -> list[int]:
         """c * r^n mod n^2 with fresh (or pooled) obfuscators: the same
         plaintexts under new randomness."""
         cs, _ = self._ciphertexts(ciphertexts)
@@ -344,7 +350,7 @@ class PublicKey:
 
     # ---- packing --------------------------------------------------------------------
 
-    def slots(self, slot_bits) -> int:
+    def slots(self, slot_bits: int) -> int:
         """Values of ``slot_bits`` bits per packed plaintext:
         (n.bit_length() - 1 - GUARD_BITS) // slot_bits."""
         return _packing.slots_per_plaintext(self.bits, slot_bits)
@@ -358,7 +364,7 @@ class PublicKey:
                 raise ValueError(f"values[{i}] is outside [0, 2^{slot_bits})")
         return _packing.pack(vals, slot_bits, slots)
 
-    def encrypt_packed(self, values, slot_bits, *, processes=None) -> list:
+    def encrypt_packed(self, values: Ints, slot_bits: int, *, processes: int | None = None) -> list[int]:
         """Encrypt non-negative values < 2^slot_bits, ``self.slots(slot_bits)``
         per ciphertext (layout and capacity rule: ``check_packing``).  Returns
         ceil(len(values) / slots) ciphertexts."""
@@ -367,7 +373,14 @@ class PublicKey:
 
     # ---- homomorphic operations (scalars or batches) ----------------------------------
 
-    def add(self, a, b):
+    @overload
+    def add(self, a: int, b: int) -> int: ...
+    @overload
+    def add(self, a: Ints, b: IntOrInts) -> list[int]: ...
+    @overload
+    def add(self, a: IntOrInts, b: Ints) -> list[int]: ...
+
+    def add(self, a: IntOrInts, b: IntOrInts) -> int | list[int]:
         """E(x) * E(y) mod n^2 = E(x + y): ciphertext + ciphertext (scalars,
         batches of equal length, or a scalar broadcast over a batch)."""
         n2 = self.nsquare
@@ -378,11 +391,23 @@ class PublicKey:
         n2 = self._n2
         return _out([x * y % n2 for x, y in zip(A, B)], scalar)
 
-    def sub(self, a, b):
+    @overload
+    def sub(self, a: int, b: int) -> int: ...
+    @overload
+    def sub(self, a: Ints, b: IntOrInts) -> list[int]: ...
+    @overload
+    def sub(self, a: IntOrInts, b: Ints) -> list[int]: ...
+
+    def sub(self, a: IntOrInts, b: IntOrInts) -> int | list[int]:
         """E(x) * E(y)^-1 mod n^2 = E(x - y)."""
         return self.add(a, self.neg(b))
 
-    def neg(self, c):
+    @overload
+    def neg(self, c: int) -> int: ...
+    @overload
+    def neg(self, c: Ints) -> list[int]: ...
+
+    def neg(self, c: IntOrInts) -> int | list[int]:
         """E(x)^-1 mod n^2 = E(-x)."""
         cs, scalar = self._ciphertexts(c, "c", True)
         n2 = self._n2
@@ -391,7 +416,14 @@ class PublicKey:
         except ZeroDivisionError:
             raise ValueError("ciphertext is not invertible mod n^2 (shares a factor with n)") from None
 
-    def add_plain(self, c, m):
+    @overload
+    def add_plain(self, c: int, m: int) -> int: ...
+    @overload
+    def add_plain(self, c: Ints, m: IntOrInts) -> list[int]: ...
+    @overload
+    def add_plain(self, c: IntOrInts, m: Ints) -> list[int]: ...
+
+    def add_plain(self, c: IntOrInts, m: IntOrInts) -> int | list[int]:
         """E(x) * (1 + m n) mod n^2 = E(x + m) for plaintexts m (no fresh
         randomness: rerandomize if the result leaves your hands and m must
         stay hidden from someone who saw c)."""
@@ -400,7 +432,14 @@ class PublicKey:
         cs, ms, scalar = _broadcast(cs, sc, ms, sm, ("c", "m"))
         return _out(_core.combine(ms, cs, self._n, self._n2), scalar)
 
-    def mul_scalar(self, c, k, *, processes=None):
+    @overload
+    def mul_scalar(self, c: int, k: int, *, processes: int | None = None) -> int: ...
+    @overload
+    def mul_scalar(self, c: Ints, k: IntOrInts, *, processes: int | None = None) -> list[int]: ...
+    @overload
+    def mul_scalar(self, c: IntOrInts, k: Ints, *, processes: int | None = None) -> list[int]: ...
+
+    def mul_scalar(self, c: IntOrInts, k: IntOrInts, *, processes: int | None = None) -> int | list[int]:
         """E(x)^k mod n^2 = E(k x mod n) for integer k of any size (k < 0 through
         the inverse, k = 0 gives the trivial ciphertext 1: rerandomize it before
         sending).  ``k`` is one int for the whole batch or a batch of ints;
@@ -432,7 +471,7 @@ class PublicKey:
         except ZeroDivisionError:
             raise ValueError("ciphertext is not invertible mod n^2 (shares a factor with n)") from None
 
-    def multi_exp(self, cts, ks) -> int:
+    def multi_exp(self, cts: Ints, ks: Ints) -> int:
         """prod_i c_i^k_i mod n^2 = E(sum_i k_i x_i): an encrypted inner product
         with plaintext integer weights (any size, negative allowed), by the
         bucket method (about 2-3x fewer multiplications than separate
@@ -449,7 +488,7 @@ class PublicKey:
     # ---- interop and serialization --------------------------------------------------
 
     @classmethod
-    def from_phe(cls, pk, *, insecure: bool = False) -> "PublicKey":
+    def from_phe(cls, pk: Any, *, insecure: bool = False) -> PublicKey:
         """From a ``phe.PaillierPublicKey`` (phe also uses g = n + 1, so raw
         ciphertexts are interchangeable)."""
         n = getattr(pk, "n", None)
@@ -457,7 +496,8 @@ class PublicKey:
             raise TypeError(f"expected a phe.PaillierPublicKey, got {type(pk).__name__}")
         return cls(n, insecure=insecure)
 
-    def to_phe(self):
+    def to_phe(self) -> Any:
+        """This key as a ``phe.PaillierPublicKey`` (needs ``phe``)."""
         from phe import paillier
         return paillier.PaillierPublicKey(self.n)
 
@@ -465,7 +505,7 @@ class PublicKey:
         return _serial.encode_key(_serial.PUBLIC_MAGIC, self.n)
 
     @classmethod
-    def from_bytes(cls, data, *, insecure: bool = False) -> "PublicKey":
+    def from_bytes(cls, data: bytes | bytearray | memoryview, *, insecure: bool = False) -> PublicKey:
         (n,) = _serial.decode_key(data, _serial.PUBLIC_MAGIC, 1, "public key")
         return cls(n, insecure=insecure)
 
@@ -473,7 +513,7 @@ class PublicKey:
         return _serial.encode_json(_serial.PUBLIC_KIND, n=self.n)
 
     @classmethod
-    def from_json(cls, text, *, insecure: bool = False) -> "PublicKey":
+    def from_json(cls, text: str, *, insecure: bool = False) -> PublicKey:
         obj = _serial.decode_json(text, _serial.PUBLIC_KIND, ("n",), "public key")
         return cls(obj["n"], insecure=insecure)
 
@@ -498,7 +538,7 @@ class PrivateKey:
 
     __slots__ = ("_pk", "_ctx", "__weakref__")
 
-    def __init__(self, public_key: PublicKey, p, q):
+    def __init__(self, public_key: PublicKey, p: int, q: int) -> None:
         if not isinstance(public_key, PublicKey):
             raise TypeError(f"public_key must be a PublicKey, got {type(public_key).__name__}")
         p, q = check_int(p, "p"), check_int(q, "q")
@@ -549,7 +589,7 @@ class PrivateKey:
             return [mpz(x) for x in xs]
         return _core.obfuscators_private(self._ctx, count)
 
-    def precompute(self, count, processes=None) -> int:
+    def precompute(self, count: int, processes: int | None = None) -> int:
         """``PublicKey.precompute`` with CRT obfuscators (fills
         ``self.public_key``'s pool; the factors go to the worker processes)."""
         count = check_int(count, "count")
@@ -560,7 +600,7 @@ class PrivateKey:
         pool.extend(self._fresh_obfuscators(count, processes))
         return len(pool)
 
-    def encrypt(self, values, *, processes=None) -> list:
+    def encrypt(self, values: Ints, *, processes: int | None = None) -> list[int]:
         """``PublicKey.encrypt`` with obfuscators from the public key's pool, then
         fresh ones by CRT."""
         pk = self.public_key
@@ -568,7 +608,8 @@ class PrivateKey:
         xs = pk._obfuscators(len(ms), _check_processes(processes, 1), self._fresh_obfuscators)
         return _out(_core.combine(ms, xs, pk._n, pk._n2), False)
 
-    def encrypt_packed(self, values, slot_bits, *, processes=None) -> list:
+    def encrypt_packed(self, values: Ints, slot_bits: int, *, processes: int | None = None) -> list[int]:
+        """``PublicKey.encrypt_packed`` with obfuscators by CRT."""
         return self.encrypt(self.public_key._pack(values, slot_bits), processes=processes)
 
     # ---- decryption -----------------------------------------------------------------
@@ -584,7 +625,7 @@ class PrivateKey:
                                                     [int(c) for c in cs], processes)]
         return _core.decrypt_list(self._ctx, cs)
 
-    def decrypt(self, ciphertexts, *, signed: bool = False, processes=None) -> list:
+    def decrypt(self, ciphertexts: Ints, *, signed: bool = False, processes: int | None = None) -> list[int]:
         """Plaintexts in [0, n) (``signed=True``: in [-(n-1)/2, (n-1)/2]) of a
         batch of ciphertexts; ValueError unless 0 < c < n^2 and gcd(c, n) = 1.
         ``processes`` splits the batch over processes (default 1)."""
@@ -595,7 +636,8 @@ class PrivateKey:
             return [int(m) - n if m > half else int(m) for m in ms]
         return [int(m) for m in ms]
 
-    def decrypt_packed(self, ciphertexts, slot_bits, count, *, processes=None) -> list:
+    def decrypt_packed(self, ciphertexts: Ints, slot_bits: int, count: int, *,
+                       processes: int | None = None) -> list[int]:
         """The ``count`` slot values of ciphertexts made by ``encrypt_packed(...,
         slot_bits)`` (possibly after additions / scalar multiplications within
         the ``check_packing`` capacity).  ValueError if the number of
@@ -615,13 +657,14 @@ class PrivateKey:
     # ---- interop and serialization --------------------------------------------------
 
     @classmethod
-    def from_phe(cls, sk, *, insecure: bool = False) -> "PrivateKey":
+    def from_phe(cls, sk: Any, *, insecure: bool = False) -> PrivateKey:
         """From a ``phe.PaillierPrivateKey``."""
         if not all(hasattr(sk, a) for a in ("p", "q", "public_key")):
             raise TypeError(f"expected a phe.PaillierPrivateKey, got {type(sk).__name__}")
         return cls(PublicKey.from_phe(sk.public_key, insecure=insecure), int(sk.p), int(sk.q))
 
-    def to_phe(self):
+    def to_phe(self) -> Any:
+        """This key as a ``phe.PaillierPrivateKey`` (needs ``phe``)."""
         from phe import paillier
         return paillier.PaillierPrivateKey(self.public_key.to_phe(), self.p, self.q)
 
@@ -630,7 +673,7 @@ class PrivateKey:
         return _serial.encode_key(_serial.PRIVATE_MAGIC, self.p, self.q)
 
     @classmethod
-    def from_bytes(cls, data, *, insecure: bool = False) -> "PrivateKey":
+    def from_bytes(cls, data: bytes | bytearray | memoryview, *, insecure: bool = False) -> PrivateKey:
         p, q = _serial.decode_key(data, _serial.PRIVATE_MAGIC, 2, "private key")
         if not p < q:
             raise ValueError("private key: the factors must be stored as p < q (canonical form)")
@@ -641,7 +684,7 @@ class PrivateKey:
         return _serial.encode_json(_serial.PRIVATE_KIND, n=self.n, p=self.p, q=self.q)
 
     @classmethod
-    def from_json(cls, text, *, insecure: bool = False) -> "PrivateKey":
+    def from_json(cls, text: str, *, insecure: bool = False) -> PrivateKey:
         obj = _serial.decode_json(text, _serial.PRIVATE_KIND, ("n", "p", "q"), "private key")
         if not obj["p"] < obj["q"]:
             raise ValueError("private key: the factors must be stored as p < q (canonical form)")
@@ -652,7 +695,7 @@ class PrivateKey:
 # ciphertext wire format
 
 
-def ciphertexts_to_bytes(cts, pk: PublicKey) -> bytes:
+def ciphertexts_to_bytes(cts: Ints, pk: PublicKey) -> bytes:
     """Ciphertexts as fixed-width big-endian fields of 2 * ceil(bits / 8) bytes."""
     if not isinstance(pk, PublicKey):
         raise TypeError(f"pk must be a PublicKey, got {type(pk).__name__}")
@@ -660,7 +703,7 @@ def ciphertexts_to_bytes(cts, pk: PublicKey) -> bytes:
                                         _serial.ciphertext_width(pk.bits))
 
 
-def ciphertexts_from_bytes(data, pk: PublicKey) -> list:
+def ciphertexts_from_bytes(data: bytes, pk: PublicKey) -> list[int]:
     """Inverse of ``ciphertexts_to_bytes``; ValueError on a length that is not a
     multiple of the width or a field outside (0, n^2)."""
     if not isinstance(pk, PublicKey):

@@ -54,7 +54,7 @@ def slots_per_plaintext(key_bits: int, slot_bits: int) -> int:
     return slots
 
 
-def check_packing(slot_bits, value_bits, additions=1, scalar_bits=0) -> int:
+def check_packing(slot_bits: int, value_bits: int, additions: int = 1, scalar_bits: int = 0) -> int:
     """Refuse a slot size that could overflow; return the bits the rule requires.
 
     ``value_bits``: every packed value is < 2^value_bits; ``additions``: the
@@ -95,7 +95,7 @@ def pack(values: list, slot_bits: int, slots: int) -> list:
 def unpack(plaintexts, slot_bits: int, slots: int, count: int) -> list:
     """Slot values (ints) of ``count`` packed values; ValueError on a plaintext
     that reaches beyond its used slots (top-slot overflow or a foreign ciphertext)."""
-    out = []
+    out: list[int] = []
     for j, m in enumerate(plaintexts):
         used = min(slots, count - j * slots)
         if m.bit_length() > used * slot_bits:

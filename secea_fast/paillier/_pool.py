@@ -23,6 +23,7 @@ here unpickles data from anyone but our own workers.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from gmpy2 import mpz
 
@@ -71,13 +72,13 @@ def run(fn, prefix: tuple, chunks: list, processes: int) -> list:
     ``processes - 1`` forked workers; results concatenated in order."""
     if len(chunks) <= 1:
         return fn(*prefix, chunks[0]) if chunks else []
-    results = [None] * len(chunks)
+    results: list[Any] = [None] * len(chunks)
 
     def put(res):
         results[res[0]] = res[1]
     run_shards(_chunk, list(enumerate(chunks)), (fn, prefix), put, max(0, processes - 1),
                caller_works=True)
-    out = []
+    out: list[Any] = []
     for r in results:
         out.extend(r)
     return out

@@ -24,6 +24,7 @@ other primes go through a three-prime NTT and Chinese remaindering.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import tuning
 from .._checks import check_elements, check_int, check_prime
@@ -47,7 +48,7 @@ def _nonzero(f, name):
     return t
 
 
-def ntt(a, p, inverse=False):
+def ntt(a: NDArray[np.uint64], p: int, inverse: bool = False) -> NDArray[np.uint64]:
     """Number-theoretic transform of length n = len(a) (a power of two dividing
     p - 1 for a native prime): A[j] = sum_i a[i] w^(ij) with
     w = ``root_of_unity(p, log2 n)``, in natural order; ``inverse=True`` maps A
@@ -71,7 +72,7 @@ def ntt(a, p, inverse=False):
     return buf[rev]
 
 
-def mul(a, b, p):
+def mul(a: NDArray[np.uint64], b: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
     """Product of polynomials.  1-D operands give a 1-D result of length
     len(a) + len(b) - 1; a 2-D ``a`` (one polynomial per row) is multiplied row
     by row with a 2-D ``b`` of as many rows or with one 1-D ``b``.
@@ -93,7 +94,7 @@ def mul(a, b, p):
     return np.ascontiguousarray(_core.mul_rows(a, b2, p))
 
 
-def from_roots(roots, p):
+def from_roots(roots: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
     """The monic polynomial prod (x - r) (SecEA, eq. 3), by a subproduct tree."""
     p = check_prime(p)
     return _core.from_roots(_poly(roots, p, "roots"), p)
@@ -107,21 +108,21 @@ def _points(xs, p):
     return xs
 
 
-def vandermonde(xs, k, p):
+def vandermonde(xs: NDArray[np.uint64], k: int, p: int) -> NDArray[np.uint64]:
     """V (N x k), V[j, i] = xs[j]^i: evaluation at xs of polynomials of length k."""
     p = check_prime(p)
     xs = _poly(xs, p, "xs")
     return np.ascontiguousarray(_core.vandermonde_t(xs, check_int(k, "k"), p).T)
 
 
-def lagrange_matrix(xs, p):
+def lagrange_matrix(xs: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
     """W (N x N) with interpolate(xs, ys) = ys @ W: row j holds the coefficients
     of the Lagrange basis polynomial L_j (L_j(x_i) = [i == j])."""
     p = check_prime(p)
     return _core.lagrange_matrix(_points(xs, p), p)
 
 
-def eval(f, xs, p, threads=None):  # noqa: A001 - the name users ask for
+def eval(f: NDArray[np.uint64], xs: NDArray[np.uint64], p: int, threads: int | None = None) -> NDArray[np.uint64]:  # noqa: A001 - the name users ask for
     """f(x) for every x in xs.  ``f`` 1-D, or 2-D with one polynomial per row
     (result (rows, N)).  One polynomial at up to ``tuning.POLY_LCC_MAX_POINTS``
     points, or at most ``tuning.POLY_HORNER_MAX_WORK`` multiply-adds in all:
@@ -145,7 +146,7 @@ def eval(f, xs, p, threads=None):  # noqa: A001 - the name users ask for
     return out[0] if f.ndim == 1 else out
 
 
-def interpolate(xs, ys, p, threads=None):
+def interpolate(xs: NDArray[np.uint64], ys: NDArray[np.uint64], p: int, threads: int | None = None) -> NDArray[np.uint64]:
     """Coefficients (length N) of the polynomial of degree < N through
     (xs[j], ys[..., j]).  ``ys`` 1-D or 2-D (one value set per row).  Up to
     ``tuning.POLY_LCC_MAX_POINTS`` points: ys @ W (Lagrange matrix) on the
@@ -170,7 +171,7 @@ def interpolate(xs, ys, p, threads=None):
     return out[0] if ys.ndim == 1 else out
 
 
-def inv_series(f, n, p):
+def inv_series(f: NDArray[np.uint64], n: int, p: int) -> NDArray[np.uint64]:
     """g with f g = 1 mod x^n (Newton iteration); needs f[0] != 0."""
     p = check_prime(p)
     f = _poly(f, p, "f")
@@ -182,7 +183,7 @@ def inv_series(f, n, p):
     return _core.inv_series(f, n, p)
 
 
-def divrem(a, b, p):
+def divrem(a: NDArray[np.uint64], b: NDArray[np.uint64], p: int) -> tuple[NDArray[np.uint64], NDArray[np.uint64]]:
     """(q, r) with a = q b + r, deg r < deg b (trimmed results)."""
     p = check_prime(p)
     a = _core.trim(_poly(a, p, "a"))
@@ -191,13 +192,13 @@ def divrem(a, b, p):
     return _core.trim(q), _core.trim(r)
 
 
-def gcd(a, b, p):
+def gcd(a: NDArray[np.uint64], b: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
     """Monic greatest common divisor (half-GCD for large degrees)."""
     p = check_prime(p)
     return _euclid.gcd(_poly(a, p, "a"), _poly(b, p, "b"), p)
 
 
-def laurent_tail(r, f, m, p):
+def laurent_tail(r: NDArray[np.uint64], f: NDArray[np.uint64], m: int, p: int) -> NDArray[np.uint64]:
     """The first m coefficients c_1..c_m of r(x)/f(x) = sum_{i>=1} c_i x^(-i)
     for deg r < deg f: the "2Nk high-order terms of the reversed Laurent series"
     of SecEA, Sec. 4.1, step 1 (m = 2Nk); see ``_core.laurent_tail``.
@@ -214,7 +215,8 @@ def laurent_tail(r, f, m, p):
     return _core.laurent_tail(r, f, m, p)
 
 
-def rational_reconstruct(s, p, num_len=None, laurent=False):
+def rational_reconstruct(s: NDArray[np.uint64], p: int, num_len: int | None = None,
+                         laurent: bool = False) -> tuple[NDArray[np.uint64], NDArray[np.uint64]]:
     """Rational function reconstruction (Shoup, A Computational Introduction to
     Number Theory and Algebra, Sec. 17.5.1) by the half-GCD.
 
@@ -247,7 +249,7 @@ def rational_reconstruct(s, p, num_len=None, laurent=False):
     return _core.trim(u), L
 
 
-def roots(f, p):
+def roots(f: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
     """All roots in F_p of f as a sorted uint64 array, repeated roots once.
 
     Goldilocks: tangent Graeffe transforms (``_graeffe``: Grenet, van der
@@ -261,7 +263,8 @@ def roots(f, p):
     return _roots.roots(f, p)
 
 
-def rs_decode(xs, ys, k, p, erasures=None, threads=None):
+def rs_decode(xs: NDArray[np.uint64], ys: NDArray[np.uint64], k: int, p: int, erasures: ArrayLike | None = None,
+              threads: int | None = None) -> tuple[NDArray[np.uint64], NDArray[np.int64]]:
     """Decode an evaluation (Reed-Solomon) codeword: ys[j] = m(xs[j]) for a
     message polynomial m of degree < k, up to e errors and s erasures with
     2e + s <= N - k (Gao's algorithm).

@@ -26,8 +26,11 @@ Construction:
 """
 from __future__ import annotations
 
+import builtins
 import hashlib
 import secrets
+from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 from cryptography.hazmat.primitives import hashes, serialization
@@ -44,7 +47,7 @@ _PRG_LABEL = b"secea_fast.prg.v1"
 _PAIR_LABEL = b"secea_fast.pairwise.v1"
 
 
-def _check_bytes(value, name, length=None, min_len=None):
+def _check_bytes(value: object, name: str, length: int | None = None, min_len: int | None = None) -> bytes:
     if not isinstance(value, (bytes, bytearray, memoryview)):
         raise TypeError(f"{name} must be bytes, got {type(value).__name__}")
     value = bytes(value)
@@ -106,7 +109,7 @@ _new_bytes = _bytes_allocator()
 # huge pages in "madvise" mode) cuts that to 32 faults: 64 MiB took 29 ms
 # without, 8 ms with.  It changes no content; failures are ignored.
 _HUGEPAGE_MIN = 32 << 20
-_madvise = None
+_madvise: tuple[Callable[..., int], int] | Literal[False] | None = None
 
 
 def _advise_hugepages(buf, nbytes) -> None:
@@ -119,10 +122,10 @@ def _advise_hugepages(buf, nbytes) -> None:
             import sys
             if sys.platform.startswith("linux") and hasattr(mmap, "MADV_HUGEPAGE"):
                 libc = ctypes.CDLL(None, use_errno=True)
-                f = libc.madvise
-                f.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-                f.restype = ctypes.c_int
-                _madvise = (f, mmap.MADV_HUGEPAGE)
+                madvise = libc.madvise
+                madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+                madvise.restype = ctypes.c_int
+                _madvise = (madvise, mmap.MADV_HUGEPAGE)
         except (ImportError, OSError, AttributeError):   # pragma: no cover
             pass
     if not _madvise:
@@ -136,7 +139,7 @@ def _advise_hugepages(buf, nbytes) -> None:
         f(lo, hi - lo, advice)
 
 
-def aes128_ctr_into(key: bytes, iv: bytes, out) -> None:
+def aes128_ctr_into(key: bytes, iv: bytes, out: bytearray | memoryview | np.ndarray) -> None:
     """Write the keystream into a writable buffer (bytearray, NumPy array,
     memoryview): no allocation, for bulk use."""
     # hot path for exact bytes of the right length: this call is made per
@@ -201,7 +204,8 @@ class Prg:
 
     __slots__ = ("_key", "_pos", "domain")
 
-    def __init__(self, seed: bytes, domain):
+    # builtins.bytes: in this class `bytes` also names the method below
+    def __init__(self, seed: builtins.bytes, domain: str | builtins.bytes) -> None:
         seed = _check_bytes(seed, "seed", min_len=16)
         if len(seed) > 64:
             raise ValueError(f"seed must be at most 64 bytes, got {len(seed)}")
@@ -219,7 +223,7 @@ class Prg:
     def __reduce__(self):
         raise TypeError("Prg objects hold secret key material and are not picklable")
 
-    def bytes(self, nbytes: int) -> bytes:
+    def bytes(self, nbytes: int) -> builtins.bytes:
         """The next ``nbytes`` bytes of the stream."""
         nbytes = check_int(nbytes, "nbytes")
         if nbytes < 0:
@@ -264,7 +268,7 @@ class Prg:
         self._field_into(out, p, None, 0, 1)
         return out
 
-    def field_into(self, out: np.ndarray, p: int, base=None, negate: bool = False,
+    def field_into(self, out: np.ndarray, p: int, base: np.ndarray | None = None, negate: bool = False,
                    coef: int = 1) -> np.ndarray:
         """Fill ``out`` (a C-contiguous uint64 array) with the next uniform
         elements r of F_p, the same ones ``field(out.size, p)`` would return.
@@ -287,7 +291,7 @@ class Prg:
         self._field_into(out, p, base, 1 if negate else 0, coef)
         return out
 
-    def claim_stream(self, nwords: int):
+    def claim_stream(self, nwords: int) -> tuple[builtins.bytes, int, int]:
         """(key, block, skip) of the next ``8 * nwords`` stream bytes (from a
         word boundary, as ``xor_into`` reads them), and advance past them: for
         C kernels that apply the pad themselves
@@ -403,7 +407,7 @@ class X25519KeyPair:
 
     __slots__ = ("_sk", "public_bytes")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._sk = X25519PrivateKey.generate()
         self.public_bytes = self._sk.public_key().public_bytes(
             serialization.Encoding.Raw, serialization.PublicFormat.Raw)

@@ -22,10 +22,13 @@ sums.  Same fixed point and the same result type as ``secemb.run_round``
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .common.inputs import id_bytes
+from .common.inputs import Local, id_bytes
 from .secemb import SecEmbParams, SecEmbRoundResult, additive_shares, decode_fixed, encode_fixed, encode_table
 
 __all__ = ["secure_fedrec_round", "embavg_round", "psi_sa_round"]
@@ -40,7 +43,7 @@ def _stack(local):
     return hold
 
 
-def embavg_round(local) -> dict:
+def embavg_round(local: Local) -> dict[str, Any]:
     """EmbAvg (no privacy): returns {"embeddings": [per client dict],
     "seconds": {...}, "bytes": {...}}."""
     t0 = time.perf_counter()
@@ -52,7 +55,7 @@ def embavg_round(local) -> dict:
     return {"embeddings": out, "seconds": {"server": dt}, "bytes": {"up": nb, "down": nb}}
 
 
-def psi_sa_round(local, precision: int = 8, bound: float = 100.0) -> dict:
+def psi_sa_round(local: Local, precision: int = 8, bound: float = 100.0) -> dict[str, Any]:
     """PSI + pairwise-masked secure aggregation over the intersection (see
     the module docstring).  Returns embeddings, seconds, bytes and the
     intersection size."""
@@ -89,7 +92,8 @@ def psi_sa_round(local, precision: int = 8, bound: float = 100.0) -> dict:
             "bytes": {"up": nb, "down": nb}, "intersection": len(common)}
 
 
-def secure_fedrec_round(Q, items, grads, *, frac_bits=16, n_users=None) -> SecEmbRoundResult:
+def secure_fedrec_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLike], *,
+                        frac_bits: int = 16, n_users: int | None = None) -> SecEmbRoundResult:
     """One Secure FedRec round (see the module docstring), every party
     simulated; returns a ``secemb.SecEmbRoundResult``."""
     Q = np.asarray(Q, dtype=np.float64)

@@ -15,15 +15,19 @@ steps Q with the sum.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .secemb import SecEmbParams, Server, User, decode_fixed, encode_fixed, encode_table, reconstruct_aggregate
 
 __all__ = ["make_ratings", "train_mf", "secemb_retrieve", "secemb_aggregate"]
 
 
-def make_ratings(n_users, m, rank=4, density=0.05, seed=0):
+def make_ratings(n_users: int, m: int, rank: int = 4, density: float = 0.05,
+                 seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """A generated low-rank rating matrix and its observation mask (simulation data)."""
     rng = np.random.default_rng(seed)
     U = rng.normal(size=(n_users, rank)) / np.sqrt(rank)
@@ -36,7 +40,8 @@ def make_ratings(n_users, m, rank=4, density=0.05, seed=0):
     return R, mask
 
 
-def secemb_retrieve(Q, params, requests: dict, threads=None):
+def secemb_retrieve(Q: ArrayLike, params: SecEmbParams, requests: dict[Any, ArrayLike],
+                    threads: int | None = None) -> tuple[list[Server], dict[Any, User], dict[Any, np.ndarray], int]:
     """One SecEmb retrieval for every user of ``requests`` (user id -> its
     item ids), with real messages: (servers, users, rows, bytes) where
     ``rows[u]`` are the rows of Q at u's items as u reconstructs them."""
@@ -52,7 +57,8 @@ def secemb_retrieve(Q, params, requests: dict, threads=None):
     return servers, users, rows, nbytes
 
 
-def secemb_aggregate(servers, users, grads: dict, params):
+def secemb_aggregate(servers: Sequence[Server], users: dict[Any, User], grads: dict[Any, ArrayLike],
+                     params: SecEmbParams) -> tuple[np.ndarray, int]:
     """The SecEmb aggregation of ``grads[u]`` (one row per item of user u's
     retrieval) after :func:`secemb_retrieve`: (m x d sum, bytes)."""
     ups, nbytes = [{}, {}], 0
@@ -68,8 +74,9 @@ def _quant(x, params):
     return decode_fixed(encode_fixed(x, params, bound_fixed=2**62), params)
 
 
-def train_mf(R, mask, *, d=8, rounds=10, users_per_round=16, lr=0.05, reg=0.01, m_prime=None,
-             secure=True, frac_bits=16, seed=0, threads=None):
+def train_mf(R: np.ndarray, mask: np.ndarray, *, d: int = 8, rounds: int = 10, users_per_round: int = 16,
+             lr: float = 0.05, reg: float = 0.01, m_prime: int | None = None, secure: bool = True,
+             frac_bits: int = 16, seed: int = 0, threads: int | None = None) -> dict[str, Any]:
     """Returns {"P", "Q", "loss" (per round, observed entries), "seconds", "bytes"}."""
     R = np.asarray(R, dtype=np.float64)
     n_users, m = R.shape

@@ -25,6 +25,7 @@ popularity so that the overlap between clients resembles the real data.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +61,8 @@ def _embed(sets, d, rng):
     return [{e: rng.uniform(-1.0, 1.0, d) for e in s} for s in sets]
 
 
-def partition_ratings(users, items, N, rng):
+def partition_ratings(users: np.ndarray, items: np.ndarray, N: int,
+                      rng: np.random.Generator) -> list[list[str]]:
     """Deal items to N clients at random (Appendix B, recommendation): client n
     holds its items and the users who rated them.  ``users``/``items``: the
     two columns of the ratings.  Returns N lists of entity ids."""
@@ -76,7 +78,8 @@ def partition_ratings(users, items, N, rng):
     return sets
 
 
-def workload(name: str = "movielens-1m", N: int = 5, d=None, seed: int = 0):
+def workload(name: str = "movielens-1m", N: int = 5, d: int | None = None,
+             seed: int = 0) -> list[dict[Any, np.ndarray]]:
     """``local`` for the named shape (``SHAPES``) split over N clients."""
     if name not in SHAPES:
         raise ValueError(f"unknown workload {name!r}; choose one of {sorted(SHAPES)} "
@@ -120,7 +123,8 @@ def workload(name: str = "movielens-1m", N: int = 5, d=None, seed: int = 0):
     return _embed(sets, d, rng)
 
 
-def read_ratings(path, max_ratings=None):
+def read_ratings(path: str | os.PathLike[str],
+                 max_ratings: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(users, items, times) int64 arrays of a MovieLens ratings file the
     user supplies: ``ratings.dat`` (ML-1M/10M, ``user::item::rating::time``),
     ``u.data`` (ML-100k, tab separated) or ``ratings.csv`` (ML-latest, with a
@@ -130,7 +134,9 @@ def read_ratings(path, max_ratings=None):
         raise TypeError(f"path must be a file path, got {type(path).__name__}")
     if not os.path.isfile(path):
         raise ValueError(f"no such ratings file: {path}")
-    users, items, times = [], [], []
+    users: list[int] = []
+    items: list[int] = []
+    times: list[int] = []
     with open(path, "r", encoding="latin-1") as f:
         for lineno, line in enumerate(f, 1):
             line = line.strip()
@@ -160,7 +166,8 @@ def read_ratings(path, max_ratings=None):
             np.array(times, dtype=np.int64))
 
 
-def load_movielens(path, N: int = 5, d: int = 128, seed: int = 0, max_ratings=None):
+def load_movielens(path: str | os.PathLike[str], N: int = 5, d: int = 128, seed: int = 0,
+                   max_ratings: int | None = None) -> list[dict[Any, np.ndarray]]:
     """``local`` from a MovieLens ratings file the user supplies
     (:func:`read_ratings`); items are partitioned across the N clients as in
     ``workload``."""

@@ -32,6 +32,7 @@ differ only in the aggregator see the same randomness.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -130,7 +131,7 @@ class FixedAvg(Aggregator):
     half to even): the exact sum of the quantized rows over the holders,
     divided by their number -- SecEA's output, bit for bit."""
 
-    def __init__(self, precision: int = 8):
+    def __init__(self, precision: int = 8) -> None:
         self.precision = check_int(precision, "precision")
         self.label = f"EmbAvg-fixed({self.precision})"
 
@@ -156,7 +157,7 @@ class SecEAAvg(Aggregator):
     response products, not a phase of its own); bytes are the protocol's
     messages through the server."""
 
-    def __init__(self, precision: int = 8, T: int = 1, processes=None):
+    def __init__(self, precision: int = 8, T: int = 1, processes: int | None = None) -> None:
         self.precision, self.T = check_int(precision, "precision"), check_int(T, "T")
         self.processes = processes
         self.label = f"SecEA({self.precision})"
@@ -187,7 +188,9 @@ class RoundRecord:
         return {"round": self.round, **self.metrics, "seconds": self.seconds, "bytes": self.bytes}
 
 
-def run(task: Task, aggregator: Aggregator, rounds: int, *, on_round=None, evaluate_init=False) -> list:
+def run(task: Task, aggregator: Aggregator, rounds: int, *,
+        on_round: Callable[[RoundRecord], object] | None = None,
+        evaluate_init: bool = False) -> list[RoundRecord]:
     """Train ``task`` for ``rounds`` rounds, aggregating with ``aggregator``;
     returns one :class:`RoundRecord` per round (round 0 first, before any
     training, when ``evaluate_init``)."""

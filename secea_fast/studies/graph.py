@@ -32,6 +32,7 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import check_int
 from .framework import Task, client_rng
@@ -58,7 +59,7 @@ def _tokens(line):
     return line.replace(",", " ").split()
 
 
-def edges_from_file(path) -> Graph:
+def edges_from_file(path: str | os.PathLike[str]) -> Graph:
     """An edge list (module docstring); names renumbered 0.. in order of
     first appearance, self-loops and repeated edges dropped."""
     _check_path(path)
@@ -79,7 +80,7 @@ def edges_from_file(path) -> Graph:
     return Graph(e, len(idx), None, list(idx))
 
 
-def labels_from_file(path, graph: Graph) -> Graph:
+def labels_from_file(path: str | os.PathLike[str], graph: Graph) -> Graph:
     """``graph`` with labels from ``path`` (first field the node, last the
     label; nodes absent from the file get -1, unknown nodes are skipped)."""
     _check_path(path)
@@ -98,7 +99,8 @@ def labels_from_file(path, graph: Graph) -> Graph:
     return Graph(graph.edges, graph.n_nodes, lab, graph.names)
 
 
-def synthetic_graph(n_nodes=2708, n_edges=5429, n_classes=7, p_in=0.8, seed=0) -> Graph:
+def synthetic_graph(n_nodes: int = 2708, n_edges: int = 5429, n_classes: int = 7, p_in: float = 0.8,
+                    seed: int = 0) -> Graph:
     """A stochastic block model: ``n_classes`` equal classes, each edge
     inside a class with probability ``p_in``, endpoints uniform."""
     n_nodes, n_edges, n_classes = (check_int(v, n) for v, n in
@@ -125,7 +127,7 @@ def synthetic_graph(n_nodes=2708, n_edges=5429, n_classes=7, p_in=0.8, seed=0) -
     return Graph(e, n_nodes, lab.astype(np.int64), [str(i) for i in range(n_nodes)])
 
 
-def auc(pos, neg) -> float:
+def auc(pos: ArrayLike, neg: ArrayLike) -> float:
     """Area under the ROC curve of scores ``pos`` against ``neg`` (ties
     count one half): the Mann-Whitney statistic.
 
@@ -172,7 +174,7 @@ class DeepWalkTask(Task):
 
     def __init__(self, g: Graph, N: int = 3, *, d: int = 32, walks: int = 4, length: int = 10, window: int = 5,
                  negatives: int = 5, lr: float = 0.05, batch: int = 4096, max_pairs: int = 200_000,
-                 seed: int = 0):
+                 seed: int = 0) -> None:
         N = check_int(N, "N")
         if N < 2:
             raise ValueError(f"N must be >= 2, got {N}")
@@ -216,7 +218,7 @@ class DeepWalkTask(Task):
                 ts = np.flatnonzero((lab >= 0) & ~is_train[ids])
                 self.cases.append((tr, ts, lab))
 
-    def init(self):
+    def init(self) -> list[np.ndarray]:
         rng = np.random.default_rng([self.seed, 1])
         W = np.concatenate([rng.uniform(-0.5, 0.5, (self.n_entities, self.d)) / self.d,
                             np.zeros((self.n_entities, self.d))], axis=1)
@@ -241,7 +243,7 @@ class DeepWalkTask(Task):
             c, x = c[keep], x[keep]
         return c, x
 
-    def train(self, n, rows, rnd):
+    def train(self, n: int, rows: np.ndarray, rnd: int) -> np.ndarray:
         W = rows.copy()
         win, wout = W[:, :self.d], W[:, self.d:]                # views into W
         rng = client_rng(self.seed, rnd, n)
@@ -263,7 +265,7 @@ class DeepWalkTask(Task):
             np.add.at(wout, tgt.ravel(), -self.lr * go.reshape(-1, self.d))
         return W
 
-    def evaluate(self, rows):
+    def evaluate(self, rows: list[np.ndarray]) -> dict[str, float]:
         out = {}
         if self.g.labels is not None:
             right = total = 0
@@ -288,7 +290,8 @@ class DeepWalkTask(Task):
         return out
 
 
-def build(data, quick: bool, seed: int, labels=None, N: int = 3) -> DeepWalkTask:
+def build(data: str | os.PathLike[str] | None, quick: bool, seed: int, labels: str | os.PathLike[str] | None = None,
+          N: int = 3) -> DeepWalkTask:
     """The study's task: ``data`` an edge list (``labels`` optional) or
     None (synthetic: 800 nodes quick, Cora's shape otherwise)."""
     if data is not None:

@@ -62,7 +62,7 @@ def _read_tsv(path):
     return rows
 
 
-def triples_from_file(path, test_fraction: float = 0.1, seed: int = 0) -> Triples:
+def triples_from_file(path: str | os.PathLike[str], test_fraction: float = 0.1, seed: int = 0) -> Triples:
     """Triples of a knowledge-graph file (names renumbered 0.. in order of
     first appearance): a directory with ``train.txt`` and ``test.txt`` (the
     WN18 / FB15k-237 layout; ``valid.txt`` is not used), or one file split
@@ -82,8 +82,8 @@ def triples_from_file(path, test_fraction: float = 0.1, seed: int = 0) -> Triple
     return Triples(arrs[0], arrs[1], len(ent), len(rel))
 
 
-def synthetic_triples(n_entities=104, n_relations=25, n_triples=10_686, rank=8, test_fraction=0.1,
-                      noise=0.1, seed=0) -> Triples:
+def synthetic_triples(n_entities: int = 104, n_relations: int = 25, n_triples: int = 10_686, rank: int = 8,
+                      test_fraction: float = 0.1, noise: float = 0.1, seed: int = 0) -> Triples:
     """A knowledge graph of the given shape (Kinship's by default): latent
     entity points x_e and relation shifts s_r in R^rank; for each (head,
     relation) the tails are the entities nearest to x_h + s_r (with Gumbel
@@ -121,7 +121,7 @@ class TransETask(Task):
     clip = 1.0
 
     def __init__(self, data: Triples, N: int = 3, *, d: int = 32, lr: float = 0.05, margin: float = 1.0,
-                 batch: int = 256, epochs: int = 1, max_test=None, seed: int = 0):
+                 batch: int = 256, epochs: int = 1, max_test: int | None = None, seed: int = 0) -> None:
         N = check_int(N, "N")
         if N < 2:
             raise ValueError(f"N must be >= 2, got {N}")
@@ -150,7 +150,7 @@ class TransETask(Task):
             self._tails.setdefault((h, r), []).append(t)
             self._heads.setdefault((r, t), []).append(h)
 
-    def init(self):
+    def init(self) -> list[np.ndarray]:
         rng = np.random.default_rng([self.seed, 1])
         E = rng.normal(size=(self.n_entities, self.d))
         E /= np.linalg.norm(E, axis=1, keepdims=True)
@@ -158,7 +158,7 @@ class TransETask(Task):
         self.R = [R.copy() for _ in range(self.n_clients)]         # each client's private relations
         return [E[i].copy() for i in self.ids]
 
-    def train(self, n, rows, rnd):
+    def train(self, n: int, rows: np.ndarray, rnd: int) -> np.ndarray:
         E = rows.copy()
         R = self.R[n]
         ids, tr = self.ids[n], self.train_of[n]
@@ -216,7 +216,7 @@ class TransETask(Task):
                 ranks.append(1 + (dist < own[:, None]).sum(1))
         return np.concatenate(ranks) if ranks else np.zeros(0)
 
-    def evaluate(self, rows):
+    def evaluate(self, rows: list[np.ndarray]) -> dict[str, float]:
         ranks = np.concatenate([self._ranks(n, rows[n]) for n in range(self.n_clients)])
         if ranks.size == 0:
             return {"MRR": 0.0, "Hits@10": 0.0}

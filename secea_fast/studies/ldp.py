@@ -33,6 +33,7 @@ import secrets
 import time
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .framework import Aggregator, average_rows
 
@@ -49,7 +50,7 @@ PUBLISHED_TABLE7 = {"with_ldp": {0.5: 0.0464, 1.0: 0.0471, 5.0: 0.0515, 10.0: 0.
                     "metric": "MRR", "task": "TransE on Kinship"}
 
 
-def laplace_mechanism(rows, epsilon: float, clip: float, rng: np.random.Generator) -> np.ndarray:
+def laplace_mechanism(rows: ArrayLike, epsilon: float, clip: float, rng: np.random.Generator) -> np.ndarray:
     """Clip every entry of ``rows`` to [-clip, clip] and add Laplace noise of
     scale 2 clip / epsilon (sensitivity 2 clip per component)."""
     epsilon, clip = float(epsilon), float(clip)
@@ -68,7 +69,7 @@ class LDPAvg(Aggregator):
     every client perturbs its rows with :func:`laplace_mechanism`, the
     server averages the noisy rows in the clear."""
 
-    def __init__(self, epsilon: float, seed=None):
+    def __init__(self, epsilon: float, seed: int | None = None) -> None:
         self.epsilon = float(epsilon)
         if not (np.isfinite(self.epsilon) and self.epsilon > 0):
             raise ValueError(f"epsilon must be a positive number, got {epsilon}")

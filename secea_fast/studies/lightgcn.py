@@ -21,11 +21,13 @@ the gradient of F: every batch is two sparse propagations (SciPy).
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .._checks import check_int
 from .framework import Task, client_rng
-from .recsys import Silos, hr_ndcg, ratings_from_file, synthetic_ratings
+from .recsys import Ratings, Silos, hr_ndcg, ratings_from_file, synthetic_ratings
 
 __all__ = ["LightGCNTask", "build"]
 
@@ -45,8 +47,8 @@ class LightGCNTask(Task):
     bound = 100.0
     clip = 1.0
 
-    def __init__(self, ratings, N: int = 3, *, d: int = 32, layers: int = 2, lr: float = 0.02,
-                 reg: float = 1e-4, batch: int = 2048, epochs: int = 1, seed: int = 0):
+    def __init__(self, ratings: Ratings, N: int = 3, *, d: int = 32, layers: int = 2, lr: float = 0.02,
+                 reg: float = 1e-4, batch: int = 2048, epochs: int = 1, seed: int = 0) -> None:
         sp = _sparse()
         self.silos = S = Silos(ratings, N, seed=seed)
         self.width = self.d = check_int(d, "d")
@@ -74,13 +76,13 @@ class LightGCNTask(Task):
             acc += cur
         return acc / (self.layers + 1)
 
-    def init(self):
+    def init(self) -> list[np.ndarray]:
         rng = np.random.default_rng([self.seed, 1])
         E = rng.normal(scale=0.1, size=(self.n_entities, self.d))
         self.adam = [[np.zeros((len(i), self.d)), np.zeros((len(i), self.d)), 0] for i in self.ids]
         return [E[i].copy() for i in self.ids]
 
-    def train(self, n, rows, rnd):
+    def train(self, n: int, rows: np.ndarray, rnd: int) -> np.ndarray:
         E = rows.copy()
         ru, ri, nu, ni = self.pairs[n]
         if len(ru) == 0:
@@ -112,7 +114,7 @@ class LightGCNTask(Task):
         self.adam[n][2] = t
         return E
 
-    def evaluate(self, rows):
+    def evaluate(self, rows: list[np.ndarray]) -> dict[str, float]:
         S, hits, nd, cases = self.silos, 0.0, 0.0, 0
         for n in range(S.N):
             tu, ti, negs = S.test[n]
@@ -134,7 +136,7 @@ class LightGCNTask(Task):
         return {"NDCG@10": nd / cases, "HR@10": hits / cases}
 
 
-def build(data, quick: bool, seed: int, N: int = 3) -> LightGCNTask:
+def build(data: str | os.PathLike[str] | None, quick: bool, seed: int, N: int = 3) -> LightGCNTask:
     """The study's task: ``data`` a MovieLens ratings file (``quick``: its
     first 400 users) or None (synthetic: MovieLens-100k's shape quick,
     MovieLens-1M's otherwise)."""

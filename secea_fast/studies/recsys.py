@@ -32,8 +32,11 @@ aggregated see the same batches and negatives).
 """
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +59,7 @@ class Ratings:
     n_items: int
 
 
-def ratings_from_file(path, max_ratings=None) -> Ratings:
+def ratings_from_file(path: str | os.PathLike[str], max_ratings: int | None = None) -> Ratings:
     """A MovieLens ratings file (``ratings.dat``, ``u.data``, ``ratings.csv``)
     with its ids renumbered 0.. in order of first appearance."""
     u, i, t = read_ratings(path, max_ratings)
@@ -65,7 +68,8 @@ def ratings_from_file(path, max_ratings=None) -> Ratings:
     return Ratings(uu.astype(np.int64), ii.astype(np.int64), t, int(uu.max()) + 1, int(ii.max()) + 1)
 
 
-def synthetic_ratings(n_users=6040, n_items=3706, n_ratings=1_000_209, rank=8, seed=0) -> Ratings:
+def synthetic_ratings(n_users: int = 6040, n_items: int = 3706, n_ratings: int = 1_000_209, rank: int = 8,
+                      seed: int = 0) -> Ratings:
     """MovieLens-1M-shaped implicit feedback (the default sizes are ML-1M's):
     per-user counts heavy-tailed with at least min(20, n_items // 2), item
     popularity Zipf-like, and each user's items the best of a popularity
@@ -108,7 +112,8 @@ class Split:
     negatives: np.ndarray
 
 
-def leave_one_out(r: Ratings, n_neg: int = 99, seed: int = 0, candidates=None) -> Split:
+def leave_one_out(r: Ratings, n_neg: int = 99, seed: int = 0,
+                  candidates: Sequence[np.ndarray] | None = None) -> Split:
     """Hold out each user's latest rating (users with one rating keep it for
     training); ``negatives[k]`` are ``n_neg`` items user ``test_users[k]``
     never rated, drawn from ``candidates[k]`` (default: every item)."""
@@ -133,7 +138,7 @@ def leave_one_out(r: Ratings, n_neg: int = 99, seed: int = 0, candidates=None) -
     return Split(u[keep], i[keep], u[test], i[test], negs)
 
 
-def hr_ndcg(pos, neg, k: int = 10):
+def hr_ndcg(pos: np.ndarray, neg: np.ndarray, k: int = 10) -> tuple[float, float]:
     """HR@k and NDCG@k of positives ``pos`` (B,) ranked among ``neg`` (B, n)
     (NaN entries of ``neg`` are ignored; ties count against the positive):
     rank = number of negatives scoring >= the positive; a hit when rank < k,
@@ -179,7 +184,7 @@ class Silos:
     items dealt at random (seeded), the split's training pairs and test
     cases of each silo."""
 
-    def __init__(self, r: Ratings, N: int = 5, *, n_neg_eval: int = 99, seed: int = 0):
+    def __init__(self, r: Ratings, N: int = 5, *, n_neg_eval: int = 99, seed: int = 0) -> None:
         N = check_int(N, "N")
         if N < 2:
             raise ValueError(f"N must be >= 2, got {N}")
@@ -223,7 +228,8 @@ class Silos:
         Q = np.array([emb[f"i{i}"] for i in its], dtype=np.float64)
         return us, its, P, Q
 
-    def train_silo(self, n: int, emb: dict, *, epochs=1, lr=0.05, reg=1e-4, n_neg=4, seed=0) -> dict:
+    def train_silo(self, n: int, emb: dict[Any, Any], *, epochs: int = 1, lr: float = 0.05, reg: float = 1e-4,
+                   n_neg: int = 4, seed: int = 0) -> dict[str, np.ndarray]:
         """Silo n's local training on its ratings: a new entity -> row dict."""
         us, its, P, Q = self._arrays(n, emb)
         tu, ti = self.train[n]
@@ -280,8 +286,10 @@ def embavg_fixed(local: list, precision: int = 8) -> list:
     return out
 
 
-def run_cross_silo(silos: Silos, *, rounds=10, d=32, aggregate=None, epochs=1, lr=0.05, reg=1e-4,
-                   n_neg=4, seed=0, on_round=None) -> list:
+def run_cross_silo(silos: Silos, *, rounds: int = 10, d: int = 32,
+                   aggregate: Callable[[list[dict[Any, Any]]], list[dict[Any, Any]]] | None = None,
+                   epochs: int = 1, lr: float = 0.05, reg: float = 1e-4, n_neg: int = 4, seed: int = 0,
+                   on_round: Callable[[dict[str, Any]], object] | None = None) -> list[dict[str, Any]]:
     """Federated training over ``silos``: per round, local training then
     ``aggregate(local) -> global`` (default :func:`embavg`), then HR/NDCG.
     Returns one dict per round (round, hr, ndcg, train_s, aggregate_s)."""
@@ -308,7 +316,8 @@ def _quant(x, params):
     return secemb.decode_fixed(secemb.encode_fixed(x, params, bound_fixed=2**62), params)
 
 
-def device_step(p_u, rows, pos_mask, *, lr, reg):
+def device_step(p_u: np.ndarray, rows: np.ndarray, pos_mask: np.ndarray, *, lr: float,
+                reg: float) -> tuple[np.ndarray, np.ndarray]:
     """One user's logistic step on its retrieved rows (positives where
     ``pos_mask``, sampled negatives elsewhere; NaN rows were truncated away):
     returns (new p_u, gradient rows to upload, NaN rows as 0)."""
@@ -320,7 +329,8 @@ def device_step(p_u, rows, pos_mask, *, lr, reg):
     return p_u - lr * gp, np.where(ok[:, None], gq, 0.0)
 
 
-def device_request(pos_u, n_items: int, m_prime: int, n_neg: int, seed: int, rnd: int, u: int):
+def device_request(pos_u: np.ndarray, n_items: int, m_prime: int, n_neg: int, seed: int, rnd: int,
+                   u: int) -> tuple[np.ndarray, np.ndarray]:
     """A user's items for one round: up to m' / (1 + n_neg) of its training
     positives and ``n_neg`` unrated items per positive, drawn from a stream
     of its own (seed, round, user), so a user on its own device draws the
@@ -333,13 +343,14 @@ def device_request(pos_u, n_items: int, m_prime: int, n_neg: int, seed: int, rnd
     return np.concatenate([ps, ns]).astype(np.int64), np.r_[np.ones(len(ps)), np.zeros(len(ns))]
 
 
-def device_init(n_users: int, n_items: int, d: int, seed: int):
+def device_init(n_users: int, n_items: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(P, Q) at round 0: user rows (each kept by its device) and the item table."""
     rng = np.random.default_rng([seed, 7])
     return rng.normal(scale=0.1, size=(n_users, d)), rng.normal(scale=0.1, size=(n_items, d))
 
 
-def device_eval(P_rows, Q, test_users, test_items, negatives):
+def device_eval(P_rows: np.ndarray, Q: np.ndarray, test_users: np.ndarray, test_items: np.ndarray,
+                negatives: np.ndarray) -> tuple[float, float, int]:
     """(hits, ndcg sum, cases) of the given test users under the item table Q."""
     if len(test_users) == 0:
         return 0.0, 0.0, 0
@@ -349,8 +360,9 @@ def device_eval(P_rows, Q, test_users, test_items, negatives):
     return hr * len(test_users), nd * len(test_users), len(test_users)
 
 
-def run_cross_device(r: Ratings, *, rounds=10, d=32, m_prime=64, n_neg=4, lr=0.1, reg=1e-4, frac_bits=20,
-                     secure=True, seed=0, on_round=None) -> list:
+def run_cross_device(r: Ratings, *, rounds: int = 10, d: int = 32, m_prime: int = 64, n_neg: int = 4,
+                     lr: float = 0.1, reg: float = 1e-4, frac_bits: int = 20, secure: bool = True, seed: int = 0,
+                     on_round: Callable[[dict[str, Any]], object] | None = None) -> list[dict[str, Any]]:
     """FedRec with SecEmb, every user in every round (``secure=True``: each
     retrieval and aggregation through ``secemb.User`` / ``secemb.Server``
     with their byte messages) or its plaintext twin (the same fixed point on

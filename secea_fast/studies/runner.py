@@ -11,7 +11,10 @@ synthetic instance in well under a minute.
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,8 +104,10 @@ def _progress(msg, final=False):
 AGGREGATIONS = ("single", "embavg", "secea", "ldp")
 
 
-def run_study(name: str, *, quick=False, data=None, labels=None, seed=0, rounds=None, epsilons=None,
-              progress=True, processes=1, clients=3, only=None, precisions=(8,)) -> dict:
+def run_study(name: str, *, quick: bool = False, data: str | os.PathLike[str] | None = None,
+              labels: str | os.PathLike[str] | None = None, seed: int = 0, rounds: int | None = None,
+              epsilons: Sequence[float] | None = None, progress: bool = True, processes: int = 1, clients: int = 3,
+              only: Iterable[str] | None = None, precisions: Sequence[int] = (8,)) -> dict[str, Any]:
     """Run study ``name``: returns a JSON-able dict (task sizes, per
     aggregation the per-round records, the published numbers if any).
     ``only``: a subset of :data:`AGGREGATIONS` (default all);
@@ -190,7 +195,7 @@ def format_tables(res: dict) -> str:
     return "\n".join(out)
 
 
-def write_plot(res: dict, path) -> None:
+def write_plot(res: dict[str, Any], path: str | os.PathLike[str]) -> None:
     """Primary metric vs round: Single, EmbAvg and SecEA (which coincide),
     LDP per epsilon below."""
     import matplotlib
@@ -220,7 +225,8 @@ def write_plot(res: dict, path) -> None:
     plt.close(fig)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """``secea-fast study``: parse ``argv``, run the study, print or write its tables; the exit status."""
     import argparse
     p = argparse.ArgumentParser(prog="secea-fast study", description=__doc__.split("\n\n")[0])
     p.add_argument("name", choices=sorted(STUDIES), help="; ".join(f"{k}: {v.title}" for k, v in STUDIES.items()))

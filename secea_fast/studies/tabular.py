@@ -32,6 +32,7 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import check_int
 from .framework import Task
@@ -72,7 +73,7 @@ def _encode(fields, labels, max_levels=20):
     return Table(np.concatenate(cols, axis=1), y.astype(np.int64), np.array(owner), classes.tolist())
 
 
-def census_from_file(path, max_rows=None) -> Table:
+def census_from_file(path: str | os.PathLike[str], max_rows: int | None = None) -> Table:
     """Census-Income rows (module docstring).  Lines starting with "|"
     (adult.test's header) and empty lines are skipped; a trailing "." of the
     label is dropped (adult.test writes ">50K.")."""
@@ -101,7 +102,7 @@ def census_from_file(path, max_rows=None) -> Table:
     return _encode(fields, labels)
 
 
-def synthetic_census(n_rows=48_842, rank=3, seed=0) -> Table:
+def synthetic_census(n_rows: int = 48_842, rank: int = 3, seed: int = 0) -> Table:
     """Adult-shaped rows (module docstring) from a rank-``rank`` latent
     model; the class is a noisy threshold of one latent direction."""
     n_rows = check_int(n_rows, "n_rows")
@@ -120,7 +121,7 @@ def synthetic_census(n_rows=48_842, rank=3, seed=0) -> Table:
     return _encode(fields, labels.tolist())
 
 
-def kmeans(X, k: int, rng: np.random.Generator, iters: int = 25, n_init: int = 3) -> np.ndarray:
+def kmeans(X: np.ndarray, k: int, rng: np.random.Generator, iters: int = 25, n_init: int = 3) -> np.ndarray:
     """Lloyd's k-means with k-means++ seeding, best of ``n_init``."""
     best, best_in = None, np.inf
     for _ in range(n_init):
@@ -138,7 +139,7 @@ def kmeans(X, k: int, rng: np.random.Generator, iters: int = 25, n_init: int = 3
     return best
 
 
-def nmi(a, b) -> float:
+def nmi(a: ArrayLike, b: ArrayLike) -> float:
     """Normalized mutual information (arithmetic mean of the entropies).
 
     >>> round(nmi([0, 0, 1, 1], [1, 1, 0, 0]), 6)
@@ -164,7 +165,7 @@ class PCATask(Task):
     clip = 4.0            # LDP clip (sensitivity 8): rows of standardized data rarely exceed 4
 
     def __init__(self, table: Table, N: int = 3, *, d: int = 4, hold: float = 0.7, ridge: float = 1e-2,
-                 seed: int = 0):
+                 seed: int = 0) -> None:
         N = check_int(N, "N")
         if N < 2:
             raise ValueError(f"N must be >= 2, got {N}")
@@ -183,18 +184,18 @@ class PCATask(Task):
     def _view(self, n):
         return self.t.X[np.ix_(self.ids[n], self.cols[n])]
 
-    def init(self):
+    def init(self) -> list[np.ndarray]:
         H = np.random.default_rng([self.seed, 1]).normal(scale=0.1, size=(self.n_entities, self.d))
         self.W = [None] * self.n_clients
         return [H[i].copy() for i in self.ids]
 
-    def train(self, n, rows, rnd):
+    def train(self, n: int, rows: np.ndarray, rnd: int) -> np.ndarray:
         X, H, I = self._view(n), rows, np.eye(self.d)
         W = np.linalg.solve(H.T @ H + self.ridge * I, H.T @ X).T            # (cols, d)
         self.W[n] = W
         return np.linalg.solve(W.T @ W + self.ridge * I, W.T @ X.T).T        # (rows, d)
 
-    def evaluate(self, rows):
+    def evaluate(self, rows: list[np.ndarray]) -> dict[str, float]:
         k = len(self.t.classes)
         num = err = tot = 0.0
         for n in range(self.n_clients):
@@ -208,7 +209,7 @@ class PCATask(Task):
         return {"NMI": num / tot, "MSE": err / tot}
 
 
-def build(data, quick: bool, seed: int, N: int = 3) -> PCATask:
+def build(data: str | os.PathLike[str] | None, quick: bool, seed: int, N: int = 3) -> PCATask:
     """The study's task: ``data`` a Census-Income file (``quick``: its first
     3,000 rows) or None (synthetic: 3,000 rows quick, Census-Income's
     48,842 otherwise)."""

@@ -3,13 +3,20 @@ canonical bytes, per-client embedding dicts, (querier, responder) pairs."""
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["id_bytes", "entity_list", "real_vector", "check_local", "check_pairs"]
 
+# an entity id; the per-client inputs of a round: one dict entity id -> embedding per client
+EntityId = Union[str, bytes, int]
+Local = Sequence[dict[Any, Any]]
 
-def id_bytes(x) -> bytes:
+
+def id_bytes(x: EntityId) -> bytes:
     """The canonical, type-tagged bytes of an entity id (str, bytes or int),
     so that 1, "1" and b"1" are different entities.  Anything else is a
     TypeError."""
@@ -23,7 +30,7 @@ def id_bytes(x) -> bytes:
     raise TypeError(f"entity ids must be str, bytes or int, got {type(x).__name__}")
 
 
-def entity_list(entities, name: str) -> list:
+def entity_list(entities: Iterable[Any], name: str) -> list[Any]:
     """``entities`` (any iterable of ids, or a mapping: its keys) as a list.
     A single str / bytes is refused: iterating it would silently turn
     "abc" into the three entities 'a', 'b', 'c'."""
@@ -37,7 +44,7 @@ def entity_list(entities, name: str) -> list:
                         f"{type(entities).__name__}") from None
 
 
-def real_vector(vec, name: str) -> np.ndarray:
+def real_vector(vec: ArrayLike, name: str) -> np.ndarray:
     """An embedding as a float64 array.  Refuses complex values (NumPy would
     drop the imaginary part with only a ComplexWarning) and non-numeric
     ones (object, str, bytes...) with a TypeError naming ``name``."""
@@ -48,7 +55,7 @@ def real_vector(vec, name: str) -> np.ndarray:
     return a.astype(np.float64, copy=False)
 
 
-def check_local(local) -> int:
+def check_local(local: Local) -> int:
     """``local``: one non-empty dict entity id -> real 1-D embedding per
     client (the input of the entity-aggregation rounds).  Returns d, the
     embedding length of the first entity (the parameters check the rest)."""
@@ -63,7 +70,7 @@ def check_local(local) -> int:
     return len(np.asarray(next(iter(local[0].values()))).reshape(-1))
 
 
-def check_pairs(pairs, N: int, name: str) -> set:
+def check_pairs(pairs: Iterable[tuple[int, int]] | None, N: int, name: str) -> set[tuple[int, int]]:
     """``drop`` / ``corrupt``: an iterable of (querier, responder) pairs of
     client indices in [0, N), as a set.  A pair naming an unknown client
     (out of range, or an entity id instead of an index) would otherwise
@@ -78,7 +85,7 @@ def check_pairs(pairs, N: int, name: str) -> set:
     except TypeError:
         raise TypeError(f"{name} must be a set of (querier, responder) pairs, "
                         f"got {type(pairs).__name__}") from None
-    out = set()
+    out: set[tuple[int, int]] = set()
     for pair in items:
         if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
             raise ValueError(f"{name}: {pair!r} is not a (querier, responder) pair of client indices")

@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
-from typing import ClassVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ClassVar
 
 from ..._checks import check_int
 from ...executor import Executor, LocalExecutor
@@ -62,12 +63,13 @@ class RoundResult:
 class Progress:
     """A one-line progress bar on stderr with an ETA from the rate so far."""
 
-    def __init__(self, total, label, enabled):
+    def __init__(self, total: int, label: str, enabled: bool) -> None:
         self.total, self.label, self.enabled = total, label, enabled and total > 0
         self.done, self.t0, self.last = 0, time.perf_counter(), -1.0
         self.tty = sys.stderr.isatty()
 
-    def step(self, k=1):
+    def step(self, k: int = 1) -> None:
+        """Count ``k`` more items done and redraw."""
         self.done += k
         if not self.enabled:
             return
@@ -89,7 +91,7 @@ class Progress:
         sys.stderr.flush()
 
 
-def resolve_executor(executor, processes):
+def resolve_executor(executor: Executor | None, processes: int | None) -> Executor:
     """The executor of a round: ``executor`` if given (``processes``, if
     also given, must match it), else a :class:`LocalExecutor` of
     ``processes`` (default 1)."""
@@ -102,8 +104,10 @@ def resolve_executor(executor, processes):
     return executor
 
 
-def run_blocks(executor, job, jobs, state, collect, *, label="blocks", progress=False,
-               secs=None, nbytes=None) -> float:
+def run_blocks(executor: Executor, job: Callable[[Any, Any], tuple[Any, dict[str, float], dict[str, int]]],
+               jobs: Sequence[Any], state: Any, collect: Callable[[Any], object], *, label: str = "blocks",
+               progress: bool = False, secs: dict[str, float] | None = None,
+               nbytes: dict[str, int] | None = None) -> float:
     """Run ``job(state, j)`` for every j of ``jobs`` on ``executor``.  Each
     job returns ``(payload, seconds, nbytes)``: the two dicts (phase ->
     value) are added into ``secs`` / ``nbytes`` and ``collect(payload)`` is
@@ -112,7 +116,7 @@ def run_blocks(executor, job, jobs, state, collect, *, label="blocks", progress=
     nbytes = {} if nbytes is None else nbytes
     bar = Progress(len(jobs), label, progress)
 
-    def on_result(res):
+    def on_result(res: tuple[Any, dict[str, float], dict[str, int]]) -> None:
         payload, t, nb = res
         for ph, x in t.items():
             secs[ph] = secs.get(ph, 0.0) + x
@@ -126,7 +130,8 @@ def run_blocks(executor, job, jobs, state, collect, *, label="blocks", progress=
     return time.perf_counter() - w0
 
 
-def apportion_wall(wall: dict, secs: dict, phases, wall_total: float) -> None:
+def apportion_wall(wall: dict[str, float], secs: dict[str, float], phases: Iterable[str],
+                   wall_total: float) -> None:
     """Share ``wall_total`` (the wall time of phases run interleaved) among
     ``phases`` in proportion to their core-seconds in ``secs``."""
     busy = sum(secs.get(ph, 0.0) for ph in phases) or 1.0

@@ -36,7 +36,7 @@ scheme's deviation 2; Approach 2 takes K labels per polynomial (the paper's
 pairs are K = 2); the star product's retrieval schedule (b stripes, R
 subqueries) and the GXSTPIR evaluation points f_l = alpha^(n+1+l) are ours.
 
-Length (about 700 lines): three protocols and the driver they share, kept
+Length (about 750 lines): three protocols and the driver they share, kept
 together because they differ only in their codes and share every message,
 check and measurement.
 """
@@ -45,9 +45,11 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ... import field, linalg, poly
 from ..._checks import check_elements, check_int, check_prime
@@ -124,11 +126,18 @@ class _Scheme:
     implement ``_share``, ``_queries``, ``_answer``, ``_reconstruct`` and set
     ``name``, ``n``, ``T``, ``s``, ``c``, ``p``, ``store_cols``,
     ``responders``, ``objectives(i)``, ``query_len(i)``, ``answers_shape``."""
+    name: str
+    n: int
+    T: int
+    s: int
+    c: int
+    p: int
 
-    def objectives(self, i) -> tuple:
+    def objectives(self, i: int) -> tuple[int, ...]:
+        """The objectives client ``i`` stores shares of."""
         return tuple(range(self.T))
 
-    def share(self, t, labels, rng=None) -> np.ndarray:
+    def share(self, t: int, labels: np.ndarray, rng: Prg | None = None) -> np.ndarray:
         """One client's shares of its (s, c) integer ``labels`` of objective
         ``t``: (len(members(t)), store_cols), row a for the a-th member.
         ``rng``: None (fresh CSPRNG stream) or a ``secea_fast.prg.Prg``."""
@@ -142,12 +151,13 @@ class _Scheme:
             raise ValueError(f"labels must hold non-negative integers below p = {self.p}")
         return self._share(t, labels, check_rng(rng, self.name.encode() + b"/share"))
 
-    def queries(self, j, rng=None) -> dict:
+    def queries(self, j: int, rng: Prg | None = None) -> dict[int, Query]:
         """{client: Query} for the hidden objective ``j`` (fresh randomness
         from ``rng``: None or a ``Prg``)."""
         return self._queries(check_objective(j, self.T), check_rng(rng, self.name.encode() + b"/query"))
 
-    def answer(self, i, store, query, mask=None) -> Answer:
+    def answer(self, i: int, store: np.ndarray, query: Query,
+               mask: tuple[bytes, bytes] | None = None) -> Answer:
         """Client ``i``'s answer from its aggregated shares ``store``
         ((len(objectives(i)), store_cols) uint64, rows in the order of
         objectives(i)) and its ``query``; ``mask``: None or (shared seed,
@@ -176,7 +186,7 @@ class _Scheme:
                 raise ValueError("mask: the session must be non-empty bytes, fresh for every retrieval")
         return self._answer(i, store, query, mask)
 
-    def reconstruct(self, j, A) -> np.ndarray:
+    def reconstruct(self, j: int, A: np.ndarray) -> np.ndarray:
         """The (s, c) label sums of objective ``j`` from the stacked answers
         ``A`` (``answers_shape``, rows in the order of ``responders``)."""
         j = check_objective(j, self.T)
@@ -192,7 +202,8 @@ class _RampStorage(_Scheme):
     client holds every objective, K labels per polynomial padded with
     z_s random coefficients, evaluated at the n points (``V``: n x k_C)."""
 
-    def members(self, t):
+    def members(self, t: int) -> Sequence[int]:
+        """The clients holding shares of objective ``t``."""
         return range(self.n)
 
     def _share(self, t, labels, rng) -> np.ndarray:
@@ -236,7 +247,8 @@ class Approach2(_RampStorage):
 
     name = "approach2"
 
-    def __init__(self, n, T, s, c, z_s, z_q, *, K=2, p=EMBEDDING_PRIME):
+    def __init__(self, n: int, T: int, s: int, c: int, z_s: int, z_q: int, *, K: int = 2,
+                 p: int = EMBEDDING_PRIME) -> None:
         self.n, self.T = _pos(n, "n", 1), _pos(T, "T", 1)
         self.s, self.c = _pos(s, "s", 1), _pos(c, "c", 1)
         self.z_s, self.z_q = _pos(z_s, "z_s", 0), _pos(z_q, "z_q", 0)
@@ -261,7 +273,8 @@ class Approach2(_RampStorage):
         self.decoder = _low_coeff_decoder(pts[:self.N], self.K, p)                # K x N
         self.answers_shape = (self.N, self.cols)
 
-    def query_len(self, i) -> int:
+    def query_len(self, i: int) -> int:
+        """Field elements of client ``i``'s query."""
         return self.T
 
     def _queries(self, j, rng) -> dict:
@@ -330,7 +343,8 @@ class StarProduct(_RampStorage):
 
     name = "star_product"
 
-    def __init__(self, n, T, s, c, z_s, z_q, *, k_C=None, p=EMBEDDING_PRIME):
+    def __init__(self, n: int, T: int, s: int, c: int, z_s: int, z_q: int, *, k_C: int | None = None,
+                 p: int = EMBEDDING_PRIME) -> None:
         self.n, self.T = _pos(n, "n", 1), _pos(T, "T", 1)
         self.s, self.c = _pos(s, "s", 1), _pos(c, "c", 1)
         self.z_s, self.z_q = _pos(z_s, "z_s", 0), _pos(z_q, "z_q", 0)
@@ -377,7 +391,8 @@ class StarProduct(_RampStorage):
                             for beta, src in self._stripe_src.items()}
         self.answers_shape = (self.n, self.R, self.W)
 
-    def query_len(self, i) -> int:
+    def query_len(self, i: int) -> int:
+        """Field elements of client ``i``'s query."""
         return self.R * self.T * self.b
 
     def _queries(self, j, rng) -> dict:
@@ -459,7 +474,8 @@ class GXSTPIR(_Scheme):
 
     name = "gxstpir"
 
-    def __init__(self, assignment, s, c, z_s, z_q, *, p=EMBEDDING_PRIME):
+    def __init__(self, assignment: Assignment | ArrayLike, s: int, c: int, z_s: int, z_q: int, *,
+                 p: int = EMBEDDING_PRIME) -> None:
         asg = assignment if isinstance(assignment, Assignment) else Assignment(assignment)
         self.assignment = asg
         self.n, self.T, self.rho = asg.n, asg.T, asg.rho
@@ -486,13 +502,16 @@ class GXSTPIR(_Scheme):
         self.window = [_dual_weights(self.alphas[f:f + self.L + 1], p) for f in range(nL)]
         self.answers_shape = (self.n, self.cols)
 
-    def objectives(self, i) -> tuple:
+    def objectives(self, i: int) -> tuple[int, ...]:
+        """I(i) of the assignment."""
         return self.assignment.objectives(i)
 
-    def query_len(self, i) -> int:
+    def query_len(self, i: int) -> int:
+        """Field elements of client ``i``'s query."""
         return len(self.assignment.objectives(i)) * self.L
 
-    def members(self, t):
+    def members(self, t: int) -> Sequence[int]:
+        """I(e_t) of the assignment."""
         return self.assignment.clients(t)
 
     def _share(self, t, labels, rng) -> np.ndarray:
@@ -545,7 +564,7 @@ class GXSTPIR(_Scheme):
                 a = field.add(a, field.mul(buf, self.window[f][i - f], p), p)
         return Answer(i, a.reshape(self.B, self.c))
 
-    def decoder(self, j) -> np.ndarray:
+    def decoder(self, j: int) -> np.ndarray:
         """L x n: row l = h_l(alpha_i) prod_{k in I(e_j)} (f_l - alpha_k)."""
         p, fs = self.p, self.fs
         D = np.empty((self.L, self.n), dtype=_U64)
@@ -690,8 +709,9 @@ def _drive(scheme, labels, asg, j, symmetric, *, wire, verify, transcript, query
     return rep
 
 
-def approach2(labels, j, z_s, z_q, symmetric=False, *, K=2, p=EMBEDDING_PRIME, levels=None, wire=False,
-              verify=False, transcript=False, query_rng=None, share_rng=None) -> ApproachResult:
+def approach2(labels: ArrayLike, j: int, z_s: int, z_q: int, symmetric: bool = False, *, K: int = 2,
+              p: int = EMBEDDING_PRIME, levels: int | None = None, wire: bool = False, verify: bool = False,
+              transcript: bool = False, query_rng: Prg | None = None, share_rng: Prg | None = None) -> ApproachResult:
     """Approach 2 of Sec. IV (see ``Approach2``) on an (n, T, s, c) label
     tensor (every client computes every objective).  Returns an
     ``ApproachResult`` whose ``sums`` is the (s, c) int64 sum over all
@@ -710,8 +730,9 @@ def approach2(labels, j, z_s, z_q, symmetric=False, *, K=2, p=EMBEDDING_PRIME, l
                   query_rng=query_rng, share_rng=share_rng)
 
 
-def star_product(labels, j, z_s, z_q, symmetric=False, *, k_C=None, p=EMBEDDING_PRIME, levels=None,
-                 wire=False, verify=False, transcript=False, query_rng=None, share_rng=None) -> ApproachResult:
+def star_product(labels: ArrayLike, j: int, z_s: int, z_q: int, symmetric: bool = False, *, k_C: int | None = None,
+                 p: int = EMBEDDING_PRIME, levels: int | None = None, wire: bool = False, verify: bool = False,
+                 transcript: bool = False, query_rng: Prg | None = None, share_rng: Prg | None = None) -> ApproachResult:
     """Approach 3 / star-product PIR over the ramp-shared storage (Sec. VII-a,
     Table I; see ``StarProduct``) on an (n, T, s, c) label tensor (rho = n).
     ``k_C``: the storage code dimension (default k_C* of Lemma 1).  Other
@@ -725,8 +746,9 @@ def star_product(labels, j, z_s, z_q, symmetric=False, *, k_C=None, p=EMBEDDING_
                   query_rng=query_rng, share_rng=share_rng)
 
 
-def gxstpir(labels, incidence, j, z_s, z_q, symmetric=False, *, p=EMBEDDING_PRIME, levels=None, wire=False,
-            verify=False, transcript=False, query_rng=None, share_rng=None) -> ApproachResult:
+def gxstpir(labels: ArrayLike, incidence: Assignment | ArrayLike, j: int, z_s: int, z_q: int, symmetric: bool = False,
+            *, p: int = EMBEDDING_PRIME, levels: int | None = None, wire: bool = False, verify: bool = False,
+            transcript: bool = False, query_rng: Prg | None = None, share_rng: Prg | None = None) -> ApproachResult:
     """Shamir sharing + GXSTPIR (Sec. VII-b, Table I; see ``GXSTPIR``) with the
     inputs of ``run_round``: (n, T, s, c) labels (entries of unassigned
     (i, t) ignored), an incidence array or ``Assignment``, the hidden

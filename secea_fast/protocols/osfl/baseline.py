@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ... import field, linalg, poly
 from ..._checks import check_elements, check_int, check_prime
@@ -24,8 +25,8 @@ _U64 = np.uint64
 
 
 # ----------------------------------------------------------------- Approach 1 (Sec. IV)
-def approach1(labels, j, z_s, z_q, *, p=EMBEDDING_PRIME, levels=None, wire=False, threads=None,
-              verify=False) -> OSFLRoundResult:
+def approach1(labels: ArrayLike, j: int, z_s: int, z_q: int, *, p: int = EMBEDDING_PRIME, levels: int | None = None,
+              wire: bool = False, threads: int | None = None, verify: bool = False) -> OSFLRoundResult:
     """Approach 1 of Sec. IV: Shamir sharing f(x) = y + sum_{tau=1}^{z_s} x^tau r_tau
     of every label (rho = n: every client computes every objective), the simple
     PIR query q^(t,j)(x) = delta_{tj} + sum_{tau=1}^{z_q} x^tau k_tau^(t) (scalar

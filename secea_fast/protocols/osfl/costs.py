@@ -6,6 +6,8 @@ plots of Figs. 3-6.
 from __future__ import annotations
 
 import math
+import os
+from typing import Any
 from fractions import Fraction
 
 from ..._checks import check_int
@@ -21,7 +23,7 @@ def _pos_int(v, name, lo):
     return v
 
 
-def star_product_k(n, T, z_s, z_q) -> tuple:
+def star_product_k(n: int, T: int, z_s: int, z_q: int) -> tuple[float, int | None]:
     """Lemma 1: (k_C', k_C*) for the star-product scheme (rho = n).  k_C' is the
     stationary point c1 c2 - sqrt(c1^2 c2^2 - (c2 - n)(c1^2 c2 + n c1 z_s)) over
     (c2 - n), c1 = n - z_q + 1, c2 = T n (n - 1); k_C* is floor or ceil of it,
@@ -48,7 +50,8 @@ def _star_cost(n, T, k, z_s, z_q):
     return Fraction(T * n * (n - 1), k - z_s) + Fraction(k * n, (k - z_s) * (n - k - z_q + 1))
 
 
-def rates(n, T, rho, z_s, z_q, *, s=1, c=1, K2=2) -> dict:
+def rates(n: int, T: int, rho: int, z_s: int, z_q: int, *, s: int = 1, c: int = 1,
+          K2: int = 2) -> dict[str, Any]:
     """Sharing rate, PIR rate and total communication (field elements, s c
     symbols per objective) of Table I for our scheme, GXSTPIR [19] and the
     star-product scheme [17] (rho = n only, k_C* of Lemma 1):
@@ -131,7 +134,8 @@ def rates(n, T, rho, z_s, z_q, *, s=1, c=1, K2=2) -> dict:
     return out
 
 
-def elements(scheme, n, T, rho, z_s, z_q, *, s, c, K=2, k_C=None) -> dict:
+def elements(scheme: str, n: int, T: int, rho: int, z_s: int, z_q: int, *, s: int, c: int, K: int = 2,
+             k_C: int | None = None) -> dict[str, int]:
     """Exact payload field elements per stage ("sharing", "queries",
     "answers") of one run of ``scheme`` ("ours", "approach1", "approach2",
     "star_product", "gxstpir") on an instance, padding included: the
@@ -188,7 +192,7 @@ def elements(scheme, n, T, rho, z_s, z_q, *, s, c, K=2, k_C=None) -> dict:
                      f"got {scheme!r}")
 
 
-def plot_rates(n, T, z_s, z_q, path):
+def plot_rates(n: int, T: int, z_s: int, z_q: int, path: str | os.PathLike[str]) -> str | os.PathLike[str]:
     """Figs. 3-6: total communication (in s c symbols), sharing rate and PIR rate
     against the feasible rho = max(2, z_s + z_q + 1)..n for our scheme and GXSTPIR, with the star-product point
     at rho = n; one PNG/PDF/SVG (by ``path``'s suffix) with three panels.

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import time
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..._checks import check_int
 from ...field import EMBEDDING_PRIME
@@ -22,7 +25,7 @@ __all__ = ["quantize", "distillation_example", "main_job"]
 
 
 # ----------------------------------------------------------------- knowledge distillation example
-def quantize(probs, levels) -> np.ndarray:
+def quantize(probs: ArrayLike, levels: int) -> NDArray[np.int64]:
     """Soft labels (probabilities in [0, 1]) to integers in [0, levels - 1]:
     round(prob (levels - 1)) (Sec. V-a, gamma = levels quantization steps)."""
     levels = check_int(levels, "levels")
@@ -55,9 +58,10 @@ def _predict(W, X):
     return _softmax(np.hstack([X, np.ones((len(X), 1))]) @ W)
 
 
-def distillation_example(*, n=20, T=5, rho=11, z_s=2, z_q=2, s=5000, classes=5, dim=20, levels=17,
-                         n_train=60, n_test=2000, j=0, symmetric=True, noise=1.0, seed=0,
-                         p=EMBEDDING_PRIME) -> dict:
+def distillation_example(*, n: int = 20, T: int = 5, rho: int = 11, z_s: int = 2, z_q: int = 2, s: int = 5000,
+                         classes: int = 5, dim: int = 20, levels: int = 17, n_train: int = 60, n_test: int = 2000,
+                         j: int = 0, symmetric: bool = True, noise: float = 1.0, seed: int = 0,
+                         p: int = EMBEDDING_PRIME) -> dict[str, Any]:
     """One-shot knowledge distillation on generated data (Sec. III "Non-linear
     training processes").
 
@@ -137,7 +141,7 @@ _JOB_DEFAULTS = {"n": 20, "T": 5, "rho": 11, "z_s": 2, "z_q": 2, "s": 5000, "cla
                  "seed": 0, "p": EMBEDDING_PRIME, "approach1": True}
 
 
-def main_job(args=None, **kwargs) -> dict:
+def main_job(args: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
     """The ``secea-fast run --protocol osfl`` job: the distillation example
     (defaults: n = 20, T = 5, rho = 11, z_s = z_q = 2, s = 5000 public samples,
     5 classes, 17 levels, symmetric privacy; about a second) plus, on the same

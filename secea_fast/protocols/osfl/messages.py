@@ -72,7 +72,7 @@ class ShareMessage(_Msg):
                 .array(self.values).bytes())
 
     @classmethod
-    def from_bytes(cls, data, params=None) -> "ShareMessage":
+    def from_bytes(cls, data: bytes, params: OSFLParams | None = None) -> ShareMessage:
         """Parse and validate: sender and receiver distinct client indices
         (a client keeps its own share); with ``params`` (the receiver's
         OSFLParams) indices < n, objective < T and entries < p."""
@@ -105,7 +105,7 @@ class Query(_Msg):
                 .array(self.values).bytes())
 
     @classmethod
-    def from_bytes(cls, data, params=None) -> "Query":
+    def from_bytes(cls, data: bytes, params: OSFLParams | None = None) -> Query:
         """Parse and validate: ``client`` a client index, as many values as
         objectives; with ``params`` client < n, objectives < T, entries < p."""
         r = Reader(data, cls.MAGIC, "Query")
@@ -135,7 +135,7 @@ class Answer(_Msg):
         return Writer(self.MAGIC).u64(self.client).array(self.values).bytes()
 
     @classmethod
-    def from_bytes(cls, data, params=None) -> "Answer":
+    def from_bytes(cls, data: bytes, params: OSFLParams | None = None) -> Answer:
         """Parse and validate: ``client`` a client index; with ``params``
         client < n and entries < p."""
         r = Reader(data, cls.MAGIC, "Answer")

@@ -9,7 +9,10 @@ package share.  Deviations 1-5 are described in the package docstring.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ... import field, linalg, poly, tuning
 from ..._checks import check_elements, check_int, check_prime
@@ -109,7 +112,7 @@ class Assignment:
 
     __slots__ = ("incidence", "n", "T", "rho", "_clients", "_objectives")
 
-    def __init__(self, incidence):
+    def __init__(self, incidence: ArrayLike) -> None:
         if isinstance(incidence, Assignment):
             incidence = incidence.incidence
         if not isinstance(incidence, (np.ndarray, list, tuple)):
@@ -138,7 +141,7 @@ class Assignment:
         self._objectives = tuple(tuple(int(t) for t in np.flatnonzero(a[i])) for i in range(n))
 
     @classmethod
-    def cyclic(cls, n, T, rho) -> "Assignment":
+    def cyclic(cls, n: int, T: int, rho: int) -> Assignment:
         n, T, rho = check_int(n, "n"), check_int(T, "T"), check_int(rho, "rho")
         if n < 1 or T < 1:
             raise ValueError(f"need n >= 1 and T >= 1, got n={n}, T={T}")
@@ -150,11 +153,11 @@ class Assignment:
             inc[[(start + a) % n for a in range(rho)], t] = 1
         return cls(inc)
 
-    def clients(self, t) -> tuple:
+    def clients(self, t: int) -> tuple[int, ...]:
         """I(e_t): the clients computing objective t, increasing."""
         return self._clients[t]
 
-    def objectives(self, i) -> tuple:
+    def objectives(self, i: int) -> tuple[int, ...]:
         """I(i): the objectives client i computes, increasing."""
         return self._objectives[i]
 
@@ -190,7 +193,8 @@ class OSFLParams:
     (3, 2, 4, 12)
     """
 
-    def __init__(self, assignment, z_s, z_q, s, c, *, p=EMBEDDING_PRIME, levels=None):
+    def __init__(self, assignment: Assignment | ArrayLike, z_s: int, z_q: int, s: int, c: int, *,
+                 p: int = EMBEDDING_PRIME, levels: int | None = None) -> None:
         asg = assignment if isinstance(assignment, Assignment) else Assignment(assignment)
         z_s, z_q = check_int(z_s, "z_s"), check_int(z_q, "z_q")
         s, c = check_int(s, "s"), check_int(c, "c")
@@ -237,13 +241,15 @@ class OSFLParams:
                 f"s={self.s}, c={self.c}, p={self.p}, k_C={self.k_C})")
 
     # per-objective public data
-    def clients(self, t) -> tuple:
+    def clients(self, t: int) -> tuple[int, ...]:
+        """I(e_t) of the assignment."""
         return self.assignment.clients(t)
 
-    def objectives(self, i) -> tuple:
+    def objectives(self, i: int) -> tuple[int, ...]:
+        """I(i) of the assignment."""
         return self.assignment.objectives(i)
 
-    def vandermonde(self, t) -> np.ndarray:
+    def vandermonde(self, t: int) -> np.ndarray:
         """rho x k_C matrix alpha_i^m (i in I(e_t), m < k_C): evaluation of eq. 1."""
         V = self._vand.get(t)
         if V is None:
@@ -252,7 +258,7 @@ class OSFLParams:
             self._vand[t] = V
         return V
 
-    def nu(self, t) -> np.ndarray:
+    def nu(self, t: int) -> np.ndarray:
         """nu_{t,i} = prod_{i1 in I(e_t), i1 != i} (alpha_i - alpha_i1)^(-1), for I(e_t) in order."""
         v = self._nu.get(t)
         if v is None:
@@ -270,7 +276,7 @@ class OSFLParams:
             self._qpow.setflags(write=False)
         return self._qpow
 
-    def decoder(self, j) -> np.ndarray:
+    def decoder(self, j: int) -> np.ndarray:
         """D = P^(-1) H (K x n), H[theta - 1, i] = alpha_i^(-theta) (Sec. V-d)."""
         D = self._dec.get(j)
         if D is not None:
@@ -324,14 +330,14 @@ class OSFLParams:
         return self._window
 
     # label layout
-    def coefficient_rows(self, labels) -> np.ndarray:
+    def coefficient_rows(self, labels: np.ndarray) -> np.ndarray:
         """K x (P c) matrix of one (client, objective)'s labels (strided partition,
         deviation 3): entry [u, p c + k] is label u P + p, class k (0 if padded)."""
         C = np.zeros((self.K, self.cols), dtype=_U64)
         C.reshape(-1)[: self.s * self.c] = labels.reshape(-1)
         return C
 
-    def labels_from_rows(self, Y) -> np.ndarray:
+    def labels_from_rows(self, Y: np.ndarray) -> np.ndarray:
         """Inverse of ``coefficient_rows``: (s, c) from K x (P c)."""
         return Y.reshape(-1)[: self.s * self.c].reshape(self.s, self.c)
 
@@ -357,7 +363,8 @@ def check_labels_2d(lab, params: OSFLParams, name: str) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- pure encoders (explicit randomness)
-def encode_shares(params: OSFLParams, t, labels, randomness, threads=None) -> np.ndarray:
+def encode_shares(params: OSFLParams, t: int, labels: ArrayLike, randomness: np.ndarray,
+                  threads: int | None = None) -> np.ndarray:
     """Eq. 1 for one (client, objective t): f_p(x) = sum_{u<K} x^u y_{p,u} +
     sum_{tau<z_s} x^(K + tau) r_{p,tau}, evaluated at alpha_i for every i in
     I(e_t).  ``labels``: (s, c) integers; ``randomness``: (z_s, P, c) uniform
@@ -377,7 +384,7 @@ def encode_shares(params: OSFLParams, t, labels, randomness, threads=None) -> np
     return S.reshape(params.rho, params.n_partitions, params.c)
 
 
-def query_values(params: OSFLParams, j, k) -> np.ndarray:
+def query_values(params: OSFLParams, j: int, k: np.ndarray) -> np.ndarray:
     """Eq. 2 with scalar randomness (deviation 2): Q[t, i] = q^(t,j)(alpha_i) =
     delta_{tj} + sum_{tau<z_q} alpha_i^(K + tau) k[t, tau].  ``k``: (T, z_q)
     uniform secret field elements.  Client i receives Q[t, i] for t in I(i)."""
@@ -393,7 +400,7 @@ def query_values(params: OSFLParams, j, k) -> np.ndarray:
     return Q
 
 
-def symmetric_mask(params: OSFLParams, S) -> np.ndarray:
+def symmetric_mask(params: OSFLParams, S: np.ndarray) -> np.ndarray:
     """The symmetric-privacy mask (deviation 1): m_i = sum_f b_f[i] S[f] for the
     window basis b_f of W.  ``S``: (n - K, P, c) shared uniform randomness.
     Returns (n, P, c); sum_i alpha_i^(-theta) m_i = 0 for theta = 1..K."""

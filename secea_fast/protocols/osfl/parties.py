@@ -5,7 +5,10 @@ Sec. VI) and ``Federator`` (query, eq. 2; reconstruction, Sec. V-d).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ... import field, linalg
 from ..._checks import check_elements, check_int
@@ -35,8 +38,8 @@ class Client:
     reused for a second query let the federator subtract them and read sums
     it did not ask for."""
 
-    def __init__(self, index, params: OSFLParams, labels, *, shared_seed=None, session=b"",
-                 threads=None):
+    def __init__(self, index: int, params: OSFLParams, labels: ArrayLike, *, shared_seed: bytes | None = None,
+                 session: bytes = b"", threads: int | None = None) -> None:
         if not isinstance(params, OSFLParams):
             raise TypeError(f"params must be OSFLParams, got {type(params).__name__}")
         i = check_int(index, "index")
@@ -83,7 +86,7 @@ class Client:
     def symmetric(self) -> bool:
         return self._seed is not None
 
-    def share(self, rng=None) -> list:
+    def share(self, rng: Prg | None = None) -> list[ShareMessage]:
         """Eq. 1 for every t in I(i): returns the ShareMessages for the other
         clients of each I(e_t) and keeps its own evaluation.  ``rng``: None
         (fresh CSPRNG stream) or a ``secea_fast.prg.Prg``.  Once per client."""
@@ -178,7 +181,7 @@ class Federator:
     """The federator with hidden objective ``j``: sends the queries of eq. 2 and
     decodes the answers (Sec. V-d)."""
 
-    def __init__(self, params: OSFLParams, j, threads=None):
+    def __init__(self, params: OSFLParams, j: int, threads: int | None = None) -> None:
         if not isinstance(params, OSFLParams):
             raise TypeError(f"params must be OSFLParams, got {type(params).__name__}")
         self.params = params
@@ -186,7 +189,7 @@ class Federator:
         self.threads = threads
         self._A = None
 
-    def queries(self, rng=None) -> dict:
+    def queries(self, rng: Prg | None = None) -> dict[int, Query]:
         """{i: Query} for every client i in [n] (clients with no objective get an
         empty query and still answer).  Fresh query randomness on every call."""
         P = self.params
@@ -199,7 +202,7 @@ class Federator:
             out[i] = Query(i, np.array(objs, dtype=_U64), np.ascontiguousarray(Q[list(objs), i]))
         return out
 
-    def reconstruct(self, answers) -> np.ndarray:
+    def reconstruct(self, answers: Mapping[int, Answer] | Iterable[Answer]) -> np.ndarray:
         """(s, c) uint64 array: sum_{i in I(e_j)} y_i^(j) (Theorem 3), from one
         Answer per client (a mapping or a sequence, any order)."""
         P = self.params

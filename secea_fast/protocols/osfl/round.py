@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field as dc_field
 from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..._checks import check_prime
 from ..common.rounds import RoundResult
@@ -49,7 +51,10 @@ class OSFLRoundResult(RoundResult):
                 "pir_rate": useful / self.elements["answers"]}
 
 
-def check_label_tensor(labels, n, T, p, levels, members) -> np.ndarray:
+def check_label_tensor(labels: ArrayLike, n: int, T: int, p: int, levels: int | None,
+                       members: Sequence[Sequence[int]]) -> np.ndarray:
+    """``labels`` as an (n, T, s, c) int64 array of entries in [0, levels) (or
+    [0, p)) at every client ``members[t]`` of each objective t."""
     if not isinstance(labels, np.ndarray):
         raise TypeError(f"labels must be a numpy integer array of shape (n, T, s, c), got {type(labels).__name__}")
     if labels.dtype.kind not in "iu":
@@ -74,8 +79,9 @@ def check_label_tensor(labels, n, T, p, levels, members) -> np.ndarray:
     return labels
 
 
-def run_round(labels, incidence, j, z_s, z_q, symmetric=False, *, p=EMBEDDING_PRIME, levels=None,
-              wire=False, threads=None, verify=False) -> OSFLRoundResult:
+def run_round(labels: ArrayLike, incidence: Assignment | ArrayLike, j: int, z_s: int, z_q: int,
+              symmetric: bool = False, *, p: int = EMBEDDING_PRIME, levels: int | None = None,
+              wire: bool = False, threads: int | None = None, verify: bool = False) -> OSFLRoundResult:
     """Simulate the whole protocol: sharing, aggregation, query, answers,
     reconstruction.
 
@@ -155,7 +161,7 @@ def run_round(labels, incidence, j, z_s, z_q, symmetric=False, *, p=EMBEDDING_PR
     return rep
 
 
-def check_sums(rep, labels, asg, j, what: str) -> None:
+def check_sums(rep: OSFLRoundResult, labels: np.ndarray, asg: Assignment, j: int, what: str) -> None:
     """``verify=True``: the retrieved sums equal the plaintext sums of objective
     j over its clients, exactly (AssertionError naming ``what`` otherwise)."""
     want = labels[list(asg.clients(j)), j].astype(object).sum(axis=0)

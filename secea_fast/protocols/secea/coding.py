@@ -4,7 +4,9 @@ the response polynomial by interpolation or Reed-Solomon decoding, with
 how far the result was checked."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +29,7 @@ def union_from_sum(total_bytes: bytes, p: int):
 
 # ----------------------------------------------------------------- decoding
 def decode_values(prm: SecEAParams, Y: np.ndarray, present: np.ndarray, B: int, *,
-                  verify: bool = False, who: str = "decode"):
+                  verify: bool = False, who: str = "decode") -> tuple[np.ndarray, list[int], int]:
     """Y(beta_1..beta_K) from the unpadded responses ``Y`` (N, B*sub) of one
     block (eq. 22): interpolation when every response is present and they
     are consistent (parity checks zero), Reed-Solomon decoding otherwise.
@@ -58,7 +60,8 @@ def decode_values(prm: SecEAParams, Y: np.ndarray, present: np.ndarray, B: int, 
     return S.reshape(prm.K, B, prm.sub).transpose(1, 0, 2).reshape(B, prm.K * prm.sub), faulty, redundancy
 
 
-def gather_responses(slots, N: int, B: int, sub: int, fill):
+def gather_responses(slots: Iterable[Any], N: int, B: int, sub: int,
+                     fill: Callable[[int, Any, np.ndarray], None]) -> tuple[np.ndarray, np.ndarray]:
     """The (N, B*sub) matrix Y of a block's responses and the (N,) mask of
     the present ones, from N slots (``None`` for a missing response):
     ``fill(v, slot, out)`` checks slot v and writes its B x sub values of
@@ -95,15 +98,15 @@ class DecodeResult(tuple):
         return self
 
     @property
-    def sums(self):
+    def sums(self) -> np.ndarray:
         return self[0]
 
     @property
-    def counts(self):
+    def counts(self) -> np.ndarray:
         return self[1]
 
     @property
-    def faulty(self):
+    def faulty(self) -> list[int]:
         return self[2]
 
     @property

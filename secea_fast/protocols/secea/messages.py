@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..._checks import check_int
 from ..common.wire import Reader, Writer
@@ -45,7 +46,7 @@ class Message:
                 .u64(self.round).u64(self.block).array(self.data).bytes())
 
     @classmethod
-    def from_bytes(cls, data, p: int | None = None, N: int | None = None) -> "Message":
+    def from_bytes(cls, data: bytes, p: int | None = None, N: int | None = None) -> Message:
         """Parse and validate; with ``p``, also check every entry is < p.
         The sender and receiver must fit the kind (a client index or
         ``SERVER``, see ``_ROLES``); client indices must be < ``N`` when it
@@ -84,12 +85,13 @@ class Message:
         return 8 + 5 * 8 + 1 + 8 * self.data.ndim + 8 * self.data.size
 
 
-def as_u64(a) -> np.ndarray:
+def as_u64(a: np.ndarray) -> NDArray[np.uint64]:
     """A message array as C-contiguous uint64 (no copy when it already is)."""
     if not isinstance(a, np.ndarray) or a.dtype != np.uint64:
         raise TypeError("message data must be a uint64 NumPy array")
     return np.ascontiguousarray(a)
 
 
-def pad_domain(rnd, purpose, a, b, block=0):
+def pad_domain(rnd: int, purpose: str, a: int, b: int, block: int = 0) -> str:
+    """The Prg domain of the pad of one message (round, purpose, sender -> receiver, block)."""
     return f"secea/r{rnd}/{purpose}/{a}->{b}/b{block}"

@@ -5,21 +5,23 @@ the union field."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field as dc_field
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ... import poly
 from ..._checks import check_int, check_prime
 from ...field import EMBEDDING_PRIME, GOLDILOCKS
 from ...fixedpoint import FixedPoint
-from ..common.inputs import id_bytes
+from ..common.inputs import EntityId, id_bytes
 
 PSU_PRIME = GOLDILOCKS
 _HASH_LABEL = b"secea_fast.secea.entity.v1"
 
 
-def hash_ids(ids, p: int = PSU_PRIME) -> np.ndarray:
+def hash_ids(ids: Iterable[EntityId], p: int = PSU_PRIME) -> NDArray[np.uint64]:
     """Hash entity ids (str, bytes or int) into F_p (default Goldilocks):
     SHA-256 over a domain-separated, type-tagged encoding (so 1, "1" and b"1"
     differ), the first 16 bytes read as an integer mod p.  Returns uint64 in

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ... import field, linalg, poly, tuning
 from ..._checks import check_int
 from ...executor import party_reduce
 from ...prg import Prg, X25519KeyPair, copy_stream, pairwise_seed, random_seed, uniform
-from ..common.inputs import entity_list, id_bytes, real_vector
+from ..common.inputs import EntityId, entity_list, id_bytes, real_vector
 from ..common.wire import Reader, Writer, canonical_int, check_increasing
 from .coding import DecodeResult, DecodingError, decode_values, gather_responses, union_from_sum
 from .messages import Message, as_u64, pad_domain
@@ -36,7 +39,7 @@ class Client:
     Secrets (X25519 key, pairwise seeds, union and query randomness) come
     from ``secrets`` and AES-CTR streams seeded from it."""
 
-    def __init__(self, index: int, params: SecEAParams, entities):
+    def __init__(self, index: int, params: SecEAParams, entities: Iterable[EntityId]) -> None:
         if not isinstance(params, SecEAParams):
             raise TypeError("params must be SecEAParams")
         self.params = params
@@ -48,17 +51,17 @@ class Client:
             raise ValueError(f"client {index} has no entities")
         self.hashes = hash_ids(self.ids)
         self._keypair = X25519KeyPair()
-        self._seeds = {}
+        self._seeds: dict[int, bytes] = {}
         self._self_seed = random_seed(32)
         self._query_seed = random_seed(32)
-        self.union = None          # sorted uint64 hashes once known
-        self.positions = None      # union position of each own entity (ids order)
-        self._y = None             # y_v (M x sub), this client's aggregated shares
-        self._y_round = None
-        self._y_resp = None        # c_v y_v, the responses' right operand (per round)
-        self._y_packed = None      # c_v y_v packed for the response products (per round)
-        self._used = set()         # (round, purpose, block) already used for pads
-        self.threads = None        # threads of the response product (None: library default)
+        self.union: NDArray[np.uint64] | None = None          # sorted uint64 hashes once known
+        self.positions: np.ndarray | None = None      # union position of each own entity (ids order)
+        self._y: NDArray[np.uint64] | None = None             # y_v (M x sub), this client's aggregated shares
+        self._y_round: int | None = None
+        self._y_resp: NDArray[np.uint64] | None = None        # c_v y_v, the responses' right operand (per round)
+        self._y_packed: linalg.PackedRight | None = None      # c_v y_v packed for the response products (per round)
+        self._used: set[tuple[int, str, int]] = set()         # (round, purpose, block) already used for pads
+        self.threads: int | None = None        # threads of the response product (None: library default)
         self.product_seconds = 0.0   # time spent in response products (for reports)
 
     def __reduce__(self):
@@ -91,7 +94,7 @@ class Client:
         return w.blob("\n".join(used).encode()).bytes()
 
     @classmethod
-    def import_state(cls, params: SecEAParams, entities, data) -> "Client":
+    def import_state(cls, params: SecEAParams, entities: Iterable[EntityId], data: bytes) -> Client:
         """The client saved by :meth:`export_state`, for the same ``params``
         and the same entities (refused otherwise: ValueError)."""
         r = Reader(data, _STATE_MAGIC, "SecEA client state")
@@ -148,7 +151,7 @@ class Client:
             raise RuntimeError("this is a worker copy of the client: it has no X25519 key")
         return self._keypair
 
-    def set_peer_keys(self, public_keys, session: bytes = b""):
+    def set_peer_keys(self, public_keys: Sequence[bytes], session: bytes = b"") -> None:
         """Agree pairwise seeds a_{n,v} with every other client from their
         X25519 public keys (relayed by the server)."""
         if len(public_keys) != self.params.N:
@@ -212,7 +215,7 @@ class Client:
         union, deg = union_from_sum(total.tobytes(), PSU_PRIME)
         return self.set_union(union)
 
-    def set_union(self, union) -> np.ndarray:
+    def set_union(self, union: ArrayLike) -> NDArray[np.uint64]:
         """Take ``union`` (sorted uint64 entity hashes) as this round's union
         and fix this client's positions in it: the end of :meth:`psu_finish`,
         or a union already computed among more clients (a deployment that
@@ -237,7 +240,7 @@ class Client:
         return len(self.union)
 
     # --- private embedding sharing (Sec. 4.2)
-    def encode_embeddings(self, embeddings) -> np.ndarray:
+    def encode_embeddings(self, embeddings: dict[Any, Any]) -> NDArray[np.uint64]:
         """(M, K*sub) expanded fixed-point embeddings (eq. 6): (h, 1) at own
         entities, 0 elsewhere, zero-padded to K sub-vectors."""
         prm = self.params
@@ -268,7 +271,7 @@ class Client:
         H[self.positions, prm.d] = 1
         return H
 
-    def share(self, embeddings, rnd: int) -> list:
+    def share(self, embeddings: dict[Any, Any], rnd: int) -> list[Message]:
         """y_{n,v} = (phi_{n,e_m}(alpha_v))_m for every v (eq. 11), each padded
         for its receiver (Remark 1); the share for v = n stays local."""
         prm = self.params
@@ -292,7 +295,7 @@ class Client:
             out.append(Message("share", self.index, v, rnd, 0, y.reshape(M, sub)))
         return out
 
-    def receive_shares(self, msgs) -> None:
+    def receive_shares(self, msgs: Iterable[Message]) -> None:
         """y_v = sum_n y_{n,v} (eq. 12), removing the pads."""
         prm = self.params
         msgs = list(msgs)
@@ -324,7 +327,7 @@ class Client:
         n = len(self.ids)
         return [np.arange(i, min(i + b, n)) for i in range(0, n, b)]
 
-    def queries(self, rnd: int, block: int, members) -> list:
+    def queries(self, rnd: int, block: int, members: ArrayLike) -> list[Message]:
         """q_{n,v,e} for the entities ``members`` (indices into ``ids``) and
         every v (eq. 16), padded for their receivers; rows follow ``members``.
 
@@ -341,7 +344,7 @@ class Client:
         z + (onehot / c_v) e_e, with no multiplication per query entry."""
         return list(self.iter_queries(rnd, block, members))
 
-    def iter_queries(self, rnd: int, block: int, members):
+    def iter_queries(self, rnd: int, block: int, members: ArrayLike) -> Iterator[Message]:
         """``queries`` one receiver at a time (v = 0 .. N-1).
 
         The queries of all receivers are built together, a tile of
@@ -468,7 +471,8 @@ class Client:
             A, prm.p, base=A)
         return Message("response", self.index, n, msg.round, msg.block, A)
 
-    def decode(self, responses, members, *, verify: bool = False) -> DecodeResult:
+    def decode(self, responses: Iterable[Message | None], members: Sequence[int] | np.ndarray, *,
+               verify: bool = False) -> DecodeResult:
         """From the N noised responses of one block (``None`` for a dropped
         one): the sums sum_v h^_{v,e} (eq. 22) as (sums: (B, d) int64
         quantized, counts: (B,) int64) and the positions of faulty responses,
@@ -510,7 +514,7 @@ class Client:
                                 "beyond what could be corrected")
         return DecodeResult(sums, counts, faulty, redundancy)
 
-    def finish(self, sums, counts) -> dict:
+    def finish(self, sums: np.ndarray, counts: np.ndarray) -> dict[Any, np.ndarray]:
         """Global embeddings (eq. 5) for this client's own entities."""
         prm = self.params
         avg = sums.astype(np.float64) / prm.fx.scale / counts[:, None]
@@ -521,18 +525,19 @@ class Client:
 class Server:
     """The honest-but-curious server: sums (eq. 4), relays, noises (eq. 20)."""
 
-    def __init__(self, params: SecEAParams):
+    def __init__(self, params: SecEAParams) -> None:
         if not isinstance(params, SecEAParams):
             raise TypeError("params must be SecEAParams")
         self.params = params
         self._noise_seed = random_seed(32)
-        self.union = None
-        self._psi = None          # (round, n, block, size), psi evaluations of that block
+        self.union: np.ndarray | None = None
+        self._psi: tuple[Any, ...] | None = None          # (round, n, block, size), psi evaluations of that block
 
     def __reduce__(self):
         return party_reduce(self)
 
-    def psu_sum(self, uploads) -> Message:
+    def psu_sum(self, uploads: Iterable[Message]) -> Message:
+        """The server's broadcast: the sum of the clients' union uploads (eq. 4)."""
         uploads = list(uploads)
         N = self.params.N
         if sorted(m.sender for m in uploads) != list(range(N)):

@@ -26,13 +26,16 @@ Each worker's kernels run one thread.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field as dc_field
+from typing import Any
 
 import numpy as np
 
 from ... import tuning
 from ..._checks import check_int
-from ..common.inputs import check_local, check_pairs, entity_list, id_bytes
+from ..common.inputs import EntityId, Local, check_local, check_pairs, entity_list, id_bytes
+from ...executor import Executor
 from ..common.rounds import RoundResult, apportion_wall, resolve_executor, run_blocks
 from .messages import Message
 from .params import SecEAParams
@@ -126,7 +129,7 @@ def _block_job(S, job):
     return (n, members, res.sums, res.counts, res.faulty, b if not res.checked else None), t, nbytes
 
 
-def make_parties(sets, params):
+def make_parties(sets: Sequence[Iterable[EntityId]], params: SecEAParams) -> tuple[list[Client], Server]:
     """Clients holding ``sets[n]`` (entity ids) and the server, public keys
     exchanged: the parties of one round before any message."""
     clients = [Client(i, params, s) for i, s in enumerate(sets)]
@@ -136,7 +139,7 @@ def make_parties(sets, params):
     return clients, Server(params)
 
 
-def run_union(clients, server, rnd=0):
+def run_union(clients: Sequence[Client], server: Server, rnd: int = 0) -> Message:
     """The private entity union among ``clients`` (Sec. 4.1); returns the
     server's broadcast sum."""
     k = max(len(c.ids) for c in clients)
@@ -146,7 +149,8 @@ def run_union(clients, server, rnd=0):
     return total
 
 
-def union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0=None) -> int:
+def union_and_share(clients: Sequence[Client], server: Server, local: Local, rnd: int, secs: dict[str, float],
+                    wall: dict[str, float], nbytes: dict[str, int], w0: float | None = None) -> int:
     """The one-time entity union then the round's sharing, for all parties,
     timed into ``secs`` / ``wall`` / ``nbytes`` (phases "union", "encode").
     Returns M, the size of the union."""
@@ -188,7 +192,7 @@ def union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0=None) ->
     return clients[0].M
 
 
-def plaintext_sums(local, params: SecEAParams):
+def plaintext_sums(local: Local, params: SecEAParams) -> list[tuple[np.ndarray, np.ndarray]]:
     """EmbAvg in the clear on the quantized embeddings: per client, the exact
     (sums, counts) SecEA must reproduce bit for bit."""
     fx = params.fx
@@ -210,9 +214,12 @@ def plaintext_sums(local, params: SecEAParams):
     return out
 
 
-def run_round(local, *, T=1, precision=8, K=None, bound=100.0, block_size=None, processes=None,
-              drop=None, corrupt=None, progress=False, verify=False, rnd=1, params=None,
-              threads=None, executor=None, upto="all", require_checked=False) -> SecEARoundResult:
+def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = None, bound: float = 100.0,
+              block_size: int | None = None, processes: int | None = None,
+              drop: Iterable[tuple[int, int]] | None = None, corrupt: Iterable[tuple[int, int]] | None = None,
+              progress: bool = False, verify: bool = False, rnd: int = 1, params: SecEAParams | None = None,
+              threads: int | None = None, executor: Executor | None = None, upto: str = "all",
+              require_checked: bool = False) -> SecEARoundResult:
     """One SecEA round for all parties: ``local[n]`` is client n's dict
     entity id -> 1-D float embedding.  ``processes``: worker processes for
     the per-block phases (a local fork pool), or ``executor``: any
@@ -317,7 +324,7 @@ class _UnionParams(SecEAParams):
         object.__setattr__(self, "N", N)
 
 
-def entity_union(sets, params: SecEAParams | None = None) -> np.ndarray:
+def entity_union(sets: Sequence[Iterable[EntityId]], params: SecEAParams | None = None) -> np.ndarray:
     """Run the private entity union (Sec. 4.1) for all parties locally; returns
     the union as sorted Goldilocks hashes (``hash_ids`` of the ids).  Any
     N = len(sets) >= 2 works: the union has no collusion threshold T."""
@@ -335,8 +342,9 @@ def entity_union(sets, params: SecEAParams | None = None) -> np.ndarray:
     return clients[0].union
 
 
-def aggregate(local, T: int = 1, precision: int = 8, *, d=None, K=None, bound: float = 100.0,
-              block_size=None, drop=None, require_checked: bool = False) -> list:
+def aggregate(local: Local, T: int = 1, precision: int = 8, *, d: int | None = None, K: int | None = None,
+              bound: float = 100.0, block_size: int | None = None, drop: Iterable[tuple[int, int]] | None = None,
+              require_checked: bool = False) -> list[dict[Any, np.ndarray]]:
     """SecEA end to end for all parties locally (union, sharing, queries,
     responses, noise, decoding).  ``local[n]``: client n's dict entity id ->
     1-D float array.  Returns one dict per client with the global embedding

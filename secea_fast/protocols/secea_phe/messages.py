@@ -62,7 +62,7 @@ class CipherMessage:
                 .u64(self.round).u64(self.block).u64(self.rows).u64(self.cols).blob(blob).bytes())
 
     @classmethod
-    def from_bytes(cls, data, pk: paillier.PublicKey, N: int | None = None) -> "CipherMessage":
+    def from_bytes(cls, data: bytes, pk: paillier.PublicKey, N: int | None = None) -> CipherMessage:
         """Parse and validate.  Both kinds go between clients (the server only
         relays), so sender and receiver must be client indices: below ``N``
         when it is given (the receiving party passes its ``params.N``),

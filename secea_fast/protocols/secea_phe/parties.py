@@ -4,6 +4,8 @@ noise under encryption (eqs. 12-14)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -12,6 +14,7 @@ from ..._checks import check_int
 from ...prg import Prg
 from .. import secea
 from ..secea import DecodingError, Message, as_u64, pad_domain
+from ..common.inputs import EntityId
 from .messages import CipherMessage
 from .params import PHEParams, check_key
 
@@ -23,7 +26,8 @@ class Client(secea.Client):
     querier's key; ``decode`` decrypts, interpolates and reconstructs the
     mean."""
 
-    def __init__(self, index: int, params: PHEParams, entities, keypair=None):
+    def __init__(self, index: int, params: PHEParams, entities: Iterable[EntityId],
+                 keypair: tuple[paillier.PublicKey, paillier.PrivateKey] | None = None) -> None:
         if not isinstance(params, PHEParams):
             raise TypeError("params must be PHEParams")
         super().__init__(index, params.base, entities)
@@ -42,7 +46,7 @@ class Client(secea.Client):
     def paillier_public_key(self) -> paillier.PublicKey:
         return self._pk
 
-    def set_paillier_keys(self, public_keys) -> None:
+    def set_paillier_keys(self, public_keys: Iterable[paillier.PublicKey | bytes]) -> None:
         """pk_v of every client (index order; PublicKey or its bytes)."""
         public_keys = list(public_keys)
         if len(public_keys) != self.phe.N:
@@ -121,7 +125,8 @@ class Client(secea.Client):
         V = np.array(vals, dtype=object).reshape(msg.rows, lay.row_values)[:, :sub]
         return (V % p).astype(np.uint64)
 
-    def decode_values(self, values, members, *, verify: bool = False) -> "secea.DecodeResult":
+    def decode_values(self, values: Sequence[np.ndarray | None], members: Sequence[int] | np.ndarray, *,
+                      verify: bool = False) -> secea.DecodeResult:
         """From the N decrypted responses (``None`` for a missing one) of a
         block: (numerators a, denominators b, faulty) with a / b the mean of
         each coordinate in lowest terms (eqs. 14-16 and the rational
@@ -149,7 +154,8 @@ class Client(secea.Client):
         num, den = _rational(x, prm.p, prm.N, lay.numerator_bound)
         return secea.DecodeResult(num, den, faulty, redundancy)
 
-    def decode(self, responses, members, *, verify: bool = False) -> "secea.DecodeResult":
+    def decode(self, responses: Iterable[CipherMessage | None],  # type: ignore[override]  # PHE responses are ciphertexts
+               members: Sequence[int] | np.ndarray, *, verify: bool = False) -> secea.DecodeResult:
         """``decode_values`` of the decrypted ``responses`` (CipherMessages from
         the server, ``None`` for a missing one)."""
         B = len(members)
@@ -160,7 +166,7 @@ class Client(secea.Client):
         return self.decode_values([None if m is None else self.decrypt(m, B) for m in responses],
                                   members, verify=verify)
 
-    def finish(self, num, den) -> dict:
+    def finish(self, num: np.ndarray, den: np.ndarray) -> dict[Any, np.ndarray]:
         """Global embeddings (eq. 2) of this client's entities: the correctly
         rounded a / (b scale)."""
         return {x: v for x, v in zip(self.ids, _means(num, den, self.params.fx.scale))}
@@ -215,7 +221,7 @@ class Server(secea.Server):
     once.  psi is ``secea.Server``'s eq.-(12) polynomial from the same
     seeded stream."""
 
-    def __init__(self, params: PHEParams):
+    def __init__(self, params: PHEParams) -> None:
         if not isinstance(params, PHEParams):
             raise TypeError("params must be PHEParams")
         super().__init__(params.base)
@@ -224,13 +230,15 @@ class Server(secea.Server):
         self._prepared = {}       # (rnd, n, block) -> {"r": [...], "w": {v: cts}}
         self.encrypt_seconds = 0.0
 
-    def set_paillier_keys(self, public_keys) -> None:
+    def set_paillier_keys(self, public_keys: Iterable[paillier.PublicKey | bytes]) -> None:
+        """pk_v of every client (index order; PublicKey or its bytes)."""
         public_keys = list(public_keys)
         if len(public_keys) != self.phe.N:
             raise ValueError(f"need {self.phe.N} Paillier public keys, got {len(public_keys)}")
         self._pks = [check_key(k, self.phe, f"key of client {v}") for v, k in enumerate(public_keys)]
 
-    def key(self, n) -> paillier.PublicKey:
+    def key(self, n: int) -> paillier.PublicKey:
+        """Client n's Paillier public key."""
         if self._pks is None:
             raise RuntimeError("call set_paillier_keys() first")
         return self._pks[n]
@@ -253,7 +261,7 @@ class Server(secea.Server):
         mask = (1 << U) - 1
         return [int.from_bytes(raw[i * nb:(i + 1) * nb], "little") & mask for i in range(count)]
 
-    def psi(self, rnd, n, v, block, rows) -> np.ndarray:
+    def psi(self, rnd: int, n: int, v: int, block: int, rows: int) -> np.ndarray:
         """psi_{n,e}(alpha_v) (rows, sub) of eq. (12) (``secea.Server.noise``
         applied to a zero response)."""
         zero = np.zeros((rows, self.params.sub), dtype=np.uint64)

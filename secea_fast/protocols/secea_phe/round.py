@@ -3,7 +3,9 @@ its result, and the ``secea-fast run --protocol secea-phe`` job."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field as dc_field
+from typing import Any
 
 import numpy as np
 
@@ -11,7 +13,8 @@ from ... import paillier
 from ..._checks import check_int
 from ..._native import available_cpus
 from .. import secea
-from ..common.inputs import check_local, check_pairs
+from ...executor import Executor
+from ..common.inputs import Local, check_local, check_pairs
 from ..common.jobs import job_options, jsonable
 from ..common.rounds import RoundResult, apportion_wall, resolve_executor, run_blocks
 from ..secea import SecEAParams
@@ -51,7 +54,7 @@ class PHERoundResult(RoundResult):
                 "processes": self.processes, "core_seconds": s["core_seconds"],
                 "wall_seconds": s["wall_seconds"], "bytes_via_server": s["bytes"]}
 
-    def matches(self, sums, counts) -> bool:
+    def matches(self, sums: Sequence[np.ndarray], counts: Sequence[np.ndarray]) -> bool:
         """Whether every mean equals sums / counts exactly (per client, e.g.
         ``secea.plaintext_sums`` or a SecEA round's ``sums`` / ``counts``)."""
         for a, b, s, c in zip(self.numerators, self.denominators, sums, counts):
@@ -107,11 +110,13 @@ def _block_job(S, job):
     return (n, members, num, den, faulty, cts), t, nbytes
 
 
-def run_round(local, T: int = 1, precision: int = 8, key_bits: int = DEFAULT_KEY_BITS,
-              processes: int | None = None, *, K=None, bound: float = 100.0,
-              stat_bits: int = DEFAULT_STAT_BITS, insecure_keys: bool = False, keys=None,
-              block_size=None, drop=None, progress=False, verify=False, rnd: int = 1, params=None,
-              threads=None, executor=None) -> PHERoundResult:
+def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFAULT_KEY_BITS,
+              processes: int | None = None, *, K: int | None = None, bound: float = 100.0,
+              stat_bits: int = DEFAULT_STAT_BITS, insecure_keys: bool = False,
+              keys: Sequence[tuple[paillier.PublicKey, paillier.PrivateKey]] | None = None,
+              block_size: int | None = None, drop: Iterable[tuple[int, int]] | None = None,
+              progress: bool = False, verify: bool = False, rnd: int = 1, params: PHEParams | None = None,
+              threads: int | None = None, executor: Executor | None = None) -> PHERoundResult:
     """One SecEA-PHE round for all parties: ``local[n]`` is client n's dict
     entity id -> 1-D float embedding.
 
@@ -199,9 +204,10 @@ def run_round(local, T: int = 1, precision: int = 8, key_bits: int = DEFAULT_KEY
     return res
 
 
-def aggregate(local, T: int = 1, precision: int = 8, *, key_bits: int = DEFAULT_KEY_BITS,
-              insecure_keys: bool = False, K=None, bound: float = 100.0, block_size=None,
-              drop=None, processes: int = 1) -> list:
+def aggregate(local: Local, T: int = 1, precision: int = 8, *, key_bits: int = DEFAULT_KEY_BITS,
+              insecure_keys: bool = False, K: int | None = None, bound: float = 100.0,
+              block_size: int | None = None, drop: Iterable[tuple[int, int]] | None = None,
+              processes: int = 1) -> list[dict[Any, np.ndarray]]:
     """SecEA-PHE end to end for all parties locally.  ``local[n]``: client
     n's dict entity id -> 1-D float array.  Returns one dict per client with
     the global embedding (eq. 2) of each of its entities."""
@@ -216,7 +222,7 @@ _JOB_DEFAULTS = {"workload": "tiny", "N": 3, "T": 1, "d": None, "precision": 8,
                  "processes": None, "block_size": None, "seed": 0, "compare": True}
 
 
-def main_job(args=None, **kwargs) -> dict:
+def main_job(args: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
     """The ``secea-fast run --protocol secea-phe`` job: one verified SecEA-PHE
     round on a small workload (default: the "tiny" shape, N = 3, T = 1,
     2048-bit keys, every CPU up to 4; well under a minute) and, with

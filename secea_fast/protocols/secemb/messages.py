@@ -38,7 +38,7 @@ class RetrievalRequest(_Msg):
         return Writer(b"SERQ", REQUEST_VERSION).u64(self.party).blob(self.keys.to_bytes()).bytes()
 
     @classmethod
-    def from_bytes(cls, data) -> "RetrievalRequest":
+    def from_bytes(cls, data: bytes) -> RetrievalRequest:
         r = Reader(data, b"SERQ", "RetrievalRequest", REQUEST_VERSION)
         party = _server_id(r.u64(), "RetrievalRequest")
         keys = dpf.PathKeyBatch.from_bytes(r.blob(1 << 30))
@@ -58,7 +58,7 @@ class RetrievalResponse(_Msg):
         return Writer(b"SERS").u64(self.party).array(self.shares).bytes()
 
     @classmethod
-    def from_bytes(cls, data) -> "RetrievalResponse":
+    def from_bytes(cls, data: bytes) -> RetrievalResponse:
         r = Reader(data, b"SERS", "RetrievalResponse")
         party = _server_id(r.u64(), "RetrievalResponse")
         shares = r.array(2)
@@ -98,7 +98,7 @@ class AggregationUpload(_Msg):
                 .u64(d.size).blob(_pack(c, self.bits)).blob(_pack(d, self.bits)).bytes())
 
     @classmethod
-    def from_bytes(cls, data) -> "AggregationUpload":
+    def from_bytes(cls, data: bytes) -> AggregationUpload:
         r = Reader(data, b"SEUP", "AggregationUpload", UPLOAD_VERSION)
         party = _server_id(r.u64(), "AggregationUpload")
         bits = r.u64()
@@ -124,7 +124,7 @@ class AggregateShare(_Msg):
         return Writer(b"SEAG").u64(self.party).array(self.sparse).array(self.dense).bytes()
 
     @classmethod
-    def from_bytes(cls, data) -> "AggregateShare":
+    def from_bytes(cls, data: bytes) -> AggregateShare:
         r = Reader(data, b"SEAG", "AggregateShare")
         party = _server_id(r.u64(), "AggregateShare")
         sparse, dense = r.array(2), r.array(1)

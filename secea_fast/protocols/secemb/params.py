@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..._checks import check_int
 from ...prg import Prg, random_seed
@@ -119,7 +121,7 @@ class SecEmbParams:
         return self.user_bound_fixed / self.scale
 
 
-def encode_fixed(x, params: SecEmbParams, bound_fixed=None) -> np.ndarray:
+def encode_fixed(x: ArrayLike, params: SecEmbParams, bound_fixed: float | None = None) -> NDArray[np.uint64]:
     """round(x 2^f) as uint64 two's complement; refuses NaN/inf and |.| > bound."""
     x = np.asarray(x, dtype=np.float64)
     if not np.isfinite(x).all():
@@ -132,7 +134,8 @@ def encode_fixed(x, params: SecEmbParams, bound_fixed=None) -> np.ndarray:
     return q.astype(np.int64).view(np.uint64)
 
 
-def decode_fixed(u, params: SecEmbParams) -> np.ndarray:
+def decode_fixed(u: ArrayLike, params: SecEmbParams) -> NDArray[np.float64]:
+    """The floats of Z_2^64 fixed-point values (two's complement, f fractional bits)."""
     return np.asarray(u, dtype=np.uint64).view(np.int64) / params.scale
 
 
@@ -150,7 +153,7 @@ def decode_agg(u, params: SecEmbParams) -> np.ndarray:
     return u.view(np.int64) / params.scale
 
 
-def encode_table(Q, params: SecEmbParams) -> np.ndarray:
+def encode_table(Q: ArrayLike, params: SecEmbParams) -> NDArray[np.uint64]:
     """The public item table as Z_2^64 fixed point (|Q| < 2^63 / 2^f)."""
     Q = np.asarray(Q, dtype=np.float64)
     if Q.shape != (params.m, params.d):
@@ -169,7 +172,7 @@ def gaussian_sigma(epsilon: float, delta: float, clip: float) -> float:
     return math.sqrt(math.log(1.25 / delta)) * clip / epsilon
 
 
-def additive_shares(x, domain: bytes, bits: int = 64):
+def additive_shares(x: NDArray[np.uint64], domain: bytes, bits: int = 64) -> tuple[NDArray[np.uint64], NDArray[np.uint64]]:
     """Two-server additive shares over Z_2^bits (64 or 32) of a uint64 array:
     (x - r, r) mod 2^bits with r uniform from a fresh CSPRNG seed."""
     x = np.asarray(x, dtype=np.uint64)
@@ -181,7 +184,7 @@ def additive_shares(x, domain: bytes, bits: int = 64):
     return (x - r) & mask, r
 
 
-def count_shares(count: int):
+def count_shares(count: int) -> tuple[int, int]:
     """A user's two additive shares (over Z_2^64) of its number of rated items,
     for the secure average of Appendix C."""
     c = check_int(count, "count")
@@ -191,7 +194,7 @@ def count_shares(count: int):
     return int(s0[0]), int(s1[0])
 
 
-def unified_m_prime(shares0, shares1, n_users: int, alpha: float, m: int) -> int:
+def unified_m_prime(shares0: Iterable[int], shares1: Iterable[int], n_users: int, alpha: float, m: int) -> int:
     """Eq. 11: m' = alpha * (1/n) sum_u m'_u, from the two servers' sums of the
     users' count shares (neither server sees an individual count); clipped to
     [1, m]."""
@@ -225,7 +228,7 @@ def _secret_order(n: int) -> np.ndarray:
     return np.argsort(_secret_keys(n), kind="stable")
 
 
-def pad_or_trunc_idx(items, m, m_prime):
+def pad_or_trunc_idx(items: NDArray[np.int64], m: int, m_prime: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Algorithm 1: returns (indices of length m', positions of the kept real
     items in ``items`` (-1 for padding)).  Sampling uses ``secrets``."""
     items = item_ids(items)
@@ -245,7 +248,7 @@ def pad_or_trunc_idx(items, m, m_prime):
         pads = pool[_secret_subset(len(pool), m_prime - n)]
     else:   # huge catalogue: rejection sampling
         rated = set(int(i) for i in items)
-        chosen = []
+        chosen: list[int] = []
         while len(chosen) < m_prime - n:
             j = secrets.randbelow(m)
             if j not in rated and j not in chosen:

@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 
+from collections.abc import Hashable
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ... import dpf
 from ...prg import Prg, random_seed
@@ -22,7 +26,7 @@ _SERVER_STATE = b"SESr"
 class User:
     """One user's side of a SecEmb round (Algorithm 3, "User")."""
 
-    def __init__(self, params: SecEmbParams, items):
+    def __init__(self, params: SecEmbParams, items: ArrayLike) -> None:
         if not isinstance(params, SecEmbParams):
             raise TypeError(f"params must be SecEmbParams, got {type(params).__name__}")
         self.params = params
@@ -30,7 +34,7 @@ class User:
         pad_or_trunc_idx(self.items, params.m, params.m_prime)     # range and duplicate checks now
         self._round = None
 
-    def retrieval_request(self):
+    def retrieval_request(self) -> tuple[RetrievalRequest, RetrievalRequest]:
         """Algorithm 1 + PathGen: (request to server 0, to server 1), each the
         server's path keys (the XOR retrieval of the package docstring)."""
         P = self.params
@@ -55,7 +59,8 @@ class User:
         out[st["pos"][real]] = rows[real]
         return out
 
-    def aggregation_upload(self, grads, dense=None, clip=None):
+    def aggregation_upload(self, grads: ArrayLike, dense: ArrayLike | None = None,
+                           clip: float | None = None) -> tuple[AggregationUpload, AggregationUpload]:
         """PadOrTruncEmb + ConvertGen on the retrieval paths (Sec. 4.3.2) and
         additive shares of the dense update.  ``grads``: one row per item of
         ``self.items`` (rows of truncated items are dropped with them)."""
@@ -99,7 +104,7 @@ class User:
         return w.bytes()
 
     @classmethod
-    def import_state(cls, params: SecEmbParams, items, data) -> "User":
+    def import_state(cls, params: SecEmbParams, items: ArrayLike, data: bytes) -> User:
         """The user saved by :meth:`export_state`, for the same items."""
         u = cls(params, items)
         r = Reader(data, _USER_STATE, "SecEmb user state")
@@ -126,7 +131,7 @@ class Server:
     """Server b of SecEmb (Algorithm 3, "Server").  ``table``: the public item
     table Q as Z_2^64 fixed point (``encode_table``)."""
 
-    def __init__(self, party: int, params: SecEmbParams, table: np.ndarray, threads=None):
+    def __init__(self, party: int, params: SecEmbParams, table: np.ndarray, threads: int | None = None) -> None:
         if party not in (0, 1):
             raise ValueError(f"party must be 0 or 1, got {party}")
         if not isinstance(table, np.ndarray) or table.dtype != np.uint64 or table.shape != (params.m, params.d):
@@ -137,7 +142,7 @@ class Server:
         self.threads = threads
         self._requests = {}
 
-    def answer(self, user_id, request: RetrievalRequest) -> RetrievalResponse:
+    def answer(self, user_id: Hashable, request: RetrievalRequest) -> RetrievalResponse:
         """The XOR retrieval (eq. 3's deviation in the package docstring) for
         every path key of the request; remembers the paths for aggregation."""
         P = self.params
@@ -164,7 +169,7 @@ class Server:
             w.u64(int(uid)).blob(self._requests[uid].to_bytes())
         return w.bytes()
 
-    def import_requests(self, data) -> None:
+    def import_requests(self, data: bytes) -> None:
         """Restore what :meth:`export_requests` saved (the same server)."""
         r = Reader(data, _SERVER_STATE, "SecEmb server state")
         if r.u64() != self.party:
@@ -182,7 +187,7 @@ class Server:
         r.done()
         self._requests = req
 
-    def aggregate(self, uploads: dict, noise_sigma=0.0) -> AggregateShare:
+    def aggregate(self, uploads: dict[Any, AggregationUpload], noise_sigma: float = 0.0) -> AggregateShare:
         """Server b's share of sum over the uploading users (Algorithm 3).  Users
         who retrieved but did not upload (dropouts, Appendix L.2) are left out;
         an upload without a retrieval is refused.  ``noise_sigma``: standard
@@ -228,7 +233,8 @@ def _gaussian_fixed(shape, sigma, params):
     return np.rint(z * sigma * params.scale).astype(np.int64).view(np.uint64).reshape(shape)
 
 
-def reconstruct_aggregate(share0: AggregateShare, share1: AggregateShare, params: SecEmbParams):
+def reconstruct_aggregate(share0: AggregateShare, share1: AggregateShare,
+                          params: SecEmbParams) -> tuple[np.ndarray, np.ndarray]:
     """Server 0's reconstruction: (sum of sparse updates m x d, dense sum) as floats."""
     if share0.party != 0 or share1.party != 1:
         raise ValueError("need server 0's and server 1's shares")

@@ -4,10 +4,12 @@ process, the messages round-tripped through their byte encodings
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field as dc_field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..common.rounds import RoundResult
 from .messages import AggregateShare, AggregationUpload, RetrievalRequest, RetrievalResponse
@@ -39,8 +41,9 @@ class SecEmbRoundResult(RoundResult):
     PHASES = ("user_keygen", "server_retrieval", "user_upload", "server_aggregation")
 
 
-def plaintext_check(Q, items, grads, params: SecEmbParams, res, *, dense=None, dropouts=(),
-                    clip=None):
+def plaintext_check(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLike], params: SecEmbParams,
+                    res: SecEmbRoundResult, *, dense: Sequence[ArrayLike] | None = None,
+                    dropouts: Iterable[int] = (), clip: float | None = None) -> tuple[bool, str]:
     """Compare a round with plaintext: every user got min(|items|, m') rows
     (the others NaN, truncated away), each equal to its row of Q in fixed
     point; the aggregate equals the sum over the uploading users of their
@@ -80,9 +83,10 @@ def plaintext_check(Q, items, grads, params: SecEmbParams, res, *, dense=None, d
     return True, "retrieval and aggregate bit for bit against plaintext fixed point"
 
 
-def run_round(Q, items, grads, m_prime, *, dense=None, frac_bits=16, n_users=None,
-              dropouts=(), noise_sigma=0.0, clip=None, threads=None,
-              verify=False, agg_bits=64) -> SecEmbRoundResult:
+def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLike], m_prime: int, *,
+              dense: Sequence[ArrayLike] | None = None, frac_bits: int = 16, n_users: int | None = None,
+              dropouts: Iterable[int] = (), noise_sigma: float = 0.0, clip: float | None = None,
+              threads: int | None = None, verify: bool = False, agg_bits: int = 64) -> SecEmbRoundResult:
     """One SecEmb round run locally with real messages (bytes round-tripped).
 
     ``Q``: m x d float item table; ``items[u]``: user u's rated item ids;
@@ -143,7 +147,7 @@ def run_round(Q, items, grads, m_prime, *, dense=None, frac_bits=16, n_users=Non
     retrieved = [u.reconstruct(RetrievalResponse.from_bytes(a0.to_bytes()),
                                RetrievalResponse.from_bytes(a1.to_bytes()))
                  for u, (a0, a1) in zip(users, answers)]
-    ups = [{}, {}]
+    ups: list[dict[Any, Any]] = [{}, {}]   # bytes, then the parsed uploads
     t0 = t()
     for uid, u in enumerate(users):
         if uid in drop:
