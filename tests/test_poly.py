@@ -648,3 +648,22 @@ def test_rs_decode_odd_redundancy_one_error_too_many_is_a_decoding_error(N, k):
                     continue
                 # otherwise it found another codeword within the radius
                 assert 2 * len(bad) + s <= N - k
+
+
+@pytest.mark.parametrize("p", [GL, EMB, 2**64 - 59])
+def test_gcd_of_equal_degrees_on_every_route(p):
+    """Equal degrees reach the half-GCD only after a plain division step (the
+    native kernel needs deg b < deg a: it used to fail with RuntimeError on
+    two random polynomials of one length)."""
+    rng = np.random.default_rng(5)
+    for n in (30, 700, 3000):
+        g = rnd(rng, p, 40)
+        g[-1] = 1
+        u, v = rnd(rng, p, n), rnd(rng, p, n)
+        u[-1] = v[-1] = 1
+        a, b = poly.mul(g, u, p), poly.mul(g, v, p)
+        assert len(a) == len(b)
+        got = poly.gcd(a, b, p)
+        assert poly.divrem(a, got, p)[1].size == 0 and poly.divrem(b, got, p)[1].size == 0
+        assert poly.gcd(u, v, p).tolist() == [1]            # coprime with overwhelming probability
+        assert got.tolist() == g.tolist()                   # so the gcd is g (monic)

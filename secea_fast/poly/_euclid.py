@@ -181,6 +181,12 @@ def reduce_below(a, b, d, p, matrix=True):
     M = identity(p) if matrix else None
     while deg(b) >= d:
         n = deg(a)
+        if deg(b) >= n:                # equal degrees: a plain step first (the half-gcd needs deg b < deg a)
+            q, r = divrem(a, b, p)
+            if matrix:
+                M = step_mul(q, M, p)
+            a, b = b, r
+            continue
         if n <= tuning.HGCD_CLASSICAL_MAX:
             R, a, b = classical(a, b, d, p)
             return (_mat_mul_acc(R, M, p) if matrix else None), a, b
