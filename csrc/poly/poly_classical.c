@@ -114,6 +114,41 @@ static inline uint64_t addmod_nb(uint64_t a, uint64_t b, uint64_t p)
     return s - (p & (0 - (uint64_t)((s < a) | (s >= p))));
 }
 
+/* Shoup's product without its last subtraction: in [0, 2p) for any 64-bit a
+ * (p < 2^63).  With p < 2^62 a Horner chain can stay in [0, 3p) (this plus a
+ * coefficient below p) and be reduced once at its end. */
+static inline uint64_t lazy_shoup_mul(uint64_t a, uint64_t x, uint64_t xs, uint64_t p)
+{
+    uint64_t q = (uint64_t)(((secea_u128)a * xs) >> 64);
+    return a * x - q * p;
+}
+
+static inline uint64_t reduce_3p(uint64_t r, uint64_t p)            /* r < 3p -> r mod p */
+{
+    r -= p & (0 - (uint64_t)(r >= 2 * p));
+    return r - (p & (0 - (uint64_t)(r >= p)));
+}
+
+/* a x + g mod Goldilocks for any 64-bit a and g < p, returned as a 64-bit
+ * representative, not necessarily below p: secea_gl_reduce128 without its
+ * final subtraction, and the addition folds its carry (2^64 = 2^32 - 1 mod
+ * p; r + g < 2p, so after the fold no second carry).  Fewer operations per
+ * step than a canonical product and addition. */
+static inline uint64_t gl_lazy_step(uint64_t a, uint64_t x, uint64_t g)
+{
+    const uint64_t eps = 0xFFFFFFFFULL;
+    secea_u128 prod = (secea_u128)a * x;
+    uint64_t lo = (uint64_t)prod, hi = (uint64_t)(prod >> 64);
+    uint64_t hh = hi >> 32, hl = hi & eps;
+    uint64_t t0 = lo - hh;
+    t0 -= eps & (0 - (uint64_t)(lo < hh));
+    uint64_t t1 = (hl << 32) - hl;
+    uint64_t t2 = t0 + t1;
+    t2 += eps & (0 - (uint64_t)(t2 < t1));
+    uint64_t s = t2 + g;
+    return s + (eps & (0 - (uint64_t)(s < g)));
+}
+
 #define HORNER_CHAINS 8
 
 /* a x mod p by the reduction `kind` picks: 0 Goldilocks, 1 Shoup with
@@ -146,9 +181,24 @@ static uint64_t horner_split(int kind, const secea_modctx *c, const uint64_t *g,
     uint64_t ys = shoup_const(y, p), a[HORNER_CHAINS] = {0};
     size_t full = lf / HORNER_CHAINS;
     for (size_t r = 0; r < lf % HORNER_CHAINS; r++) a[r] = g[full * HORNER_CHAINS + r];
-    for (size_t m = full; m-- > 0;) {
-        const uint64_t *gm = g + m * HORNER_CHAINS;
-        for (int r = 0; r < HORNER_CHAINS; r++) a[r] = addmod_nb(mul_kind(kind, c, a[r], y, ys), gm[r], p);
+    if (kind == 1 && p < ((uint64_t)1 << 62)) {
+        for (size_t m = full; m-- > 0;) {                /* lazy, as in the point blocks */
+            const uint64_t *gm = g + m * HORNER_CHAINS;
+            for (int r = 0; r < HORNER_CHAINS; r++)
+                a[r] = lazy_shoup_mul(a[r], y, ys, p) + gm[r];
+        }
+        for (int r = 0; r < HORNER_CHAINS; r++) a[r] = reduce_3p(a[r], p);
+    } else if (kind == 0) {
+        for (size_t m = full; m-- > 0;) {                /* lazy, as in the point blocks */
+            const uint64_t *gm = g + m * HORNER_CHAINS;
+            for (int r = 0; r < HORNER_CHAINS; r++) a[r] = gl_lazy_step(a[r], y, gm[r]);
+        }
+        for (int r = 0; r < HORNER_CHAINS; r++) a[r] -= SECEA_GOLDILOCKS & (0 - (uint64_t)(a[r] >= SECEA_GOLDILOCKS));
+    } else {
+        for (size_t m = full; m-- > 0;) {
+            const uint64_t *gm = g + m * HORNER_CHAINS;
+            for (int r = 0; r < HORNER_CHAINS; r++) a[r] = addmod_nb(mul_kind(kind, c, a[r], y, ys), gm[r], p);
+        }
     }
     uint64_t acc = 0;
     for (int r = HORNER_CHAINS; r-- > 0;) acc = addmod_nb(mul_kind(kind, c, acc, x, xs), a[r], p);
@@ -183,11 +233,31 @@ void secea_fp_poly_eval_horner(uint64_t *out, const uint64_t *f, size_t lf, cons
             size_t j = 0;
             const int kind = p == SECEA_GOLDILOCKS ? 0 : p < ((uint64_t)1 << 63) ? 1 : 2;
             if (kind == 0) {
-#define MUL_GL(a_, j_) secea_gl_mul(a_, xv[j_])
-                size_t npts_save = npts; npts = nb;
-                HORNER_BODY(MUL_GL)
-                npts = npts_save;
-#undef MUL_GL
+                /* lazy: chains kept as any 64-bit representative (gl_lazy_step) */
+                for (; j + HORNER_CHAINS <= nb; j += HORNER_CHAINS) {
+                    uint64_t a[HORNER_CHAINS] = {0};
+                    for (size_t i = lf; i-- > 0;) {
+                        const uint64_t gi = g[i];
+                        for (int u = 0; u < HORNER_CHAINS; u++) a[u] = gl_lazy_step(a[u], xv[j + u], gi);
+                    }
+                    for (int u = 0; u < HORNER_CHAINS; u++)
+                        o[j + u] = a[u] - (SECEA_GOLDILOCKS & (0 - (uint64_t)(a[u] >= SECEA_GOLDILOCKS)));
+                }
+                for (; j < nb; j++) o[j] = horner_split(kind, &c, g, lf, xv[j]);
+            } else if (kind == 1 && p < ((uint64_t)1 << 62)) {
+                /* lazy: chains kept in [0, 3p) (Shoup's a x - q p < 2p for any
+                 * 64-bit a, plus one coefficient < p), reduced once at the end */
+                for (size_t u = 0; u < nb; u++) xsh[u] = shoup_const(xv[u], p);
+                for (; j + HORNER_CHAINS <= nb; j += HORNER_CHAINS) {
+                    uint64_t a[HORNER_CHAINS] = {0};
+                    for (size_t i = lf; i-- > 0;) {
+                        const uint64_t gi = g[i];
+                        for (int u = 0; u < HORNER_CHAINS; u++)
+                            a[u] = lazy_shoup_mul(a[u], xv[j + u], xsh[j + u], p) + gi;
+                    }
+                    for (int u = 0; u < HORNER_CHAINS; u++) o[j + u] = reduce_3p(a[u], p);
+                }
+                for (; j < nb; j++) o[j] = horner_split(kind, &c, g, lf, xv[j]);
             } else if (kind == 1) {
                 for (size_t u = 0; u < nb; u++) xsh[u] = shoup_const(xv[u], p);
 #define MUL_SH(a_, j_) shoup_mul(a_, xv[j_], xsh[j_], p)
