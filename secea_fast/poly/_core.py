@@ -550,6 +550,7 @@ def interpolate_tree(ys, tree: Tree):
             ntp = tp
         tf, tp, evens = ntf, ntp, nevens
     top = tf[0] if tf.shape[0] else tp
+    assert top is not None, "a tree of n >= 1 points ends in one node: a full row or the partial one"
     return trim(top)
 
 
