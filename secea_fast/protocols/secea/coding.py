@@ -44,7 +44,7 @@ def decode_values(prm: SecEAParams, Y: np.ndarray, present: np.ndarray, B: int, 
             f"{who}: {int(present.sum())} responses = k = 2(K+T-1)+1 = {prm.response_len} leave no "
             f"redundancy, so the result cannot be checked (a corrupted response would go unnoticed); "
             f"verify=True refuses it: choose a smaller K, or accept unchecked results with verify=False")
-    faulty = []
+    faulty: list[int] = []
     if present.all() and (prm.redundancy == 0 or not linalg.matmul(prm.parity_matrix, Y, prm.p).any()):
         S = linalg.matmul(prm.decode_matrix, Y, prm.p)              # (K, B*sub)
     else:
@@ -52,11 +52,11 @@ def decode_values(prm: SecEAParams, Y: np.ndarray, present: np.ndarray, B: int, 
             raise DecodingError(
                 f"response(s) of client(s) {np.flatnonzero(~present).tolist()} missing and "
                 f"N = {prm.N} = 2(K+T-1)+1 leaves no redundancy (choose a smaller K)")
-        coeffs, faulty = poly.rs_decode(np.array(prm.alphas, dtype=np.uint64),
-                                        np.ascontiguousarray(Y.T), prm.response_len, prm.p,
-                                        erasures=~present)
+        coeffs, errs = poly.rs_decode(np.array(prm.alphas, dtype=np.uint64),
+                                      np.ascontiguousarray(Y.T), prm.response_len, prm.p,
+                                      erasures=~present)
         S = poly.eval(coeffs, np.array(prm.betas[:prm.K], dtype=np.uint64), prm.p).T
-        faulty = [int(x) for x in faulty if present[x]]
+        faulty = [int(x) for x in errs if present[x]]
     return S.reshape(prm.K, B, prm.sub).transpose(1, 0, 2).reshape(B, prm.K * prm.sub), faulty, redundancy
 
 
@@ -91,6 +91,8 @@ class DecodeResult(tuple):
       detected (and, within 2e + s <= N - k, corrected and named in
       ``faulty``); an unchecked result is right only if every response was.
     """
+
+    redundancy: int
 
     def __new__(cls, sums, counts, faulty, redundancy):
         self = super().__new__(cls, (sums, counts, faulty))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field as dc_field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,13 +38,13 @@ def hash_ids(ids: Iterable[EntityId], p: int = PSU_PRIME) -> NDArray[np.uint64]:
         h = hashlib.sha256(_HASH_LABEL + len(b).to_bytes(4, "big") + b).digest()
         out[i] = int.from_bytes(h[:16], "big") % p
     if len(np.unique(out)) != len(out):
-        seen = {}
-        for x, h in zip(ids, out.tolist()):
-            if h in seen:
-                if id_bytes(seen[h]) == id_bytes(x):
+        seen: dict[int, EntityId] = {}
+        for x, hx in zip(ids, out.tolist()):
+            if hx in seen:
+                if id_bytes(seen[hx]) == id_bytes(x):
                     raise ValueError(f"entity id {x!r} is repeated")
-                raise ValueError(f"hash collision between entity ids {seen[h]!r} and {x!r}")
-            seen[h] = x
+                raise ValueError(f"hash collision between entity ids {seen[hx]!r} and {x!r}")
+            seen[hx] = x
     return out
 
 
@@ -64,17 +65,32 @@ class SecEAParams:
     ``K`` defaults to eq. (7); ``alphas`` (N points) and ``betas`` (K+T
     points) default to betas = 1..K+T, alphas = K+T+1..K+T+N (the example
     of Sec. 4.4 for N = 3, T = 1).  They must be distinct, nonzero, < p,
-    and disjoint."""
+    and disjoint.  After construction ``K``, ``alphas`` and ``betas`` are
+    always set (an int and tuples of ints)."""
     N: int
     d: int
     T: int = 1
     precision: int = 8
     bound: float = 100.0
-    K: int | None = None
+    # None selects the default, resolved in __post_init__: the type checker sees the
+    # resolved attributes and the constructor below that still accepts None
+    if TYPE_CHECKING:
+        K: int = dc_field(init=False)
+    else:
+        K: int | None = None
     p: int = EMBEDDING_PRIME
-    alphas: tuple | None = None
-    betas: tuple | None = None
+    if TYPE_CHECKING:
+        alphas: tuple[int, ...] = dc_field(init=False)
+        betas: tuple[int, ...] = dc_field(init=False)
+    else:
+        alphas: tuple | None = None
+        betas: tuple | None = None
     fx: FixedPoint = dc_field(init=False, repr=False, compare=False)
+
+    if TYPE_CHECKING:
+        def __init__(self, N: int, d: int, T: int = 1, precision: int = 8, bound: float = 100.0,
+                     K: int | None = None, p: int = EMBEDDING_PRIME, alphas: tuple | None = None,
+                     betas: tuple | None = None) -> None: ...
 
     def __post_init__(self):
         N = check_int(self.N, "N")

@@ -86,7 +86,7 @@ class Client:
         w.u64(self.union is not None)
         if self.union is not None:
             # (positions are non-negative indices: written as uint64)
-            w.array(self.union).array(self.positions.astype(np.uint64))
+            w.array(self.union).array(self._positions().astype(np.uint64))
         w.u64(self._y is not None)
         if self._y is not None:
             w.u64(self._y_round).array(self._y)
@@ -239,6 +239,11 @@ class Client:
             raise RuntimeError("run the entity union first")
         return len(self.union)
 
+    def _positions(self) -> np.ndarray:
+        if self.positions is None:
+            raise RuntimeError("run the entity union first")
+        return self.positions
+
     # --- private embedding sharing (Sec. 4.2)
     def encode_embeddings(self, embeddings: dict[Any, Any]) -> NDArray[np.uint64]:
         """(M, K*sub) expanded fixed-point embeddings (eq. 6): (h, 1) at own
@@ -257,18 +262,19 @@ class Client:
         rows = np.empty((len(self.ids), prm.d), dtype=np.float64)
         seen = np.zeros(len(self.ids), dtype=bool)
         for key, vec in embeddings.items():
-            i = idx.get(id_bytes(key))
-            if i is None:
+            row = idx.get(id_bytes(key))
+            if row is None:
                 raise ValueError(f"client {self.index}: embedding for unknown entity {key!r}")
             a = real_vector(vec, f"embeddings[{key!r}]")
             if a.shape != (prm.d,):
                 raise ValueError(f"embedding of {key!r} must have shape ({prm.d},), got {a.shape}")
-            rows[i] = a
-            seen[i] = True
+            rows[row] = a
+            seen[row] = True
         if not seen.all():
             raise ValueError(f"client {self.index}: missing embeddings")
-        H[self.positions, :prm.d] = prm.fx.encode(rows)
-        H[self.positions, prm.d] = 1
+        pos = self._positions()
+        H[pos, :prm.d] = prm.fx.encode(rows)
+        H[pos, prm.d] = 1
         return H
 
     def share(self, embeddings: dict[Any, Any], rnd: int) -> list[Message]:
@@ -365,8 +371,8 @@ class Client:
         coefs = [[int(x) for x in sent_coefs[v]] for v in range(N)]
         pads = {v: self._pad(v, pad_domain(rnd, "query", self.index, v, block))
                 for v in range(N) if v != self.index}
-        flat_pos = np.arange(B) * M + self.positions[members]
-        qs = [np.empty(B * M, dtype=np.uint64) for _ in range(N)]
+        flat_pos = np.arange(B) * M + self._positions()[members]
+        qs = {v: np.empty(B * M, dtype=np.uint64) for v in range(N)}
         zsel = np.empty((T, B), dtype=np.uint64)           # z at the one-hot entries
         rows = max(1, tuning.SECEA_QUERY_TILE_ELEMS // M)
         Z = np.empty((T, min(B, rows) * M), dtype=np.uint64)
@@ -388,13 +394,12 @@ class Client:
             # the B one-hot entries, fixed up through the same keystream words
             val = np.ascontiguousarray(self._query_base(zsel, coefs[v]))
             one = np.full(B, sent_onehot[v], dtype=np.uint64)
-            q = qs[v]
+            q = qs.pop(v)                      # the caller owns it from here
             if v != self.index:
                 ks = q[flat_pos] ^ val
                 q[flat_pos] = field.add(val, one, p) ^ ks
             else:
                 q[flat_pos] = field.add(val, one, p)
-            qs[v] = None                       # the caller owns it from here
             yield Message("query", self.index, v, rnd, block, q.reshape(B, M))
 
     def _query_base(self, Z, c):
@@ -422,8 +427,12 @@ class Client:
         at the first answer.  Called before worker processes fork, the packed
         operand is then one copy in memory that every worker reads (and
         shares the L3 cache for), instead of one copy packed per worker."""
+        self._packed_share()
+
+    def _packed_share(self) -> linalg.PackedRight:
         if self._y_packed is None:
             self._y_packed = linalg.PackedRight(self.response_share(), self.params.p)
+        return self._y_packed
 
     def _check_query(self, msg) -> tuple:
         """(querier n, query data as uint64) of a query this client can
@@ -451,13 +460,13 @@ class Client:
         # same response pad, and two answers to queries the relay altered
         # (the query pad is an XOR stream) would differ by y_v times the change
         self._once((msg.round, f"response to {n}", msg.block))
-        self.prepare_responses()         # packed once per round for every query block
+        packed = self._packed_share()    # packed once per round for every query block
         t0 = time.perf_counter()
         if n != self.index:
             # decrypted 16 rows at a time into cache and multiplied from there
             # (entries checked < p): the plaintext query never goes to memory
             try:
-                A = self._y_packed.mul_decrypt(
+                A = packed.mul_decrypt(
                     Q, self._pad(n, pad_domain(msg.round, "query", n, self.index, msg.block)),
                     threads=self.threads)
             except linalg.DecryptedRangeError:
@@ -465,7 +474,7 @@ class Client:
         else:
             if Q.size and int(Q.max()) >= prm.p:
                 raise ValueError("query entries must be < p")
-            A = self._y_packed.mul(Q, threads=self.threads, check=False)
+            A = packed.mul(Q, threads=self.threads, check=False)
         self.product_seconds += time.perf_counter() - t0
         self._pad(n, pad_domain(msg.round, "response", self.index, n, msg.block)).field_into(
             A, prm.p, base=A)

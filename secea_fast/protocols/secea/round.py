@@ -196,7 +196,7 @@ def plaintext_sums(local: Local, params: SecEAParams) -> list[tuple[np.ndarray, 
     """EmbAvg in the clear on the quantized embeddings: per client, the exact
     (sums, counts) SecEA must reproduce bit for bit."""
     fx = params.fx
-    tot = {}
+    tot: dict[bytes, list[Any]] = {}            # id -> [sum of quantized rows, count]
     for emb in local:
         for key, vec in emb.items():
             q = fx.quantize(np.asarray(vec, dtype=np.float64).reshape(1, -1))[0].astype(object)
@@ -250,7 +250,9 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
         raise ValueError("params do not match the clients' data (N or d)")
     executor = resolve_executor(executor, processes)
     drop, corrupt = check_pairs(drop, N, "drop"), check_pairs(corrupt, N, "corrupt")
-    secs, wall, nbytes = {}, {}, {}
+    secs: dict[str, float] = {}
+    wall: dict[str, float] = {}
+    nbytes: dict[str, int] = {}
 
     # --- parties and the one-time entity union
     w0 = time.perf_counter()
@@ -315,7 +317,7 @@ class _UnionParams(SecEAParams):
     T, K, evaluation points or embeddings, so any N >= 2 is valid, while
     ``SecEAParams`` needs K = floor((N+1)/2) - T >= 1 (eq. 7), which N = 2
     cannot meet.  Only for ``entity_union``: parties built on it cannot share
-    or query."""
+    or query: ``K``, ``alphas`` and ``betas`` stay None, ``fx`` is unset."""
 
     def __post_init__(self):
         N = check_int(self.N, "N")
@@ -339,7 +341,9 @@ def entity_union(sets: Sequence[Iterable[EntityId]], params: SecEAParams | None 
         raise ValueError(f"params.N = {params.N} but {len(sets)} sets were given")
     clients, server = make_parties(sets, params)
     run_union(clients, server)
-    return clients[0].union
+    union = clients[0].union
+    assert union is not None, "run_union ends with psu_finish, which sets every client's union"
+    return union
 
 
 def aggregate(local: Local, T: int = 1, precision: int = 8, *, d: int | None = None, K: int | None = None,
