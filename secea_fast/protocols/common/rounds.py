@@ -10,16 +10,18 @@ import sys
 import time
 from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ..._checks import check_int
 from ...executor import Executor, LocalExecutor
 
 __all__ = ["RoundResult", "Progress", "resolve_executor", "run_blocks", "apportion_wall"]
 
+ParamsT = TypeVar("ParamsT")
+
 
 @dataclass
-class RoundResult:
+class RoundResult(Generic[ParamsT]):
     """One round of a protocol, every party simulated.  Subclasses add the
     protocol's outputs (all with defaults) and name its ``PHASES``.
 
@@ -28,8 +30,9 @@ class RoundResult:
     ``bytes``: phase -> bytes the parties send in that phase (the
     protocol's own messages, as serialized); ``verified``: True when the
     round compared its output with the plaintext computation (it raises
-    AssertionError on a difference), None when it was not asked to."""
-    params: object
+    AssertionError on a difference), None when it was not asked to;
+    ``params``: the protocol's parameters (the type argument)."""
+    params: ParamsT
     seconds: dict
     wall: dict
     bytes: dict

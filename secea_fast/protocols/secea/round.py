@@ -56,7 +56,7 @@ def default_block_size(M: int) -> int:
 
 
 @dataclass
-class SecEARoundResult(RoundResult):
+class SecEARoundResult(RoundResult[SecEAParams]):
     """A SecEA round: the common fields of :class:`RoundResult` (``bytes``
     are the bytes through the server) and, per client n, its entities'
     global embeddings (eq. 5), the quantized sums and the holder counts."""

@@ -39,7 +39,7 @@ class Client(secea.Client):
             raise ValueError("keypair must be (PublicKey, matching PrivateKey)")
         self._pk = check_key(pk, params, f"client {index}")
         self._sk = sk
-        self._peer_pks = None
+        self._peer_pks: list[paillier.PublicKey] | None = None
         self.encrypt_seconds = 0.0
 
     @property
@@ -101,7 +101,7 @@ class Client(secea.Client):
         return CipherMessage("enc_response", self.index, n, query.round, query.block, B, lay.cols,
                              cts, pk)
 
-    def answer(self, msg: Message) -> CipherMessage:
+    def answer(self, msg: Message) -> CipherMessage:  # type: ignore[override]  # PHE responses are ciphertexts
         """``encrypt_response(answer_plain(msg), msg)``: the responder's message."""
         return self.encrypt_response(self.answer_plain(msg), msg)
 
@@ -226,8 +226,9 @@ class Server(secea.Server):
             raise TypeError("params must be PHEParams")
         super().__init__(params.base)
         self.phe = params
-        self._pks = None
-        self._prepared = {}       # (rnd, n, block) -> {"r": [...], "w": {v: cts}}
+        self._pks: list[paillier.PublicKey] | None = None
+        # (rnd, n, block) -> {"r": [...], "w": {v: cts}, "rows": rows}
+        self._prepared: dict[tuple[int, int, int], dict[str, Any]] = {}
         self.encrypt_seconds = 0.0
 
     def set_paillier_keys(self, public_keys: Iterable[paillier.PublicKey | bytes]) -> None:
@@ -295,7 +296,7 @@ class Server(secea.Server):
         self.encrypt_seconds += time.perf_counter() - t0
         self._prepared[key] = {"r": self._r(rnd, n, block, rows), "w": w, "rows": rows}
 
-    def noise(self, msg: CipherMessage) -> CipherMessage:
+    def noise(self, msg: CipherMessage) -> CipherMessage:  # type: ignore[override]  # PHE responses are ciphertexts
         """Online eq. (13): (A~_{v,n,e})^{r_{n,e}} * Enc(psi_{n,e}(alpha_v) + p u)
         for every row, with the block prepared offline (prepared here if not)."""
         prm, lay = self.params, self.phe

@@ -27,7 +27,7 @@ _BLOCK_PHASES = ("offline", "responses", "encrypt", "noise", "decrypt", "decode"
 
 
 @dataclass
-class PHERoundResult(RoundResult):
+class PHERoundResult(RoundResult[PHEParams]):
     """A SecEA-PHE round: the common fields of :class:`RoundResult`
     (``bytes`` are the bytes through the server) and, per client, the
     global embeddings (eq. 2) as exact fractions: mean = numerator /
