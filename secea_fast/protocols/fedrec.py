@@ -15,13 +15,14 @@ steps Q with the sum.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .secemb import SecEmbParams, Server, User, decode_fixed, encode_fixed, encode_table, reconstruct_aggregate
+from .secemb import (AggregationUpload, SecEmbParams, Server, User, decode_fixed, encode_fixed, encode_table,
+                     reconstruct_aggregate)
 
 __all__ = ["make_ratings", "train_mf", "secemb_retrieve", "secemb_aggregate"]
 
@@ -57,11 +58,12 @@ def secemb_retrieve(Q: ArrayLike, params: SecEmbParams, requests: dict[Any, Arra
     return servers, users, rows, nbytes
 
 
-def secemb_aggregate(servers: Sequence[Server], users: dict[Any, User], grads: dict[Any, ArrayLike],
+def secemb_aggregate(servers: Sequence[Server], users: dict[Any, User], grads: Mapping[Any, ArrayLike],
                      params: SecEmbParams) -> tuple[np.ndarray, int]:
     """The SecEmb aggregation of ``grads[u]`` (one row per item of user u's
     retrieval) after :func:`secemb_retrieve`: (m x d sum, bytes)."""
-    ups, nbytes = [{}, {}], 0
+    ups: tuple[dict[Any, AggregationUpload], dict[Any, AggregationUpload]] = ({}, {})
+    nbytes = 0
     for u, usr in users.items():
         up0, up1 = usr.aggregation_upload(grads[u])
         ups[0][u], ups[1][u] = up0, up1

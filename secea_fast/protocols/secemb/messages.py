@@ -19,6 +19,9 @@ def _server_id(party: int, what: str) -> int:
 
 
 class _Msg:
+    def to_bytes(self) -> bytes:
+        raise NotImplementedError
+
     @property
     def nbytes(self) -> int:
         return len(self.to_bytes())

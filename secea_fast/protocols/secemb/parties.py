@@ -32,7 +32,7 @@ class User:
         self.params = params
         self.items = item_ids(items)
         pad_or_trunc_idx(self.items, params.m, params.m_prime)     # range and duplicate checks now
-        self._round = None
+        self._round: dict[str, Any] | None = None     # {"idx", "pos", "paths"} of the open round
 
     def retrieval_request(self) -> tuple[RetrievalRequest, RetrievalRequest]:
         """Algorithm 1 + PathGen: (request to server 0, to server 1), each the
@@ -140,7 +140,7 @@ class Server:
         self.params = params
         self.table = np.ascontiguousarray(table)
         self.threads = threads
-        self._requests = {}
+        self._requests: dict[Any, dpf.PathKeyBatch] = {}      # user id (any hashable) -> its paths
 
     def answer(self, user_id: Hashable, request: RetrievalRequest) -> RetrievalResponse:
         """The XOR retrieval (eq. 3's deviation in the package docstring) for
@@ -174,7 +174,7 @@ class Server:
         r = Reader(data, _SERVER_STATE, "SecEmb server state")
         if r.u64() != self.party:
             raise ValueError(f"SecEmb server state: saved by the other server, not server {self.party}")
-        req = {}
+        req: dict[int, dpf.PathKeyBatch] = {}
         for _ in range(r.u64()):
             uid = r.u64()
             if req and uid <= max(req):
