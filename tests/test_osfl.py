@@ -360,6 +360,9 @@ def test_party_misuse_raises():
         fed.reconstruct(answers[:4] + [object()])
     out = fed.reconstruct(answers)
     assert (out == 3).all()
+    # any Mapping client -> Answer, not only a dict (read-only views were iterated as their keys)
+    from types import MappingProxyType
+    assert (fed.reconstruct(MappingProxyType({a.client: a for a in answers})) == out).all()
 
 
 # ----------------------------------------------------------------- wire formats

@@ -591,7 +591,7 @@ class GXSTPIR(_Scheme):
 
 # ----------------------------------------------------------------- the shared driver
 @dataclass
-class ApproachResult(OSFLRoundResult):
+class ApproachResult(OSFLRoundResult[_Scheme]):
     """``OSFLRoundResult`` of one of the approaches (``info["scheme"]`` names
     it), with ``transcript`` (when asked for): {"shares": [ShareMessage],
     "queries": {i: Query}, "answers": {i: Answer}} as the parties received them."""

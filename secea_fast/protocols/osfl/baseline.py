@@ -26,7 +26,7 @@ _U64 = np.uint64
 
 # ----------------------------------------------------------------- Approach 1 (Sec. IV)
 def approach1(labels: ArrayLike, j: int, z_s: int, z_q: int, *, p: int = EMBEDDING_PRIME, levels: int | None = None,
-              wire: bool = False, threads: int | None = None, verify: bool = False) -> OSFLRoundResult:
+              wire: bool = False, threads: int | None = None, verify: bool = False) -> OSFLRoundResult[None]:
     """Approach 1 of Sec. IV: Shamir sharing f(x) = y + sum_{tau=1}^{z_s} x^tau r_tau
     of every label (rho = n: every client computes every objective), the simple
     PIR query q^(t,j)(x) = delta_{tj} + sum_{tau=1}^{z_q} x^tau k_tau^(t) (scalar
@@ -107,8 +107,8 @@ def approach1(labels: ArrayLike, j: int, z_s: int, z_q: int, *, p: int = EMBEDDI
     for i, qu in enumerate(queries):
         if wire:
             qu = Query.from_bytes(qu.to_bytes())
-        a = lincomb(qu.values, acc[i], sc, p)
-        answers.append(Answer(i, a.reshape(s, c)))
+        ai = lincomb(qu.values, acc[i], sc, p)
+        answers.append(Answer(i, ai.reshape(s, c)))
     rep.seconds["answer"] = time.perf_counter() - t0
     rep.bytes["answers"] = sum(a.nbytes for a in answers)
     rep.elements["answers"] = sum(a.elements for a in answers)

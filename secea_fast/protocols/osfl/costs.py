@@ -100,7 +100,7 @@ def rates(n: int, T: int, rho: int, z_s: int, z_q: int, *, s: int = 1, c: int = 
             f"{(rho - z_s - z_q + 1) / 2:g} < 1 label per partition (eq. 1) and GXSTPIR's "
             f"PIR rate (rho - z_s - z_q)/n = {(rho - z_s - z_q) / n:g} <= 0 (Table I)")
     sc = s * c
-    out = {}
+    out: dict[str, dict[str, float | None]] = {}   # scheme -> rates, communication and its k's
     g = rho - z_s - z_q + 1                       # >= 2
     out["ours"] = {"sharing_rate": g / (2 * T * rho * (rho - 1)), "pir_rate": g / (2 * n),
                    "communication": 2 * T * sc * rho * (rho - 1) / g + 2 * sc * n / g,
@@ -108,11 +108,12 @@ def rates(n: int, T: int, rho: int, z_s: int, z_q: int, *, s: int = 1, c: int = 
     g2 = rho - z_s - z_q                          # >= 1
     out["gxstpir"] = {"sharing_rate": 1 / (T * rho * (rho - 1)), "pir_rate": g2 / n,
                       "communication": T * sc * rho * (rho - 1) + sc * n / g2}
-    kp, ks = star_product_k(n, T, z_s, z_q)      # ks exists: z_s + 1 <= n - z_q
+    kp, ks = star_product_k(n, T, z_s, z_q)
     if rho != n:
         out["star_product"] = {"sharing_rate": math.nan, "pir_rate": math.nan, "communication": math.nan,
                                "k_prime": kp, "k_star": None}
     else:
+        assert ks is not None, "rho = n >= z_s + z_q + 1 (checked above) gives ks's range z_s + 1 <= n - z_q"
         out["star_product"] = {"sharing_rate": (ks - z_s) / (T * n * (n - 1)),
                                "pir_rate": (ks - z_s) * (n - ks - z_q + 1) / (n * ks),
                                "communication": float(sc * _star_cost(n, T, ks, z_s, z_q)),

@@ -107,6 +107,7 @@ def distillation_example(*, n: int = 20, T: int = 5, rho: int = 11, z_s: int = 2
     t_local = time.perf_counter() - t0
     rep = run_round(labels, asg, j, z_s, z_q, symmetric, p=p, levels=levels)
     sums = rep.sums
+    assert sums is not None, "run_round reconstructs the sums"
     exact = bool((sums == labels[list(asg.clients(j)), j].sum(axis=0)).all())
     t0 = time.perf_counter()
     tot = sums.sum(axis=1, keepdims=True).astype(np.float64)

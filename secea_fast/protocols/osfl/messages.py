@@ -50,6 +50,8 @@ def _check_values(what, params, values):
 
 
 class _Msg:
+    values: np.ndarray                   # the payload, a field of every message
+
     @property
     def elements(self) -> int:
         """Field elements of payload (the unit of Table I)."""

@@ -232,9 +232,12 @@ class OSFLParams:
         pts = powers(self.alpha, asg.n + 1, p)[1:]                 # alpha^1 .. alpha^n
         self.points = np.array(pts, dtype=_U64)
         self.inv_points = field.batch_inv(self.points, p)
-        self._vand, self._nu, self._dec = {}, {}, {}
-        self._window = None
-        self._qpow = None
+        # caches (read-only arrays): per objective t / j, and the two fixed matrices
+        self._vand: dict[int, np.ndarray] = {}
+        self._nu: dict[int, np.ndarray] = {}
+        self._dec: dict[int, np.ndarray] = {}
+        self._window: np.ndarray | None = None
+        self._qpow: np.ndarray | None = None
 
     def __repr__(self):
         return (f"OSFLParams(n={self.n}, T={self.T}, rho={self.rho}, z_s={self.z_s}, z_q={self.z_q}, "

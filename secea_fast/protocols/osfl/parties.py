@@ -78,7 +78,7 @@ class Client:
         self._session = bytes(session)
         self._pos = {t: k for k, t in enumerate(self.objectives)}
         self._acc = np.zeros((len(self.objectives), params.cols), dtype=_U64)
-        self._got = {t: set() for t in self.objectives}
+        self._got: dict[int, set[int]] = {t: set() for t in self.objectives}   # t -> senders so far
         self._shared = False
         self._answered = False
 
@@ -187,7 +187,7 @@ class Federator:
         self.params = params
         self.j = check_objective(j, params.T)
         self.threads = threads
-        self._A = None
+        self._A: np.ndarray | None = None
 
     def queries(self, rng: Prg | None = None) -> dict[int, Query]:
         """{i: Query} for every client i in [n] (clients with no objective get an
@@ -206,7 +206,7 @@ class Federator:
         """(s, c) uint64 array: sum_{i in I(e_j)} y_i^(j) (Theorem 3), from one
         Answer per client (a mapping or a sequence, any order)."""
         P = self.params
-        items = answers.values() if isinstance(answers, dict) else answers
+        items = answers.values() if isinstance(answers, Mapping) else answers
         if self._A is None:                 # kept across calls: a fresh n x (P c) buffer costs page faults
             self._A = np.empty((P.n, P.cols), dtype=_U64)
         A = self._A

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..._checks import check_prime
-from ..common.rounds import RoundResult
+from ..common.rounds import ParamsT, RoundResult
 from ...field import EMBEDDING_PRIME
 from ...prg import random_seed
 from .messages import Answer, Query, ShareMessage
@@ -29,13 +29,15 @@ __all__ = ["OSFLRoundResult", "run_round", "check_label_tensor", "check_sums"]
 
 # ----------------------------------------------------------------- simulation
 @dataclass
-class OSFLRoundResult(RoundResult):
+class OSFLRoundResult(RoundResult[ParamsT]):
     """One retrieval: the common fields of :class:`RoundResult` (``bytes``
     keyed by stage: "sharing" client-to-client, "queries" federator-to-
     clients, "answers" clients-to-federator), ``sums`` (the (s, c) int64
     label sums of the federator's objective), ``elements`` (field elements
     of payload per stage, the unit of the rates) and ``info`` (the
-    parameters as plain values)."""
+    parameters as plain values).  ``params``: the ``OSFLParams`` of
+    :func:`run_round` (None for the baseline, the scheme for the approaches).
+    ``sums`` is None until the round has reconstructed them."""
     sums: Optional[np.ndarray] = None
     elements: dict = dc_field(default_factory=dict)
     info: dict = dc_field(default_factory=dict)
@@ -81,7 +83,7 @@ def check_label_tensor(labels: ArrayLike, n: int, T: int, p: int, levels: int | 
 
 def run_round(labels: ArrayLike, incidence: Assignment | ArrayLike, j: int, z_s: int, z_q: int,
               symmetric: bool = False, *, p: int = EMBEDDING_PRIME, levels: int | None = None,
-              wire: bool = False, threads: int | None = None, verify: bool = False) -> OSFLRoundResult:
+              wire: bool = False, threads: int | None = None, verify: bool = False) -> OSFLRoundResult[OSFLParams]:
     """Simulate the whole protocol: sharing, aggregation, query, answers,
     reconstruction.
 
@@ -164,6 +166,8 @@ def run_round(labels: ArrayLike, incidence: Assignment | ArrayLike, j: int, z_s:
 def check_sums(rep: OSFLRoundResult, labels: np.ndarray, asg: Assignment, j: int, what: str) -> None:
     """``verify=True``: the retrieved sums equal the plaintext sums of objective
     j over its clients, exactly (AssertionError naming ``what`` otherwise)."""
+    if rep.sums is None:
+        raise ValueError(f"rep: the {what} round has no sums to check (it did not reconstruct them)")
     want = labels[list(asg.clients(j)), j].astype(object).sum(axis=0)
     if not (rep.sums.astype(object) == want).all():
         raise AssertionError(f"{what}: the retrieved sums of objective {j} differ from the plaintext sums")
