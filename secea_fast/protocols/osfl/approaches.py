@@ -36,7 +36,7 @@ scheme's deviation 2; Approach 2 takes K labels per polynomial (the paper's
 pairs are K = 2); the star product's retrieval schedule (b stripes, R
 subqueries) and the GXSTPIR evaluation points f_l = alpha^(n+1+l) are ours.
 
-Length (about 750 lines): three protocols and the driver they share, kept
+Length (about 800 lines): three protocols and the driver they share, kept
 together because they differ only in their codes and share every message,
 check and measurement.
 """
@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Optional
 
 import numpy as np
@@ -123,15 +123,40 @@ def _strided_rows(labels, K, P, c) -> np.ndarray:
 # ----------------------------------------------------------------- the parties' steps, checked
 class _Scheme:
     """The checked public steps every approach shares; the subclasses
-    implement ``_share``, ``_queries``, ``_answer``, ``_reconstruct`` and set
-    ``name``, ``n``, ``T``, ``s``, ``c``, ``p``, ``store_cols``,
-    ``responders``, ``objectives(i)``, ``query_len(i)``, ``answers_shape``."""
+    implement ``_share``, ``_queries``, ``_answer``, ``_reconstruct``,
+    ``members(t)``, ``query_len(i)`` (and ``objectives(i)`` when not every
+    client holds every objective) and set the attributes below."""
     name: str
     n: int
     T: int
     s: int
     c: int
     p: int
+    z_s: int
+    z_q: int
+    store_cols: int                      # columns of a client's aggregated shares per objective
+    responders: tuple[int, ...]          # the clients queried, in the order of the answers
+    answers_shape: tuple[int, ...]       # of the stacked answers ``reconstruct`` takes
+
+    def members(self, t: int) -> Sequence[int]:
+        """The clients holding shares of objective ``t``."""
+        raise NotImplementedError
+
+    def query_len(self, i: int) -> int:
+        """Field elements of client ``i``'s query."""
+        raise NotImplementedError
+
+    def _share(self, t: int, labels: np.ndarray, rng: Prg) -> np.ndarray:
+        raise NotImplementedError
+
+    def _queries(self, j: int, rng: Prg) -> dict[int, Query]:
+        raise NotImplementedError
+
+    def _answer(self, i: int, store: np.ndarray, query: Query, mask: tuple[bytes, bytes] | None) -> Answer:
+        raise NotImplementedError
+
+    def _reconstruct(self, j: int, A: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
 
     def objectives(self, i: int) -> tuple[int, ...]:
         """The objectives client ``i`` stores shares of."""
@@ -201,6 +226,11 @@ class _RampStorage(_Scheme):
     """The ramp-shared storage of Approach 2 and the star product: every
     client holds every objective, K labels per polynomial padded with
     z_s random coefficients, evaluated at the n points (``V``: n x k_C)."""
+    k_C: int                             # storage code dimension: K labels + z_s random coefficients
+    K: int
+    P: int                               # partitions of the s labels
+    cols: int                            # P c
+    V: np.ndarray                        # n x k_C evaluation matrix
 
     def members(self, t: int) -> Sequence[int]:
         """The clients holding shares of objective ``t``."""
@@ -383,7 +413,7 @@ class StarProduct(_RampStorage):
             J = [i for _, i in rnd]
             rest = [i for i in range(self.n) if i not in J]
             self._erase.append((J, rest, _reinterpolate([pts[i] for i in rest], [pts[i] for i in J], p)))
-        self._stripe_src = {}
+        self._stripe_src: dict[int, list[tuple[int, int, int]]] = {}   # stripe -> (subquery, slot, client)
         for r, rnd in enumerate(self.rounds):
             for a, (beta, i) in enumerate(rnd):
                 self._stripe_src.setdefault(beta, []).append((r, a, i))
@@ -398,7 +428,7 @@ class StarProduct(_RampStorage):
     def _queries(self, j, rng) -> dict:
         """{i: Query}: values (R, T, b) flattened; objectives lists t per value."""
         n, T, b, R, p = self.n, self.T, self.b, self.R, self.p
-        if self.z_q:
+        if self.qpow is not None:                      # z_q > 0
             k = rng.field(R * T * b * self.z_q, p).reshape(R * T * b, self.z_q)
             Q = linalg.matmul(self.qpow, np.ascontiguousarray(k.T), p).reshape(n, R, T, b)
         else:
@@ -496,7 +526,7 @@ class GXSTPIR(_Scheme):
         self.points = np.array(self.alphas, dtype=_U64)
         self.responders = tuple(range(self.n))
         self._nu = {t: _dual_weights([self.alphas[i] for i in asg.clients(t)], p) for t in range(self.T)}
-        self._V = {}
+        self._V: dict[int, np.ndarray] = {}       # objective -> Vandermonde of its members
         self._fvec = np.repeat(np.array(self.fs, dtype=_U64), self.cols)          # f_l per storage entry
         nL = self.n - self.L
         self.window = [_dual_weights(self.alphas[f:f + self.L + 1], p) for f in range(nL)]
@@ -552,9 +582,9 @@ class GXSTPIR(_Scheme):
         p, L = self.p, self.L
         objs = self.assignment.objectives(i)
         weights = []
-        for a, t in enumerate(objs):
+        for u, t in enumerate(objs):
             nu = self._nu[t][self.members(t).index(i)]
-            weights += [nu * int(query.values[a * L + l]) % p for l in range(L)]
+            weights += [nu * int(query.values[u * L + l]) % p for l in range(L)]
         a = lincomb(weights, store.reshape(len(objs) * L, self.cols), self.cols, p)
         if mask is not None:
             seed, session = mask
@@ -598,7 +628,7 @@ class ApproachResult(OSFLRoundResult[_Scheme]):
     transcript: Optional[dict] = None
 
 
-def _labels_rho_n(labels, p, levels):
+def _labels_rho_n(labels, p, levels) -> tuple[Assignment, np.ndarray]:
     if not isinstance(labels, np.ndarray):
         raise TypeError(f"labels must be a numpy integer array of shape (n, T, s, c), got {type(labels).__name__}")
     if labels.ndim != 4:
@@ -711,7 +741,8 @@ def _drive(scheme, labels, asg, j, symmetric, *, wire, verify, transcript, query
 
 def approach2(labels: ArrayLike, j: int, z_s: int, z_q: int, symmetric: bool = False, *, K: int = 2,
               p: int = EMBEDDING_PRIME, levels: int | None = None, wire: bool = False, verify: bool = False,
-              transcript: bool = False, query_rng: Prg | None = None, share_rng: Prg | None = None) -> ApproachResult:
+              transcript: bool = False, query_rng: Prg | None = None,
+              share_rng: Callable[[int], Prg] | None = None) -> ApproachResult:
     """Approach 2 of Sec. IV (see ``Approach2``) on an (n, T, s, c) label
     tensor (every client computes every objective).  Returns an
     ``ApproachResult`` whose ``sums`` is the (s, c) int64 sum over all
@@ -732,7 +763,8 @@ def approach2(labels: ArrayLike, j: int, z_s: int, z_q: int, symmetric: bool = F
 
 def star_product(labels: ArrayLike, j: int, z_s: int, z_q: int, symmetric: bool = False, *, k_C: int | None = None,
                  p: int = EMBEDDING_PRIME, levels: int | None = None, wire: bool = False, verify: bool = False,
-                 transcript: bool = False, query_rng: Prg | None = None, share_rng: Prg | None = None) -> ApproachResult:
+                 transcript: bool = False, query_rng: Prg | None = None,
+                 share_rng: Callable[[int], Prg] | None = None) -> ApproachResult:
     """Approach 3 / star-product PIR over the ramp-shared storage (Sec. VII-a,
     Table I; see ``StarProduct``) on an (n, T, s, c) label tensor (rho = n).
     ``k_C``: the storage code dimension (default k_C* of Lemma 1).  Other
@@ -748,7 +780,8 @@ def star_product(labels: ArrayLike, j: int, z_s: int, z_q: int, symmetric: bool 
 
 def gxstpir(labels: ArrayLike, incidence: Assignment | ArrayLike, j: int, z_s: int, z_q: int, symmetric: bool = False,
             *, p: int = EMBEDDING_PRIME, levels: int | None = None, wire: bool = False, verify: bool = False,
-            transcript: bool = False, query_rng: Prg | None = None, share_rng: Prg | None = None) -> ApproachResult:
+            transcript: bool = False, query_rng: Prg | None = None,
+            share_rng: Callable[[int], Prg] | None = None) -> ApproachResult:
     """Shamir sharing + GXSTPIR (Sec. VII-b, Table I; see ``GXSTPIR``) with the
     inputs of ``run_round``: (n, T, s, c) labels (entries of unassigned
     (i, t) ignored), an incidence array or ``Assignment``, the hidden
