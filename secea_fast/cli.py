@@ -120,7 +120,8 @@ def selfcheck(quick: bool = False) -> int:
     key, iv = os.urandom(16), os.urandom(16)
     ours = _best(lambda: prg.aes128_ctr_into(key, iv, buf), 5)
     enc = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
-    theirs = _best(lambda: enc.update_into(zeros, buf), 5)
+    # ndarrays are buffers; numpy's stubs declare __buffer__ only for Python >= 3.12
+    theirs = _best(lambda: enc.update_into(zeros, buf), 5)  # type: ignore[arg-type]
     print(f"  AES-128-CTR keystream {size >> 20} MiB: {size / ours / 1e9:6.2f} GB/s "
           f"(OpenSSL via cryptography: {size / theirs / 1e9:.2f} GB/s, ratio {theirs / ours:.2f}x)")
     x = rng.integers(0, GOLDILOCKS, 1 << 22, dtype=np.uint64)
@@ -132,10 +133,10 @@ def selfcheck(quick: bool = False) -> int:
     dt = _best(lambda: poly.mul(pa, pa, GOLDILOCKS), 3)
     print(f"  poly.mul, degree {deg} mod Goldilocks (NTT): {dt * 1e3:8.1f} ms")
     logd = 16 if quick else 20
-    key = dpf.gen(12345, 7, logd, early=True)[0]
+    dkey = dpf.gen(12345, 7, logd, early=True)[0]
     out = np.zeros(1 << logd, dtype=np.uint64)
     for threads in sorted({1, info["threads"]}):
-        dt = _best(lambda: dpf.eval_full(key, out=out, threads=threads), 5)
+        dt = _best(lambda: dpf.eval_full(dkey, out=out, threads=threads), 5)
         print(f"  DPF full-domain evaluation 2^{logd}, 64-bit outputs, {threads} thread(s): {dt * 1e3:8.3f} ms")
     print(f"\n{'all checks passed' if not failed else f'{failed} check(s) FAILED'}")
     return 1 if failed else 0
@@ -252,6 +253,7 @@ def _secea_job(args, executor, say) -> int:
                            progress=not args.quiet, verify=False)
     t_round = time.perf_counter() - t_round
     prm = res.params
+    assert isinstance(prm, secea.SecEAParams), type(prm)   # RoundResult.params is typed object
     t0 = time.perf_counter()
     ok = all(np.array_equal(s_ref, s) and np.array_equal(c_ref, c) for (s_ref, c_ref), s, c in
              zip(secea.plaintext_sums(local, prm), res.sums, res.counts))
@@ -365,6 +367,7 @@ def _secemb_job(args) -> int:
     t0 = time.perf_counter()
     rep = secemb.run_round(Q, items, grads, o["m_prime"], frac_bits=o["frac_bits"])
     wall = time.perf_counter() - t0
+    assert isinstance(rep.params, secemb.SecEmbParams), type(rep.params)   # typed object
     ok, what = secemb.plaintext_check(Q, items, grads, rep.params, rep)
     nu = o["users"]
     # per-phase seconds over all users; bytes per user and server

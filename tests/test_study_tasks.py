@@ -95,6 +95,8 @@ def test_census_loader_kmeans_nmi(tmp_path):
     X = np.r_[np.zeros((20, 2)), np.ones((20, 2)) * 5] + np.random.default_rng(0).normal(size=(40, 2)) * 0.1
     lab = tabular.kmeans(X, 2, np.random.default_rng(1))
     assert tabular.nmi(lab, [0] * 20 + [1] * 20) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="n_init"):          # used to return None
+        tabular.kmeans(X, 2, np.random.default_rng(1), n_init=0)
 
 
 @pytest.mark.slow          # 5-30 s each: every aggregation of the study at its --quick size

@@ -35,6 +35,7 @@ import re
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any, TypedDict
 
 OURS = "secea_fast"
 THROUGHPUT_KIND = "secea-fast/throughput"
@@ -54,47 +55,50 @@ _SECEA_T = "T = [0.1N] (bracket type lost in the text; T = 1 at N = 5 if a ceili
 _SECEMB = ("ML1M (m = 3,883 items), MF, d = 64, m' = 300, 100 users per iteration, "
            "lambda = 128 (App. I)")
 _USERS = (100, 200, 300, 400, 500)
-PAPER = {
-    "secea-t6-lightgcn-ml1m": dict(
+# One PAPER entry: where the figures come from, their unit and setting, the printed values.
+Published = TypedDict("Published", {"source": str, "unit": str, "setting": str,
+                                     "values": dict[str, str]})
+PAPER: dict[str, Published] = {
+    "secea-t6-lightgcn-ml1m": Published(
         source="SecEA (Tang et al., 2022), Table 6: breakdown of the execution time of SecEA in a "
                "single training round", unit="s",
         setting=f"LightGCN on MovieLens-1M, N = 5 clients, {_SECEA_T}, d = 128; {_SECEA_HW}",
         values={"offline": "88.7823", "coding": "7.3514", "comm.": "0.6446",
                 "training": "2200.1345"}),
-    "secea-t6-svd-ml1m": dict(
+    "secea-t6-svd-ml1m": Published(
         source="SecEA (Tang et al., 2022), Table 6", unit="s",
         setting=f"SVD on MovieLens-1M, N = 5 clients, {_SECEA_T}, d = 128; {_SECEA_HW}",
         values={"offline": "88.6134", "coding": "7.6975", "comm.": "0.6424",
                 "training": "5.1925"}),
-    "secea-t5-lightgcn-ml1m": dict(
+    "secea-t5-lightgcn-ml1m": Published(
         source="SecEA (Tang et al., 2022), Table 5: offline and training time costs in one global "
                "training round", unit="s",
         setting=f"LightGCN on MovieLens-1M, {_SECEA_T}, N clients; {_SECEA_HW}",
         values={"offline, N = 5": "88.7823", "offline, N = 10": "157.5516",
                 "offline, N = 15": "177.6544", "offline, N = 20": "218.9578"}),
-    "secea-t4-census": dict(
+    "secea-t4-census": Published(
         source="SecEA (Tang et al., 2022), Table 4: execution time for a global round of FRL (SecEA "
                "columns)", unit="s",
         setting=f"Census Income (48,842 entities; d = 4 for PCA, 32 for Autoencoder), N = 5 "
                 f"clients, whole round incl. training; {_SECEA_HW}",
         values={"PCA, T = 1": "3293.0407", "PCA, T = 2": "3556.2640",
                 "Autoencoder, T = 1": "3726.3676", "Autoencoder, T = 2": "3873.6363"}),
-    "secemb-t14-server": dict(
+    "secemb-t14-server": Published(
         source="SecEmb (Mai et al., 2025), Table 14: server computation cost per iteration for ML1M",
         unit="min", setting="ML1M; model and hardware not stated",
         values={**{f"SecEmb, {u} active users": v for u, v in
                    zip(_USERS, ("0.08", "0.16", "0.25", "0.33", "0.41"))},
                 **{f"HE (CKKS), {u} active users": v for u, v in
                    zip(_USERS, ("127.26", "244.51", "391.76", "519.05", "646.38"))}}),
-    "secemb-t2-upload": dict(
+    "secemb-t2-upload": Published(
         source="SecEmb (Mai et al., 2025), Table 2: upload communication cost per user in one "
                "iteration", unit="MB", setting=_SECEMB,
         values={"SecEmb": "0.27", "Secure FedRec": "1.99"}),
-    "secemb-t12-download": dict(
+    "secemb-t12-download": Published(
         source="SecEmb (Mai et al., 2025), Table 12: download communication cost per user in one "
                "iteration", unit="MB", setting=_SECEMB,
         values={"SecEmb": "0.15", "Secure FedRec": "0.99"}),
-    "secemb-t17-secretgen": dict(
+    "secemb-t17-secretgen": Published(
         source="SecEmb (Mai et al., 2025), Table 17 (SecEmb also in Table 5): computation cost for "
                "secret generation per user", unit="ms", setting=_SECEMB,
         values={"SecEmb": "0.47", "Secure FedRec": "1.80"}),
@@ -157,9 +161,10 @@ def _t(s) -> str:
     """Seconds with a readable unit."""
     if s is None or not math.isfinite(s):
         return "—"
-    for unit, f in (("s", 1), ("ms", 1e3), ("µs", 1e6)):
-        if abs(s) * f >= 1 or unit == "µs":
+    for unit, f in (("s", 1), ("ms", 1e3)):
+        if abs(s) * f >= 1:
             return f"{s * f:.3g} {unit}"
+    return f"{s * 1e6:.3g} µs"
 
 
 def _slug(*parts) -> str:
@@ -250,7 +255,7 @@ def _kernels(benches, out, plots) -> list:
     rows, cats, ratios = [], [], []
     for g in sorted(groups):
         ours = [b for b in groups[g] if b["extra_info"]["impl"] == OURS]
-        peers = {}
+        peers: dict[str, float] = {}
         for b in groups[g]:
             impl = b["extra_info"]["impl"]
             if impl != OURS and (impl not in peers or b["stats"]["median"] < peers[impl]):
@@ -296,7 +301,7 @@ def _rate(info, median) -> str:
 
 def _backends(benches) -> list:
     """Per kernel, each backend's median and rate, and median / the ``auto`` median."""
-    kernels = defaultdict(dict)
+    kernels: defaultdict[str, dict[str, dict]] = defaultdict(dict)
     for b in benches:
         info = b.get("extra_info") or {}
         if info.get("suite") == "backends":
@@ -321,7 +326,8 @@ def _scaling(benches, out, plots) -> list:
     """Time per phase against the varied axis, per (protocol, axis); parameters
     that change along the axis without being it (derived ones, such as K with
     N) become table columns, the others are listed as fixed."""
-    series = defaultdict(list)
+    # (axis value, phases, median, params) per (protocol, axis); JSON values, hence Any
+    series: defaultdict[tuple[str, str], list[tuple[Any, dict, float, dict]]] = defaultdict(list)
     for b in benches:
         info = b.get("extra_info") or {}
         if info.get("suite") == "scaling" and not info.get("smoke"):   # smoke: CI-sized points
@@ -367,7 +373,9 @@ def _throughput(items, out, plots) -> list:
     results = [(Path(it["path"]).stem, r) for it in items for r in it["data"]["results"]]
     md = ["## Throughput", "", f"{MEAS}. Speedup = t(1 process) / t(P); efficiency = "
           "speedup / P.", ""]
-    rows, speed, rates = [], {}, defaultdict(dict)
+    rows: list[tuple] = []
+    speed: dict[str, tuple[list, list]] = {}
+    rates: defaultdict[str, dict[str, tuple[list, list]]] = defaultdict(dict)
     for stem, r in results:
         label = f"{r.get('protocol')} {r.get('phase')} ({r.get('executor', 'local')})"
         label = f"{stem}: {label}" if len(items) > 1 else label
@@ -424,7 +432,8 @@ def _compare_secea(benches, out, plots, matched) -> list:
 
     md += _table(["phase"] + labels, [[ph] + [cell(b["extra_info"], ph) for b in rounds]
                                       for ph in phases])
-    rows, bars = [], defaultdict(dict)
+    rows: list[tuple] = []
+    bars: defaultdict[str, dict[str, float]] = defaultdict(dict)
     t6 = PAPER["secea-t6-lightgcn-ml1m"]["values"]
     coding = ("encode", "responses", "noise", "decode")
     for b, lab in zip(rounds, labels):
@@ -543,7 +552,7 @@ def render(results, out_dir, plots=True, title=None) -> Path:
         (f"`{it['path']}`", it["kind"], len(it["data"].get("benchmarks") or it["data"]["results"]),
          _machine(it), it["data"].get("datetime", "—"),
          (it["data"].get("commit_info") or {}).get("id", "")[:10] or "—") for it in results])
-    matched = set()
+    matched: set[str] = set()
     md += _kernels(benches, out, plots) + _backends(benches) + _scaling(benches, out, plots)
     if tput:
         md += _throughput(tput, out, plots)

@@ -188,6 +188,7 @@ def secemb_server_main(grid: Grid, context: Context, overrides: dict) -> None:
     Q, _, _ = secemb_data(cfg)
     res = fsecemb.run_secemb(grid, Q, m_prime=int(cfg["m-prime"]), frac_bits=int(cfg["frac-bits"]),
                              min_nodes=int(cfg["users"]) + 1, timeout=float(cfg["stage-timeout"]))
+    assert res.aggregate is not None          # run_secemb sets it or raises
     if cfg["out-dir"]:
         np.save(_out(cfg) / "aggregate.npy", res.aggregate)
     _write(cfg, "summary.json", json.dumps(res.summary(), indent=1))
@@ -200,6 +201,7 @@ def secemb_client_stage(msg, context: Context, overrides: dict):
     role, u = secemb_role(context)
     if role == "server1":
         return fsecemb.handle_message(msg, context, "server1")
+    assert u is not None                      # secemb_role gives every user its index
     _, items, grads = secemb_data(cfg)
 
     def keep(ctx, rows):
@@ -230,7 +232,8 @@ def verify_secea(out_dir: str | os.PathLike[str], cfg: dict[str, Any], parties: 
     agg = secea.aggregate([local[n] for n in kept], T=int(cfg["T"]), precision=int(cfg["precision"]),
                           K=int(cfg["K"]) or None)
     expect = dict(zip(kept, agg))
-    for party in (kept if parties is None else parties):
+    parties = kept if parties is None else list(parties)       # iterated, then counted
+    for party in parties:
         want = expect[party]
         path = Path(out_dir) / f"client-{party}.npz"
         if not path.exists():
@@ -241,8 +244,7 @@ def verify_secea(out_dir: str | os.PathLike[str], cfg: dict[str, Any], parties: 
         for key, row in want.items():
             if not np.array_equal(got[str(key)], row):
                 return False, f"client {party}: the global embedding of {key!r} differs"
-    n = len(kept if parties is None else parties)
-    return True, f"{n} clients' global embeddings equal secea.aggregate bit for bit"
+    return True, f"{len(parties)} clients' global embeddings equal secea.aggregate bit for bit"
 
 
 def verify_secemb(out_dir: str | os.PathLike[str], cfg: dict[str, Any]) -> tuple[bool, str]:

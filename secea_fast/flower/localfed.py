@@ -30,7 +30,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 from pathlib import Path
 
 __all__ = ["LocalFederation", "RunInfo", "example_app", "train_app", "make_certificates"]
@@ -137,8 +137,11 @@ class LocalFederation:
             raise ValueError(f"node_configs must have {n_nodes} entries, got {len(node_configs)}")
         self.n_nodes = n_nodes
         self.node_configs = [dict(c) for c in (node_configs or [{} for _ in range(n_nodes)])]
-        self._tmp = None if workdir is not None else tempfile.TemporaryDirectory(prefix="secea-fed-")
-        self.workdir = Path(workdir if workdir is not None else self._tmp.name)
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if workdir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="secea-fed-")
+            workdir = self._tmp.name
+        self.workdir = Path(workdir)
         self.tls = bool(tls)
         self.startup_timeout = float(startup_timeout)
         self.env = dict(os.environ)
@@ -149,11 +152,11 @@ class LocalFederation:
                          "PATH": path})
         self.env.update(env or {})
         self.superlink = None
-        self.nodes = []
-        self._logs = []
+        self.nodes: list[subprocess.Popen] = []
+        self._logs: list[IO[bytes]] = []
         self.port = None
         self.certs = None
-        self.started = set()       # pids of every process (and descendant) seen, for audits
+        self.started: set[int] = set()       # pids of every process (and descendant) seen, for audits
 
     # ------------------------------------------------------------------ processes
     def _start(self, name, args):
@@ -248,7 +251,9 @@ class LocalFederation:
             out = subprocess.run(args, env=self.env, cwd=self.workdir, capture_output=True, text=True,
                                  timeout=timeout)
         except subprocess.TimeoutExpired as exc:
-            raise RuntimeError(f"flwr run did not finish within {timeout:g} s:\n{exc.stdout or ''}\n"
+            # bytes even with text=True (the subprocess docs: TimeoutExpired.output)
+            partial = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
+            raise RuntimeError(f"flwr run did not finish within {timeout:g} s:\n{partial}\n"
                                + self.log_tail("superlink")) from None
         seconds = time.perf_counter() - t0
         text = out.stdout + out.stderr

@@ -97,9 +97,9 @@ def exchange(grid: Grid, outbox: Outbox, message_type: str, *, timeout: float, p
     t0 = time.perf_counter()
     res = StageResult()
     msgs = []
-    for node, (cfg, blobs) in outbox.items():
+    for dst, (cfg, blobs) in outbox.items():
         res.bytes_down += sum(len(b) for b in blobs)
-        msgs.append(Message(content=pack(cfg, blobs), dst_node_id=int(node),
+        msgs.append(Message(content=pack(cfg, blobs), dst_node_id=int(dst),
                             message_type=message_type, group_id=group_id,
                             ttl=max(timeout, 1.0) + 60.0))
     ids = list(grid.push_messages(msgs))
@@ -107,7 +107,7 @@ def exchange(grid: Grid, outbox: Outbox, message_type: str, *, timeout: float, p
         w0 = time.perf_counter()
         work()
         res.work = time.perf_counter() - w0
-    pending = {}
+    pending: dict[str, int] = {}      # message id -> its destination node
     for mid, m in zip(ids, msgs):
         if mid is None:
             res.failed[m.metadata.dst_node_id] = "the SuperLink refused the message"
@@ -156,7 +156,13 @@ def load_state(context: Context, key: str) -> bytes | None:
     if key not in context.state:
         return None
     rec = context.state[key]
-    return rec["state"].data if "state" in rec else None
+    if "state" not in rec:
+        return None
+    arr = rec["state"]
+    if not isinstance(arr, Array):
+        raise TypeError(f"context.state[{key!r}]['state'] is a {type(arr).__name__}, not the "
+                        "Array save_state writes")
+    return arr.data
 
 
 def save_state(context: Context, key: str, data: bytes) -> None:

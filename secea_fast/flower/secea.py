@@ -107,6 +107,12 @@ class _NodeState:
     decoded: set = dc_field(default_factory=set)
     failed: set = dc_field(default_factory=set)
 
+    def totals(self) -> tuple[np.ndarray, np.ndarray]:
+        """(sums, counts), which the union step allocates together; ValueError before it."""
+        if self.sums is None or self.counts is None:
+            raise ValueError("SecEA node state: no sums yet (the union step has not run)")
+        return self.sums, self.counts
+
     def to_bytes(self) -> bytes:
         w = Writer(_NODE_MAGIC).u64(self.attempt).blob(self.client).blob(self.own_share)
         w.u64(len(self.own_queries))
@@ -114,7 +120,8 @@ class _NodeState:
             w.u64(b).blob(self.own_queries[b])
         w.u64(self.sums is not None)
         if self.sums is not None:
-            w.array(self.sums.view(np.uint64)).array(self.counts.view(np.uint64))
+            sums, counts = self.totals()
+            w.array(sums.view(np.uint64)).array(counts.view(np.uint64))
         w.array(np.array(sorted(self.decoded), dtype=np.uint64))
         return w.array(np.array(sorted(self.failed), dtype=np.uint64)).bytes()
 
@@ -251,7 +258,7 @@ def _step(c: Client, st: _NodeState, cfg: dict, blobs: list, local, rnd: int):
     secs["responses"] += t() - t0
     # decoding of the blocks whose responses are all here
     blocks = c.blocks(B)
-    responses = {}
+    responses: dict[int, dict[int, Message]] = {}     # block -> sender -> response
     for m in msgs:
         if m.kind == "response":
             if m.receiver != n:
@@ -267,8 +274,9 @@ def _step(c: Client, st: _NodeState, cfg: dict, blobs: list, local, rnd: int):
             log.warning("client %d: block %d could not be decoded: %s", n, b, exc)
             st.failed.add(b)
             continue
-        st.sums[blocks[b]] = res.sums
-        st.counts[blocks[b]] = res.counts
+        sums, counts = st.totals()
+        sums[blocks[b]] = res.sums
+        counts[blocks[b]] = res.counts
         st.decoded.add(b)
     secs["decode"] += t() - t0
     # the queries of the next blocks (offline: independent of the embeddings)
@@ -283,7 +291,7 @@ def _step(c: Client, st: _NodeState, cfg: dict, blobs: list, local, rnd: int):
     secs["offline"] += t() - t0
     result = None
     if st.sums is not None and len(st.decoded) == len(blocks):
-        result = c.finish(st.sums, st.counts)
+        result = c.finish(*st.totals())
     return out, secs, result
 
 
@@ -337,7 +345,7 @@ class SecEAFlowerResult:
 
     def phase_table(self) -> dict:
         """Per stage name: wall, compute (largest client + server) and bytes."""
-        out = {}
+        out: dict[str, dict] = {}
         for s in self.stages:
             row = out.setdefault(s["stage"], {"stages": 0, "wall": 0.0, "client_seconds": 0.0,
                                               "server_seconds": 0.0, "bytes_down": 0, "bytes_up": 0})

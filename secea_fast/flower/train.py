@@ -61,7 +61,7 @@ def _cfg(context, overrides):
     return cfg
 
 
-_CACHE = {}
+_CACHE: dict[tuple, Any] = {}      # per configuration key: Ratings, Silos or the device data
 
 
 def dataset(cfg: Mapping[str, Any]) -> recsys.Ratings:
@@ -89,6 +89,14 @@ def _dump(emb: dict) -> bytes:
     buf = io.BytesIO()
     np.save(buf, np.array([emb[k] for k in emb], dtype=np.float64), allow_pickle=False)
     return len(ids).to_bytes(8, "little") + ids + buf.getvalue()
+
+
+def _saved(context: Context, key: str) -> bytes:
+    """The bytes an earlier stage saved under ``key``; RuntimeError if none was."""
+    data = load_state(context, key)
+    if data is None:
+        raise RuntimeError(f"nothing saved under {key!r} on this node: the train stage must run first")
+    return data
 
 
 def _load(data: bytes) -> dict:
@@ -130,7 +138,7 @@ def _silo_stage(msg, context: Context, overrides):
                                  seed=int(cfg["seed"]) * 1_000_003 + rnd * 101 + n)
         save_state(context, _LOCAL, _dump(local))
     elif stage == "plain-up":
-        out = [load_state(context, _LOCAL)]
+        out = [_saved(context, _LOCAL)]
     elif stage == "plain-down":
         save_state(context, _EMB, blobs[0])
     elif stage == "eval":
@@ -144,7 +152,7 @@ def _silo_stage(msg, context: Context, overrides):
 
 def _silo_secea(msg, context: Context, overrides):
     """A silo's SecEA stages: the local embeddings in, the global ones kept."""
-    local = _load(load_state(context, _LOCAL))
+    local = _load(_saved(context, _LOCAL))
     return fsecea.handle_message(msg, context, local,
                                  on_result=lambda ctx, glob: save_state(ctx, _EMB, _dump(glob)))
 
@@ -253,6 +261,7 @@ def _cross_device_main(grid: Grid, context: Context, overrides):
         res = runner.run(nodes, Q, round_index=rnd)
         if res.dropouts:
             raise RuntimeError(f"round {rnd}: users lost: {res.dropouts}")
+        assert res.aggregate is not None          # run() sets it or raises
         Q = Q - float(cfg["device-lr"]) * res.aggregate
         t1 = time.perf_counter()
         buf = io.BytesIO()

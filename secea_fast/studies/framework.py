@@ -58,6 +58,9 @@ class Task:
     [-clip, clip]; sensitivity 2 clip) and ``seed``."""
     name = "task"
     metrics: tuple = ()
+    ids: list[np.ndarray]
+    n_entities: int
+    width: int
     bound = 100.0
     clip = 1.0
     seed = 0

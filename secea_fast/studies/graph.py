@@ -63,7 +63,8 @@ def edges_from_file(path: str | os.PathLike[str]) -> Graph:
     """An edge list (module docstring); names renumbered 0.. in order of
     first appearance, self-loops and repeated edges dropped."""
     _check_path(path)
-    idx, pairs = {}, []
+    idx: dict[str, int] = {}      # name -> node, in order of first appearance
+    pairs = []
     with open(path, encoding="utf-8") as f:
         for k, line in enumerate(f, 1):
             s = line.strip()
@@ -85,7 +86,8 @@ def labels_from_file(path: str | os.PathLike[str], graph: Graph) -> Graph:
     label; nodes absent from the file get -1, unknown nodes are skipped)."""
     _check_path(path)
     pos = {name: i for i, name in enumerate(graph.names or [])}
-    lab, classes = np.full(graph.n_nodes, -1, dtype=np.int64), {}
+    lab = np.full(graph.n_nodes, -1, dtype=np.int64)
+    classes: dict[str, int] = {}      # label -> class, in order of first appearance
     with open(path, encoding="utf-8") as f:
         for k, line in enumerate(f, 1):
             s = line.strip()
@@ -110,7 +112,7 @@ def synthetic_graph(n_nodes: int = 2708, n_edges: int = 5429, n_classes: int = 7
     rng = np.random.default_rng(seed)
     lab = rng.integers(0, n_classes, n_nodes)
     members = [np.flatnonzero(lab == c) for c in range(n_classes)]
-    edges = set()
+    edges: set[tuple[int, int]] = set()
     # a random spanning path first, so every node has an edge
     perm = rng.permutation(n_nodes)
     for a, b in zip(perm[:-1], perm[1:]):

@@ -76,7 +76,8 @@ def triples_from_file(path: str | os.PathLike[str], test_fraction: float = 0.1, 
         perm = np.random.default_rng(seed).permutation(len(rows))
         k = max(1, int(round(len(rows) * test_fraction)))
         parts = [[rows[i] for i in perm[k:]], [rows[i] for i in perm[:k]]]
-    ent, rel = {}, {}
+    ent: dict[str, int] = {}     # name -> index, in order of appearance
+    rel: dict[str, int] = {}
     arrs = [np.array([(ent.setdefault(h, len(ent)), rel.setdefault(r, len(rel)), ent.setdefault(t, len(ent)))
                       for h, r, t in p], dtype=np.int64).reshape(-1, 3) for p in parts]
     return Triples(arrs[0], arrs[1], len(ent), len(rel))
@@ -108,8 +109,8 @@ def synthetic_triples(n_entities: int = 104, n_relations: int = 25, n_triples: i
                 out.append((h, r, t))
     tri = np.array(out, dtype=np.int64)
     tri = tri[rng.permutation(len(tri))]
-    k = max(1, int(round(len(tri) * test_fraction)))
-    return Triples(tri[k:], tri[:k], n_entities, n_relations)
+    n_test = max(1, int(round(len(tri) * test_fraction)))
+    return Triples(tri[n_test:], tri[:n_test], n_entities, n_relations)
 
 
 class TransETask(Task):
@@ -145,7 +146,8 @@ class TransETask(Task):
             self.ids.append(ids.astype(np.int64))
         # known true tails / heads of every (h, r) / (r, t), for filtered ranking
         allt = np.concatenate([data.train, data.test])
-        self._tails, self._heads = {}, {}
+        self._tails: dict[tuple[int, int], list[int]] = {}
+        self._heads: dict[tuple[int, int], list[int]] = {}
         for h, r, t in allt.tolist():
             self._tails.setdefault((h, r), []).append(t)
             self._heads.setdefault((r, t), []).append(h)

@@ -79,7 +79,9 @@ class LightGCNTask(Task):
     def init(self) -> list[np.ndarray]:
         rng = np.random.default_rng([self.seed, 1])
         E = rng.normal(scale=0.1, size=(self.n_entities, self.d))
-        self.adam = [[np.zeros((len(i), self.d)), np.zeros((len(i), self.d)), 0] for i in self.ids]
+        # per client, Adam's state: first and second moments (updated in place), step count
+        self.adam: list[tuple[np.ndarray, np.ndarray, int]] = [
+            (np.zeros((len(i), self.d)), np.zeros((len(i), self.d)), 0) for i in self.ids]
         return [E[i].copy() for i in self.ids]
 
     def train(self, n: int, rows: np.ndarray, rnd: int) -> np.ndarray:
@@ -111,7 +113,7 @@ class LightGCNTask(Task):
                 m2 *= 0.999
                 m2 += 0.001 * G * G
                 E -= self.lr * (m1 / (1 - 0.9 ** t)) / (np.sqrt(m2 / (1 - 0.999 ** t)) + 1e-8)
-        self.adam[n][2] = t
+        self.adam[n] = (m1, m2, t)
         return E
 
     def evaluate(self, rows: list[np.ndarray]) -> dict[str, float]:

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import check_int
 from ..protocols import fedrec, secemb
@@ -96,9 +97,9 @@ def synthetic_ratings(n_users: int = 6040, n_items: int = 3706, n_ratings: int =
         score = V[cand] @ U[u] + rng.gumbel(size=len(cand))
         users.append(np.full(k, u))
         items.append(cand[np.argpartition(-score, k - 1)[:k]])
-    users, items = np.concatenate(users), np.concatenate(items)
-    times = rng.permutation(len(users)).astype(np.int64)
-    return Ratings(users.astype(np.int64), items.astype(np.int64), times, n_users, n_items)
+    all_users, all_items = np.concatenate(users), np.concatenate(items)
+    times = rng.permutation(len(all_users)).astype(np.int64)
+    return Ratings(all_users.astype(np.int64), all_items.astype(np.int64), times, n_users, n_items)
 
 
 @dataclass
@@ -263,7 +264,7 @@ class Silos:
 def embavg(local: list) -> list:
     """EmbAvg in the clear: every entity's rows averaged over the silos
     holding it; one dict per silo for its own entities."""
-    tot = {}
+    tot: dict[Any, list] = {}     # id -> [sum of its rows, number of holders]
     for emb in local:
         for k, v in emb.items():
             s = tot.setdefault(k, [0.0, 0])
@@ -382,7 +383,7 @@ def run_cross_device(r: Ratings, *, rounds: int = 10, d: int = 32, m_prime: int 
             servers, users, rows, nbytes = fedrec.secemb_retrieve(Q, params, {u: reqs[u][0] for u in reqs})
         else:
             rows = {u: _quant(Q[reqs[u][0]], params) for u in reqs}
-        grads = {}
+        grads: dict[Any, ArrayLike] = {}     # as fedrec.secemb_aggregate takes them
         for u in reqs:
             P[u], grads[u] = device_step(P[u], rows[u], reqs[u][1], lr=lr, reg=reg)
         if secure:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 import time
 from dataclasses import dataclass
@@ -32,7 +32,7 @@ class Study:
     """A registered study: ``build(data, quick, seed, labels)`` -> Task."""
     name: str
     title: str
-    build: object
+    build: Callable[[str | None, bool, int, str | os.PathLike[str] | None, int], fw.Task]
     rounds: int
     quick_rounds: int
     epsilons: tuple
@@ -122,7 +122,7 @@ def run_study(name: str, *, quick: bool = False, data: str | os.PathLike[str] | 
     epsilons = (st.quick_epsilons if quick else st.epsilons) if epsilons is None else tuple(epsilons)
     t0 = time.perf_counter()
     task = st.build(None if data is None else str(data), quick, seed, labels, clients)
-    aggs = [a for k, a in (("single", fw.Single()), ("embavg", fw.PlainAvg())) if k in only]
+    aggs: list[fw.Aggregator] = [a for k, a in (("single", fw.Single()), ("embavg", fw.PlainAvg())) if k in only]
     aggs += [fw.SecEAAvg(p, processes=processes) for p in precisions] if "secea" in only else []
     aggs += [LDPAvg(e) for e in epsilons] if "ldp" in only else []
     if not aggs:

@@ -95,7 +95,7 @@ def census_from_file(path: str | os.PathLike[str], max_rows: int | None = None) 
             rows.append(parts)
             if max_rows is not None and len(rows) >= max_rows:
                 break
-    if not rows:
+    if not rows or width is None:              # width is set with the first row
         raise ValueError(f"{path}: no rows")
     labels = [r[-1].rstrip(".").strip() for r in rows]
     fields = [[r[j] for r in rows] for j in range(width - 1)]
@@ -123,19 +123,22 @@ def synthetic_census(n_rows: int = 48_842, rank: int = 3, seed: int = 0) -> Tabl
 
 def kmeans(X: np.ndarray, k: int, rng: np.random.Generator, iters: int = 25, n_init: int = 3) -> np.ndarray:
     """Lloyd's k-means with k-means++ seeding, best of ``n_init``."""
-    best, best_in = None, np.inf
+    best: np.ndarray | None = None
+    best_in = np.inf
     for _ in range(n_init):
-        C = [X[rng.integers(len(X))]]
+        seeds = [X[rng.integers(len(X))]]
         for _ in range(1, k):
-            d2 = np.min(((X[:, None, :] - np.array(C)[None]) ** 2).sum(-1), axis=1)
-            C.append(X[rng.choice(len(X), p=d2 / d2.sum())] if d2.sum() > 0 else X[rng.integers(len(X))])
-        C = np.array(C)
+            d2 = np.min(((X[:, None, :] - np.array(seeds)[None]) ** 2).sum(-1), axis=1)
+            seeds.append(X[rng.choice(len(X), p=d2 / d2.sum())] if d2.sum() > 0 else X[rng.integers(len(X))])
+        C = np.array(seeds)
         for _ in range(iters):
             lab = np.argmin(((X[:, None, :] - C[None]) ** 2).sum(-1), axis=1)
             C = np.array([X[lab == j].mean(0) if (lab == j).any() else C[j] for j in range(k)])
         inertia = ((X - C[lab]) ** 2).sum()
         if inertia < best_in:
             best, best_in = lab, inertia
+    if best is None:            # no run, or every inertia NaN
+        raise ValueError(f"kmeans needs n_init >= 1 (got {n_init}) and finite X")
     return best
 
 
@@ -186,7 +189,7 @@ class PCATask(Task):
 
     def init(self) -> list[np.ndarray]:
         H = np.random.default_rng([self.seed, 1]).normal(scale=0.1, size=(self.n_entities, self.d))
-        self.W = [None] * self.n_clients
+        self.W: list[np.ndarray | None] = [None] * self.n_clients     # per client, set by train
         return [H[i].copy() for i in self.ids]
 
     def train(self, n: int, rows: np.ndarray, rnd: int) -> np.ndarray:
@@ -203,7 +206,8 @@ class PCATask(Task):
             lab = kmeans(H, k, np.random.default_rng([self.seed, 2, n]))
             num += nmi(lab, self.t.y[self.ids[n]]) * len(H)
             X = self._view(n)
-            fit = 0.0 if self.W[n] is None else H @ self.W[n].T          # before training: nothing fitted
+            W = self.W[n]
+            fit = 0.0 if W is None else H @ W.T          # before training: nothing fitted
             err += float(((X - fit) ** 2).mean()) * len(H)
             tot += len(H)
         return {"NMI": num / tot, "MSE": err / tot}
