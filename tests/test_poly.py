@@ -667,3 +667,22 @@ def test_gcd_of_equal_degrees_on_every_route(p):
         assert poly.divrem(a, got, p)[1].size == 0 and poly.divrem(b, got, p)[1].size == 0
         assert poly.gcd(u, v, p).tolist() == [1]            # coprime with overwhelming probability
         assert got.tolist() == g.tolist()                   # so the gcd is g (monic)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: poly.eval(np.ones(3, np.uint64), np.arange(4, dtype=np.uint64), GL, threads=t),
+    lambda t: poly.interpolate(np.arange(4, dtype=np.uint64), np.ones(4, np.uint64), GL, threads=t),
+    lambda t: poly.rs_decode(np.arange(4, dtype=np.uint64), np.ones(4, np.uint64), 2, GL, threads=t),
+])
+@pytest.mark.parametrize("threads, exc", [(0, ValueError), (-1, ValueError), (1.5, TypeError), ("2", TypeError)])
+def test_bad_threads_refused_on_every_route(call, threads, exc):
+    """Small inputs take routes (Horner, one word) that never reach matmul's
+    check of ``threads``: eval(..., threads=0 or 1.5) used to be accepted."""
+    with pytest.raises(exc, match="threads"):
+        call(threads)
+
+
+def test_vandermonde_negative_k_names_k():
+    # used to raise NumPy's "negative dimensions are not allowed"
+    with pytest.raises(ValueError, match="k must be"):
+        poly.vandermonde(np.ones(2, np.uint64), -1, GL)

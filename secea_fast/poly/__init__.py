@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import tuning
 from .._checks import check_elements, check_int, check_prime
+from .._native import resolve_threads
 from ..linalg import matmul
 from . import _core, _euclid, _roots
 from ._roots import DecodingError
@@ -112,7 +113,10 @@ def vandermonde(xs: NDArray[np.uint64], k: int, p: int) -> NDArray[np.uint64]:
     """V (N x k), V[j, i] = xs[j]^i: evaluation at xs of polynomials of length k."""
     p = check_prime(p)
     xs = _poly(xs, p, "xs")
-    return np.ascontiguousarray(_core.vandermonde_t(xs, check_int(k, "k"), p).T)
+    k = check_int(k, "k")
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    return np.ascontiguousarray(_core.vandermonde_t(xs, k, p).T)
 
 
 def lagrange_matrix(xs: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
@@ -132,6 +136,7 @@ def eval(f: NDArray[np.uint64], xs: NDArray[np.uint64], p: int, threads: int | N
     p = check_prime(p)
     f = check_elements(f, p, "f", ndim=(1, 2))
     xs = _poly(xs, p, "xs")
+    threads = resolve_threads(threads)      # checked here: the Horner route never reaches matmul's check
     F = f[None, :] if f.ndim == 1 else f
     if F.shape[1] == 0 or len(xs) == 0:
         out = np.zeros((F.shape[0], len(xs)), dtype=np.uint64)
@@ -154,6 +159,7 @@ def interpolate(xs: NDArray[np.uint64], ys: NDArray[np.uint64], p: int, threads:
     p = check_prime(p)
     xs = _points(xs, p)
     ys = check_elements(ys, p, "ys", ndim=(1, 2))
+    threads = resolve_threads(threads)
     Y = ys[None, :] if ys.ndim == 1 else ys
     if Y.shape[1] != len(xs):
         raise ValueError(f"shape mismatch: {len(xs)} points but ys rows have {Y.shape[1]} values")
@@ -295,6 +301,7 @@ def rs_decode(xs: NDArray[np.uint64], ys: NDArray[np.uint64], k: int, p: int, er
     if ys.shape[-1] != len(xs):
         raise ValueError(f"shape mismatch: {len(xs)} points, {ys.shape[-1]} values per word")
     k = check_int(k, "k")
+    threads = resolve_threads(threads)
     if not 1 <= k <= len(xs):
         raise ValueError(f"k must be in [1, N = {len(xs)}], got {k}")
     present = None
