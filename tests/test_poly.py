@@ -686,3 +686,21 @@ def test_vandermonde_negative_k_names_k():
     # used to raise NumPy's "negative dimensions are not allowed"
     with pytest.raises(ValueError, match="k must be"):
         poly.vandermonde(np.ones(2, np.uint64), -1, GL)
+
+
+@pytest.mark.parametrize("p", [2, 3, GL])
+def test_ntt_of_length_one(p):
+    """Length 1 is the identity; mod 2 it raised MemoryError ("could not create
+    an NTT plan"): the root-of-unity search returned 2 mod 2 = 0 for w^1 = 1."""
+    for v in (0, 1):
+        a = np.array([v], dtype=np.uint64)
+        assert poly.ntt(a, p).tolist() == [v] and poly.ntt(a, p, inverse=True).tolist() == [v]
+
+
+def test_mul_mod_2_on_the_ntt_route(monkeypatch):
+    """With the crossover at 0 every product takes the NTT route; mod 2 the
+    length-1 transform is native (1 | p - 1) and used to fail the same way."""
+    from secea_fast import tuning
+    monkeypatch.setattr(tuning, "POLY_MUL_CLASSICAL_MAX", 0)
+    one = np.ones(1, dtype=np.uint64)
+    assert poly.mul(one, one, 2).tolist() == [1]

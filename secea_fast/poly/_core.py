@@ -134,6 +134,8 @@ def root_of_unity(p: int, logn: int) -> int:
     v = two_adicity(p)
     if logn > v:
         raise ValueError(f"F_{p} has no 2^{logn}-th roots of unity")
+    if logn == 0:
+        return 1                 # the search below starts at g = 2, which is 0 mod 2
     m = (p - 1) >> v
     for g in range(2, 10_000):
         w = pow(g, m, p)
