@@ -200,11 +200,11 @@ def test_eval_matches_horner(p, lf, npts, zf, seed):
     assert L(got) == [pref.evaluate(L(f), x, p) for x in L(xs)]
 
 
-@FAST
+@FIXTURE
 @given(p=st.sampled_from(BIG_PRIMES + [10007]), rows=st.sampled_from([0, 1, 2, 3, 17]),
        lf=st.sampled_from([0, 1, 2, 30, 33, 65, 130]), npts=st.sampled_from([0, 1, 2, 63, 64, 65, 66, 130]),
        seed=SEEDS)
-def test_eval_rows_matches_horner(p, rows, lf, npts, seed):
+def test_eval_rows_matches_horner(backend, p, rows, lf, npts, seed):
     """2-D f at the Horner / matmul / remainder-tree crossovers (POLY_HORNER_MAX_WORK,
     POLY_LCC_MAX_POINTS)."""
     rng = np.random.default_rng(seed)
@@ -216,10 +216,11 @@ def test_eval_rows_matches_horner(p, rows, lf, npts, seed):
         assert L(got[i]) == [pref.evaluate(L(F[i]), x, p) for x in L(xs)]
 
 
-@FAST
-@given(p=st.sampled_from(PRIMES), n=st.sampled_from(SMALL_LENS + THRESH_LENS), rows=st.sampled_from([None, 0, 1, 3]),
-       seed=SEEDS)
-def test_interpolate_through_points(p, n, rows, seed):
+@FIXTURE
+@given(p=st.sampled_from(PRIMES), n=st.sampled_from(SMALL_LENS + THRESH_LENS),
+       rows=st.sampled_from([None, 0, 1, 3, 8, 17]), seed=SEEDS)
+def test_interpolate_through_points(backend, p, n, rows, seed):
+    """8 rows or more take the IFMA matmul kernel on the matrix route."""
     n = min(n, p)
     rng = np.random.default_rng(seed)
     xs = distinct_points(rng, p, n)
