@@ -704,3 +704,22 @@ def test_mul_mod_2_on_the_ntt_route(monkeypatch):
     monkeypatch.setattr(tuning, "POLY_MUL_CLASSICAL_MAX", 0)
     one = np.ones(1, dtype=np.uint64)
     assert poly.mul(one, one, 2).tolist() == [1]
+
+
+@pytest.mark.parametrize("p", [GL, 7681])
+@pytest.mark.parametrize("n", [3, 5, 9, 129])
+def test_laurent_reconstruction_keeps_the_degree_bound_for_odd_n(p, n):
+    """Any n terms fit some u/L with deg L = n // 2 + 1 when n is odd; that L is
+    not determined by them.  Random terms of odd length used to come back as
+    such an L instead of ValueError (the bound deg L <= n // 2 was not checked)."""
+    rng = np.random.default_rng(n)
+    s = rnd(rng, p, n)
+    with pytest.raises(ValueError, match="n // 2"):
+        poly.rational_reconstruct(s, p, laurent=True)
+    # a true fraction of degree n // 2 still comes back
+    L = np.concatenate([rnd(rng, p, n // 2), np.ones(1, np.uint64)])
+    u = rnd(rng, p, n // 2)
+    u[0] = u[0] or 1
+    u2, L2 = poly.rational_reconstruct(poly.laurent_tail(u, L, n, p), p, laurent=True)
+    assert len(L2) - 1 <= n // 2
+    assert np.array_equal(poly.laurent_tail(u2, L2, n, p), poly.laurent_tail(u, L, n, p))

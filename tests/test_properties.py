@@ -371,6 +371,36 @@ def test_rational_reconstruct_laurent_union(p, sizes, share, seed):
 
 
 @FAST
+@given(p=st.sampled_from(PRIMES), n=st.sampled_from(SMALL_LENS + THRESH_LENS), kind=st.sampled_from(["random", "sparse",
+       "fraction", "corrupted"]), seed=SEEDS)
+def test_rational_reconstruct_laurent_contract(p, n, kind, seed):
+    """Any terms: ValueError, or (u, L) with L monic, gcd(u, L) = 1,
+    deg u < deg L <= n // 2 whose expansion is exactly s (odd n once broke the bound)."""
+    rng = np.random.default_rng(seed)
+    D = int(rng.integers(1, n // 2 + 1)) if n > 1 else 1
+    if kind in ("fraction", "corrupted"):
+        Lt = make_poly(rng, p, D + 1)
+        Lt = field.mul(Lt, pow(int(Lt[-1]), p - 2, p), p)
+        s = poly.laurent_tail(rand(rng, p, D), Lt, n, p)
+        if kind == "corrupted" and n:
+            s[rng.integers(0, n)] = rand(rng, p, 1)[0]
+    elif kind == "sparse":
+        s = np.zeros(n, dtype=np.uint64)
+        if n:
+            s[rng.integers(0, n, 2)] = rand(rng, p, 2)
+    else:
+        s = rand(rng, p, n)
+    try:
+        u, Lp = poly.rational_reconstruct(s, p, laurent=True)
+    except ValueError:
+        assert kind != "fraction" or n < 2
+        return
+    assert int(Lp[-1]) == 1 and len(u) < len(Lp) and len(Lp) - 1 <= n // 2
+    assert L(poly.laurent_tail(u, Lp, n, p)) == L(s)
+    assert len(u) == 0 and len(Lp) == 1 or L(poly.gcd(u, Lp, p)) == [1]
+
+
+@FAST
 @given(p=st.sampled_from(PRIMES), n=st.sampled_from([1, 2, 3, 5, 8, 20, 64, 65]), kfrac=st.floats(0, 1),
        nerr=st.integers(0, 40), ners=st.integers(0, 40), rows=st.sampled_from([None, 1, 3]), mask=st.booleans(),
        seed=SEEDS)

@@ -239,7 +239,8 @@ def rational_reconstruct(s: NDArray[np.uint64], p: int, num_len: int | None = No
     p = check_prime(p)
     s = _poly(s, p, "s")
     n = len(s)
-    num_len = n // 2 if num_len is None else check_int(num_len, "num_len")
+    default_len = num_len is None
+    num_len = n // 2 if default_len else check_int(num_len, "num_len")
     if not 0 <= num_len <= n:
         raise ValueError(f"num_len must be in [0, {n}], got {num_len}")
     U, V = _euclid.rational_reconstruct_series(s, num_len, p)
@@ -247,6 +248,11 @@ def rational_reconstruct(s: NDArray[np.uint64], p: int, num_len: int | None = No
         return U, V
     # S(y) = R(y)/F(y) with F = y^D L(1/y), R = y^(D-1) u(1/y); D = deg L.
     D = max(len(V) - 1, len(U))
+    if default_len and D > n // 2:
+        # odd n: the series bound deg V <= n - n // 2 is one more than deg L <= n // 2; the
+        # reconstruction is minimal, so no fraction within the bound fits (any s of odd length
+        # fits some deg L = n // 2 + 1, which the n terms do not determine)
+        raise ValueError(f"no fraction u/L with deg u < deg L <= n // 2 = {n // 2} fits these {n} terms")
     L = np.zeros(D + 1, dtype=np.uint64)
     L[D + 1 - len(V):] = V[::-1]
     u = np.zeros(D, dtype=np.uint64)
