@@ -807,6 +807,7 @@ def test_slow_rational_reconstruct_large_against_euclid(p, n, frac, struct, seed
 # ---------------------------------------------------------------- any tuning, same answers
 TUNING_NAMES = ["POLY_MUL_CLASSICAL_MAX", "POLY_MUL_CLASSICAL_MAX_BATCH", "POLY_DIV_CLASSICAL_MAX",
                 "POLY_TREE_NTT_MIN", "POLY_EVAL_LEAF", "POLY_LCC_MAX_POINTS", "POLY_HORNER_MAX_WORK",
+                "POLY_EVAL_HORNER_MAX_LEN",
                 "HGCD_CLASSICAL_MAX", "HGCD_NATIVE_MIN", "HGCD_NATIVE_BASE", "ROOTS_SMALL_FIELD", "ROOTS_BRUTE_MAX",
                 "ROOTS_CLASSICAL_MAX", "ROOTS_GRAEFFE_MIN", "ROOTS_GRAEFFE_POINTS_PER_ROOT"]
 TUNINGS = st.fixed_dictionaries({n: st.sampled_from([None, 0, 1, 2, 3, 4, 8, 16]) for n in TUNING_NAMES})

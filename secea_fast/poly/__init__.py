@@ -132,7 +132,8 @@ def eval(f: NDArray[np.uint64], xs: NDArray[np.uint64], p: int, threads: int | N
     points, or at most ``tuning.POLY_HORNER_MAX_WORK`` multiply-adds in all:
     Horner's rule in C; otherwise up to ``POLY_LCC_MAX_POINTS`` points a
     product with the transposed Vandermonde matrix on the matmul kernel;
-    beyond, a remainder tree per polynomial."""
+    beyond, Horner again for polynomials of length at most
+    ``tuning.POLY_EVAL_HORNER_MAX_LEN``, else a remainder tree per polynomial."""
     p = check_prime(p)
     f = check_elements(f, p, "f", ndim=(1, 2))
     xs = _poly(xs, p, "xs")
@@ -145,6 +146,8 @@ def eval(f: NDArray[np.uint64], xs: NDArray[np.uint64], p: int, threads: int | N
         out = _core.horner_rows(F, xs, p)
     elif len(xs) <= tuning.POLY_LCC_MAX_POINTS:
         out = matmul(F, _core.vandermonde_t(xs, F.shape[1], p), p, threads=threads)
+    elif F.shape[1] <= tuning.POLY_EVAL_HORNER_MAX_LEN:
+        out = _core.horner_rows(F, xs, p)
     else:
         tree = _core.Tree(xs, p)
         out = np.stack([_core.eval_tree(_core.trim(row), tree) for row in F])
