@@ -738,3 +738,19 @@ def test_eval_short_polynomials_at_many_points_by_horner(p, k, monkeypatch):
     monkeypatch.setattr(tuning, "POLY_EVAL_HORNER_MAX_LEN", 0)
     assert np.array_equal(got, poly.eval(F, xs, p))
     assert got[1, :5].tolist() == [ref.evaluate(F[1].tolist(), int(x), p) for x in xs[:5]]
+
+
+@pytest.mark.parametrize("cut", [None, 0, 3])
+def test_tree_middle_products_over_a_prime_without_ntt(cut, monkeypatch):
+    """Above POLY_MUL_CLASSICAL_MAX the remainder tree's middle products take a
+    full product (three-prime route mod 2^64 - 59; they were classical at
+    every level, quadratic at many points)."""
+    p = 2**64 - 59
+    if cut is not None:
+        monkeypatch.setattr(tuning, "POLY_MUL_CLASSICAL_MAX", cut)
+    rng = np.random.default_rng(7)
+    xs = np.unique(rnd(rng, p, 600))
+    ys = rnd(rng, p, len(xs))
+    c = poly.interpolate(xs, ys, p)
+    assert np.array_equal(poly.eval(c, xs, p), ys)
+    assert [ref.evaluate(c.tolist(), int(x), p) for x in xs[:3]] == ys[:3].tolist()
