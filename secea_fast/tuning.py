@@ -16,6 +16,7 @@ POLY_TREE_NTT_MIN = 64              # subproduct-tree levels this long or longer
 POLY_EVAL_LEAF = 32                 # remainder tree stops at nodes of this many points and uses Horner
 POLY_LCC_MAX_POINTS = 64            # eval / interpolate at this many points or fewer: matmul kernel
 POLY_HORNER_MAX_WORK = 1 << 16      # eval of rows x points x length up to this: Horner (its crossover with the matmul route)
+POLY_EVAL_HORNER_MAX_LEN = 128      # eval beyond POLY_LCC_MAX_POINTS of polynomials this short: Horner, not the remainder tree (tied or faster at every count of points)
 HGCD_CLASSICAL_MAX = 128            # Python half-GCD: classical C Euclid at and below (best of 64..512)
 HGCD_NATIVE_MIN = 0                 # whole half-GCD recursion in C above: it won at every degree
 HGCD_NATIVE_BASE = 128              # classical Euclid inside the C recursion at and below (flat 64..192)

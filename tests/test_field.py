@@ -94,6 +94,15 @@ def test_reduce_and_asarray():
         field.asarray([1.5], p)
 
 
+@pytest.mark.parametrize("value", [-1, 2**100, np.int64(-1), np.array(-1), np.array(2**100, dtype=object)])
+def test_asarray_of_a_scalar_is_a_0d_array(value):
+    # a 0-d input used to raise AttributeError ('int' object has no attribute 'astype')
+    p = 2**61 - 1
+    out = field.asarray(value, p)
+    assert isinstance(out, np.ndarray) and out.shape == () and out.dtype == np.uint64
+    assert int(out) == int(value) % p
+
+
 @pytest.mark.parametrize("bad_p, exc", [(4, ValueError), (1, ValueError), (0, ValueError),
                                         (2**64 + 13, ValueError), (2**64 - 1, ValueError),
                                         (1.0, TypeError), ("7", TypeError), (True, TypeError)])

@@ -204,3 +204,14 @@ def test_matmul_routes_by_shape_agree(p, fill, backend):
         want = (A.astype(object) @ B.astype(object)) % p
         got = linalg.matmul(A, B, p, threads=2)
         assert (got.astype(object) == want).all(), (m, k, n)
+
+
+def test_threads_may_be_a_numpy_integer():
+    # np.int64(2) raised TypeError ("got int64") where every other count argument takes NumPy integers
+    A = np.arange(6, dtype=np.uint64).reshape(2, 3)
+    B = np.arange(6, dtype=np.uint64).reshape(3, 2)
+    assert linalg.matmul(A, B, 7, threads=np.int64(2)).tolist() == linalg.matmul(A, B, 7, threads=2).tolist()
+    with pytest.raises(TypeError):
+        linalg.matmul(A, B, 7, threads=np.float64(2))
+    with pytest.raises(TypeError):
+        linalg.matmul(A, B, 7, threads=np.bool_(True))

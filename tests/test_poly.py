@@ -667,3 +667,90 @@ def test_gcd_of_equal_degrees_on_every_route(p):
         assert poly.divrem(a, got, p)[1].size == 0 and poly.divrem(b, got, p)[1].size == 0
         assert poly.gcd(u, v, p).tolist() == [1]            # coprime with overwhelming probability
         assert got.tolist() == g.tolist()                   # so the gcd is g (monic)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: poly.eval(np.ones(3, np.uint64), np.arange(4, dtype=np.uint64), GL, threads=t),
+    lambda t: poly.interpolate(np.arange(4, dtype=np.uint64), np.ones(4, np.uint64), GL, threads=t),
+    lambda t: poly.rs_decode(np.arange(4, dtype=np.uint64), np.ones(4, np.uint64), 2, GL, threads=t),
+])
+@pytest.mark.parametrize("threads, exc", [(0, ValueError), (-1, ValueError), (1.5, TypeError), ("2", TypeError)])
+def test_bad_threads_refused_on_every_route(call, threads, exc):
+    """Small inputs take routes (Horner, one word) that never reach matmul's
+    check of ``threads``: eval(..., threads=0 or 1.5) used to be accepted."""
+    with pytest.raises(exc, match="threads"):
+        call(threads)
+
+
+def test_vandermonde_negative_k_names_k():
+    # used to raise NumPy's "negative dimensions are not allowed"
+    with pytest.raises(ValueError, match="k must be"):
+        poly.vandermonde(np.ones(2, np.uint64), -1, GL)
+
+
+@pytest.mark.parametrize("p", [2, 3, GL])
+def test_ntt_of_length_one(p):
+    """Length 1 is the identity; mod 2 it raised MemoryError ("could not create
+    an NTT plan"): the root-of-unity search returned 2 mod 2 = 0 for w^1 = 1."""
+    for v in (0, 1):
+        a = np.array([v], dtype=np.uint64)
+        assert poly.ntt(a, p).tolist() == [v] and poly.ntt(a, p, inverse=True).tolist() == [v]
+
+
+def test_mul_mod_2_on_the_ntt_route(monkeypatch):
+    """With the crossover at 0 every product takes the NTT route; mod 2 the
+    length-1 transform is native (1 | p - 1) and used to fail the same way."""
+    from secea_fast import tuning
+    monkeypatch.setattr(tuning, "POLY_MUL_CLASSICAL_MAX", 0)
+    one = np.ones(1, dtype=np.uint64)
+    assert poly.mul(one, one, 2).tolist() == [1]
+
+
+@pytest.mark.parametrize("p", [GL, 7681])
+@pytest.mark.parametrize("n", [3, 5, 9, 129])
+def test_laurent_reconstruction_keeps_the_degree_bound_for_odd_n(p, n):
+    """Any n terms fit some u/L with deg L = n // 2 + 1 when n is odd; that L is
+    not determined by them.  Random terms of odd length used to come back as
+    such an L instead of ValueError (the bound deg L <= n // 2 was not checked)."""
+    rng = np.random.default_rng(n)
+    s = rnd(rng, p, n)
+    with pytest.raises(ValueError, match="n // 2"):
+        poly.rational_reconstruct(s, p, laurent=True)
+    # a true fraction of degree n // 2 still comes back
+    L = np.concatenate([rnd(rng, p, n // 2), np.ones(1, np.uint64)])
+    u = rnd(rng, p, n // 2)
+    u[0] = u[0] or 1
+    u2, L2 = poly.rational_reconstruct(poly.laurent_tail(u, L, n, p), p, laurent=True)
+    assert len(L2) - 1 <= n // 2
+    assert np.array_equal(poly.laurent_tail(u2, L2, n, p), poly.laurent_tail(u, L, n, p))
+
+
+@pytest.mark.parametrize("p", [GL, 2**64 - 59])
+@pytest.mark.parametrize("k", [1, 3, 128, 129])
+def test_eval_short_polynomials_at_many_points_by_horner(p, k, monkeypatch):
+    """Beyond POLY_LCC_MAX_POINTS points a polynomial of length <= 128 is
+    evaluated by Horner (a length-3 one at 10^5 points mod 2^64 - 59 took
+    4.3 s through the remainder tree); both routes agree."""
+    rng = np.random.default_rng(k)
+    F = rnd(rng, p, 3 * k).reshape(3, k)
+    xs = rnd(rng, p, 300)
+    got = poly.eval(F, xs, p)
+    monkeypatch.setattr(tuning, "POLY_EVAL_HORNER_MAX_LEN", 0)
+    assert np.array_equal(got, poly.eval(F, xs, p))
+    assert got[1, :5].tolist() == [ref.evaluate(F[1].tolist(), int(x), p) for x in xs[:5]]
+
+
+@pytest.mark.parametrize("cut", [None, 0, 3])
+def test_tree_middle_products_over_a_prime_without_ntt(cut, monkeypatch):
+    """Above POLY_MUL_CLASSICAL_MAX the remainder tree's middle products take a
+    full product (three-prime route mod 2^64 - 59; they were classical at
+    every level, quadratic at many points)."""
+    p = 2**64 - 59
+    if cut is not None:
+        monkeypatch.setattr(tuning, "POLY_MUL_CLASSICAL_MAX", cut)
+    rng = np.random.default_rng(7)
+    xs = np.unique(rnd(rng, p, 600))
+    ys = rnd(rng, p, len(xs))
+    c = poly.interpolate(xs, ys, p)
+    assert np.array_equal(poly.eval(c, xs, p), ys)
+    assert [ref.evaluate(c.tolist(), int(x), p) for x in xs[:3]] == ys[:3].tolist()

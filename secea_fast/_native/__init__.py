@@ -19,6 +19,7 @@ Everything here is *raw*: callers have validated their inputs (see
 """
 from __future__ import annotations
 
+import numbers
 import os
 
 try:
@@ -92,8 +93,9 @@ def resolve_threads(threads) -> int:
     """``threads=None`` means the default; otherwise a positive int (<= 64)."""
     if threads is None:
         return min(default_threads(), 64)
-    if isinstance(threads, bool) or not isinstance(threads, int):
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
         raise TypeError(f"threads must be a positive int or None, got {type(threads).__name__}")
+    threads = int(threads)                   # a NumPy integer is an int like every other count argument
     if not 1 <= threads <= 64:
         raise ValueError(f"threads must be between 1 and 64, got {threads}")
     return threads

@@ -190,4 +190,5 @@ def asarray(values: ArrayLike, p: int) -> NDArray[np.uint64]:
     for v in obj.flat:
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise TypeError(f"asarray takes integers, got {type(v).__name__}")
-    return (obj % p).astype(np.uint64)
+    # np.asarray: a 0-d object array's ``% p`` is a bare Python int, not an array
+    return np.asarray(obj % p, dtype=object).astype(np.uint64)

@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import tuning
 from .._checks import check_elements, check_int, check_prime
+from .._native import resolve_threads
 from ..linalg import matmul
 from . import _core, _euclid, _roots
 from ._roots import DecodingError
@@ -112,7 +113,10 @@ def vandermonde(xs: NDArray[np.uint64], k: int, p: int) -> NDArray[np.uint64]:
     """V (N x k), V[j, i] = xs[j]^i: evaluation at xs of polynomials of length k."""
     p = check_prime(p)
     xs = _poly(xs, p, "xs")
-    return np.ascontiguousarray(_core.vandermonde_t(xs, check_int(k, "k"), p).T)
+    k = check_int(k, "k")
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    return np.ascontiguousarray(_core.vandermonde_t(xs, k, p).T)
 
 
 def lagrange_matrix(xs: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
@@ -128,10 +132,12 @@ def eval(f: NDArray[np.uint64], xs: NDArray[np.uint64], p: int, threads: int | N
     points, or at most ``tuning.POLY_HORNER_MAX_WORK`` multiply-adds in all:
     Horner's rule in C; otherwise up to ``POLY_LCC_MAX_POINTS`` points a
     product with the transposed Vandermonde matrix on the matmul kernel;
-    beyond, a remainder tree per polynomial."""
+    beyond, Horner again for polynomials of length at most
+    ``tuning.POLY_EVAL_HORNER_MAX_LEN``, else a remainder tree per polynomial."""
     p = check_prime(p)
     f = check_elements(f, p, "f", ndim=(1, 2))
     xs = _poly(xs, p, "xs")
+    threads = resolve_threads(threads)      # checked here: the Horner route never reaches matmul's check
     F = f[None, :] if f.ndim == 1 else f
     if F.shape[1] == 0 or len(xs) == 0:
         out = np.zeros((F.shape[0], len(xs)), dtype=np.uint64)
@@ -140,6 +146,8 @@ def eval(f: NDArray[np.uint64], xs: NDArray[np.uint64], p: int, threads: int | N
         out = _core.horner_rows(F, xs, p)
     elif len(xs) <= tuning.POLY_LCC_MAX_POINTS:
         out = matmul(F, _core.vandermonde_t(xs, F.shape[1], p), p, threads=threads)
+    elif F.shape[1] <= tuning.POLY_EVAL_HORNER_MAX_LEN:
+        out = _core.horner_rows(F, xs, p)
     else:
         tree = _core.Tree(xs, p)
         out = np.stack([_core.eval_tree(_core.trim(row), tree) for row in F])
@@ -154,6 +162,7 @@ def interpolate(xs: NDArray[np.uint64], ys: NDArray[np.uint64], p: int, threads:
     p = check_prime(p)
     xs = _points(xs, p)
     ys = check_elements(ys, p, "ys", ndim=(1, 2))
+    threads = resolve_threads(threads)
     Y = ys[None, :] if ys.ndim == 1 else ys
     if Y.shape[1] != len(xs):
         raise ValueError(f"shape mismatch: {len(xs)} points but ys rows have {Y.shape[1]} values")
@@ -233,7 +242,8 @@ def rational_reconstruct(s: NDArray[np.uint64], p: int, num_len: int | None = No
     p = check_prime(p)
     s = _poly(s, p, "s")
     n = len(s)
-    num_len = n // 2 if num_len is None else check_int(num_len, "num_len")
+    default_len = num_len is None
+    num_len = n // 2 if default_len else check_int(num_len, "num_len")
     if not 0 <= num_len <= n:
         raise ValueError(f"num_len must be in [0, {n}], got {num_len}")
     U, V = _euclid.rational_reconstruct_series(s, num_len, p)
@@ -241,6 +251,11 @@ def rational_reconstruct(s: NDArray[np.uint64], p: int, num_len: int | None = No
         return U, V
     # S(y) = R(y)/F(y) with F = y^D L(1/y), R = y^(D-1) u(1/y); D = deg L.
     D = max(len(V) - 1, len(U))
+    if default_len and D > n // 2:
+        # odd n: the series bound deg V <= n - n // 2 is one more than deg L <= n // 2; the
+        # reconstruction is minimal, so no fraction within the bound fits (any s of odd length
+        # fits some deg L = n // 2 + 1, which the n terms do not determine)
+        raise ValueError(f"no fraction u/L with deg u < deg L <= n // 2 = {n // 2} fits these {n} terms")
     L = np.zeros(D + 1, dtype=np.uint64)
     L[D + 1 - len(V):] = V[::-1]
     u = np.zeros(D, dtype=np.uint64)
@@ -295,6 +310,7 @@ def rs_decode(xs: NDArray[np.uint64], ys: NDArray[np.uint64], k: int, p: int, er
     if ys.shape[-1] != len(xs):
         raise ValueError(f"shape mismatch: {len(xs)} points, {ys.shape[-1]} values per word")
     k = check_int(k, "k")
+    threads = resolve_threads(threads)
     if not 1 <= k <= len(xs):
         raise ValueError(f"k must be in [1, N = {len(xs)}], got {k}")
     present = None

@@ -134,6 +134,8 @@ def root_of_unity(p: int, logn: int) -> int:
     v = two_adicity(p)
     if logn > v:
         raise ValueError(f"F_{p} has no 2^{logn}-th roots of unity")
+    if logn == 0:
+        return 1                 # the search below starts at g = 2, which is 0 mod 2
     m = (p - 1) >> v
     for g in range(2, 10_000):
         w = pow(g, m, p)
@@ -397,9 +399,14 @@ def _native_len(p, N):
 
 
 def mid_rows(A, Mrev, d_sib, p):
-    """Middle products (classical C kernel): D[r, k] = sum_j M_r[j] A[r, k + j],
-    k < len(A) - d_sib, for M_r (degree d_sib) given reversed as rows of Mrev."""
+    """Middle products: D[r, k] = sum_j M_r[j] A[r, k + j], k < len(A) - d_sib,
+    for M_r (degree d_sib) given reversed as rows of Mrev.  The classical C
+    kernel up to ``tuning.POLY_MUL_CLASSICAL_MAX``; above, coefficients
+    d_sib .. len(A) - 1 of the products A_r * Mrev_r (NTT or three-prime
+    route: the remainder tree over a prime without a native NTT was quadratic)."""
     L = A.shape[1]
+    if d_sib > tuning.POLY_MUL_CLASSICAL_MAX:
+        return np.ascontiguousarray(mul_rows(np.ascontiguousarray(A), np.ascontiguousarray(Mrev), p)[:, d_sib:L])
     M = np.ascontiguousarray(Mrev[:, ::-1])          # back to lowest-first
     A = np.ascontiguousarray(A)
     out = np.empty((A.shape[0], L - d_sib), dtype=U64)
