@@ -754,3 +754,11 @@ def test_tree_middle_products_over_a_prime_without_ntt(cut, monkeypatch):
     c = poly.interpolate(xs, ys, p)
     assert np.array_equal(poly.eval(c, xs, p), ys)
     assert [ref.evaluate(c.tolist(), int(x), p) for x in xs[:3]] == ys[:3].tolist()
+
+
+def test_ntt_inverse_flag_must_be_a_bool():
+    a = np.arange(4, dtype=np.uint64)
+    with pytest.raises(TypeError, match="inverse"):
+        poly.ntt(a, GL, inverse="yes")
+    assert poly.ntt(poly.ntt(a, GL), GL, inverse=np.bool_(True)).tolist() == a.tolist()
+    assert poly.mul(a, np.zeros(0, dtype=np.uint64), GL).size == 0          # the zero polynomial

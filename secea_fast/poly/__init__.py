@@ -56,6 +56,8 @@ def ntt(a: NDArray[np.uint64], p: int, inverse: bool = False) -> NDArray[np.uint
     back to a.  Goldilocks uses the vectorised kernel (``backend_info()["kernels"]["ntt"]``)."""
     p = check_prime(p)
     a = _poly(a, p, "a")
+    if not isinstance(inverse, (bool, np.bool_)):
+        raise TypeError(f"inverse must be a bool, got {type(inverse).__name__}")
     n = len(a)
     if n == 0 or n & (n - 1):
         raise ValueError(f"the length must be a power of two, got {n}")
@@ -75,7 +77,8 @@ def ntt(a: NDArray[np.uint64], p: int, inverse: bool = False) -> NDArray[np.uint
 
 def mul(a: NDArray[np.uint64], b: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
     """Product of polynomials.  1-D operands give a 1-D result of length
-    len(a) + len(b) - 1; a 2-D ``a`` (one polynomial per row) is multiplied row
+    len(a) + len(b) - 1 (empty if either operand is empty: the zero
+    polynomial); a 2-D ``a`` (one polynomial per row) is multiplied row
     by row with a 2-D ``b`` of as many rows or with one 1-D ``b``.
 
     >>> import numpy as np
