@@ -625,6 +625,7 @@ class ApproachResult(OSFLRoundResult[_Scheme]):
     """``OSFLRoundResult`` of one of the approaches (``info["scheme"]`` names
     it), with ``transcript`` (when asked for): {"shares": [ShareMessage],
     "queries": {i: Query}, "answers": {i: Answer}} as the parties received them."""
+    params: _Scheme  # the type argument, named here for the API reference (pdoc)
     transcript: Optional[dict] = None
 
 

@@ -60,6 +60,7 @@ class SecEARoundResult(RoundResult[SecEAParams]):
     """A SecEA round: the common fields of :class:`RoundResult` (``bytes``
     are the bytes through the server) and, per client n, its entities'
     global embeddings (eq. 5), the quantized sums and the holder counts."""
+    params: SecEAParams  # the type argument, named here for the API reference (pdoc)
     embeddings: list = dc_field(default_factory=list)   # per client: id -> global embedding (eq. 5)
     sums: list = dc_field(default_factory=list)         # per client: (|E_n|, d) int64 quantized sums
     counts: list = dc_field(default_factory=list)       # per client: (|E_n|,) holders of each entity

@@ -32,6 +32,7 @@ class PHERoundResult(RoundResult[PHEParams]):
     (``bytes`` are the bytes through the server) and, per client, the
     global embeddings (eq. 2) as exact fractions: mean = numerator /
     (denominator * scale)."""
+    params: PHEParams  # the type argument, named here for the API reference (pdoc)
     embeddings: list = dc_field(default_factory=list)    # per client: id -> global embedding (eq. 2)
     numerators: list = dc_field(default_factory=list)    # per client: (|E_n|, d) int64
     denominators: list = dc_field(default_factory=list)  # per client: (|E_n|, d) int64, 1 <= b <= N

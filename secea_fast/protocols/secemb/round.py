@@ -20,7 +20,7 @@ __all__ = ["SecEmbRoundResult", "run_round", "plaintext_check"]
 
 
 @dataclass
-class SecEmbRoundResult(RoundResult):
+class SecEmbRoundResult(RoundResult[SecEmbParams]):
     """A SecEmb round: the common fields of :class:`RoundResult` (``bytes``:
     phase -> bytes of all users' messages to or from both servers), and
 
@@ -31,6 +31,7 @@ class SecEmbRoundResult(RoundResult):
       of their dense updates;
     * ``bytes_up`` / ``bytes_down``: bytes per user and server of the
       retrieval and aggregation stages (the unit of the paper's Table 15)."""
+    params: SecEmbParams  # the type argument, named here for the API reference (pdoc)
     retrieved: list = dc_field(default_factory=list)
     aggregate: Optional[np.ndarray] = None
     dense: Optional[np.ndarray] = None
