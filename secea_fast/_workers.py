@@ -144,6 +144,8 @@ def _round(fn, jobs, state, deliver, order, workers, caller_works):
             send_end.close()                    # EOF reaches us when the child exits
             procs[recv_end] = (pid, recv_end)
         if not procs:
+            if not caller_works:                # a retry round (see run_shards): nothing ran
+                return list(order), died
             caller_works = True
         pending = dict(procs)
 
@@ -215,9 +217,10 @@ def run_shards(fn, jobs, state, collect, workers: int, *, caller_works: bool = F
     if not fork_available():
         workers = 0
     while order:
-        n = min(workers, len(order) - 1 if caller_works else len(order))
-        # a job that killed a worker never runs here (it would kill the caller), also
-        # when it is the last one left
+        # a job that killed a worker never runs here (it would kill the caller): while one
+        # is left, the caller takes no job and the workers run them all
+        here = caller_works and not any(i in deaths for i in order)
+        n = min(workers, len(order) - 1 if here else len(order))
         if n < 1 or (len(order) == 1 and order[0] not in deaths):
             for i in order:                     # in this process
                 if i in deaths:
@@ -226,7 +229,7 @@ def run_shards(fn, jobs, state, collect, workers: int, *, caller_works: bool = F
                                        f"{len(jobs)} results were collected")
                 deliver(i, fn(state, jobs[i]))
             return
-        left, died = _round(fn, jobs, state, deliver, order, n, caller_works)
+        left, died = _round(fn, jobs, state, deliver, order, n, here)
         if not left:
             return
         for i, code in died.items():

@@ -329,6 +329,31 @@ def test_worker_death_in_a_batch_loses_nothing(pk, tmp_path):
     assert len(xs) == 40 and len(set(xs)) == 40 and os.path.exists(tmp_path / "m")
 
 
+def _last_job_dies_in_its_worker(state, job):
+    import os
+    import time
+    parent, marker = state
+    if job == 0:
+        time.sleep(0.5)                      # the caller's job: the worker takes job 1 meanwhile
+    elif os.getpid() != parent and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(9)
+    return job
+
+
+def test_worker_death_of_the_last_job_is_retried_in_a_worker(tmp_path):
+    """The job that killed a worker is the only one left: it runs again in a
+    new worker (never in the caller); the retry round used to have no
+    worker, because the caller kept one job for itself, and raised."""
+    import os
+    from secea_fast._workers import run_shards
+    got = []
+    with pytest.warns(RuntimeWarning, match="worker process died"):
+        run_shards(_last_job_dies_in_its_worker, [0, 1], (os.getpid(), str(tmp_path / "m")), got.append, 1,
+                   caller_works=True)
+    assert sorted(got) == [0, 1] and os.path.exists(tmp_path / "m")
+
+
 def test_workers_restart_after_shutdown(pk, sk):
     c = pk.encrypt([1, 2, 3, 4], processes=2)
     P.shutdown_workers()
