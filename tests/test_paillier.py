@@ -877,6 +877,25 @@ def test_hz_zero_powers_are_canonical_and_portable_backend_refuses():
         secea_fast.set_backend(before)
 
 
+@needs_ifma
+def test_single_public_power_takes_hz_only_for_long_exponents(monkeypatch):
+    from secea_fast import tuning
+    used = []
+    monkeypatch.setattr(_mb, "lib", _LibSpy(_mb.lib, "secea_hz_powm", _mb.lib.secea_hz_powm, used))
+    n = gmpy2.next_prime(gmpy2.mpz(secrets.randbits(600))) * gmpy2.next_prime(gmpy2.mpz(secrets.randbits(600)))
+    n2 = n * n
+    c = gmpy2.mpz(secrets.randbelow(int(n2)))
+    assert _core.powmod_public([c], [n], n2) == [gmpy2.powmod(c, n, n2)]
+    assert used == ["secea_hz_powm"]
+    short = gmpy2.mpz((1 << (tuning.PAILLIER_HZ_MIN_EBITS - 1)) - 1)
+    assert _core.powmod_public([c], [short], n2) == [gmpy2.powmod(c, short, n2)]
+    assert _core.powmod_broadcast([c], -int(short), n2) == [gmpy2.powmod(gmpy2.invert(c, n2), short, n2)]
+    assert used == ["secea_hz_powm"]                                   # gmpy2 for short exponents
+    assert _core.powmod_broadcast([c], -int(n), n2) == [gmpy2.powmod(gmpy2.invert(c, n2), n, n2)]
+    assert used == ["secea_hz_powm"] * 2
+    assert _core.powmod_public([], [], n2) == []
+
+
 def test_forked_child_never_reuses_the_parents_obfuscators(pk):
     """A child forked after precompute starts with an empty pool: the same
     r^n in two processes would give m1 - m2 from c1 / c2."""

@@ -1,7 +1,8 @@
 """Batched modular exponentiation with secret exponents, eight at a time on
-AVX-512 IFMA lanes (csrc/bignum/mb8_powm.c), or four on ymm registers when at
-most four are left (one decryption is two), with ``gmpy2.powmod_sec`` as the
-fallback and the reference twin.
+AVX-512 IFMA lanes (csrc/bignum/mb8_powm.c), or four on ymm registers when
+three or four are left, or one or two (one decryption is two) with each
+number spread across the lanes of zmm registers (csrc/bignum/hz_powm.c),
+with ``gmpy2.powmod_sec`` as the fallback and the reference twin.
 
 ``powmod_sec_batch(bases, exps, mods)`` returns [b^e mod m]: constant time in
 the values (fixed windows, every table entry read with lane masks, almost
