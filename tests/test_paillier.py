@@ -760,13 +760,14 @@ def test_mb8_zero_results_negative_exponents_and_chunk_conversion():
 
 
 def test_mb4_and_mb8_lanes_at_every_chunk_size(monkeypatch):
-    """Chunks of at most four exponentiations run on the 4-lane (ymm) kernel,
+    """Chunks of one or two exponentiations run with each number across the
+    zmm lanes, of three or four on the 4-lane (ymm) kernel,
     larger ones on the 8-lane (zmm) one: both give gmpy2's results at every
     count, and a caller's cache keeps the moduli's constants unwiped."""
     if not _mb.available():
         pytest.skip("no AVX-512 IFMA here: the gmpy2 fallback is tested elsewhere")
     used = []
-    for name in ("secea_mb4_powm", "secea_mb8_powm"):
+    for name in ("secea_mb4_powm", "secea_mb8_powm", "secea_hz_powm", "secea_hz2_powm"):
         real = getattr(_mb.lib, name)
         monkeypatch.setattr(_mb, "lib", _LibSpy(_mb.lib, name, real, used), raising=True)
     p, q = (gmpy2.next_prime(gmpy2.mpz(secrets.randbits(520))) for _ in range(2))
@@ -780,10 +781,13 @@ def test_mb4_and_mb8_lanes_at_every_chunk_size(monkeypatch):
         assert got == [gmpy2.powmod(b, e, m) for b, e, m in zip(bases, exps, mods)]
         assert got == _mb.powmod_sec_batch(bases, exps, mods, cache=cache)      # from the cache
         assert all(c[0].any() for c in cache.values())                          # not wiped
-    # 1-4: one ymm call each; 5-8: one zmm call; 9: zmm then ymm (twice: the cached rerun)
-    assert used == [w for c in range(1, 10) for w in 2 * (["secea_mb4_powm"] if c <= 4 else
+    # 1, 2: across the lanes (hz_powm.c); 3-4: one ymm call each; 5-8: one zmm
+    # call; 9: zmm then one across the lanes (twice: the cached rerun)
+    assert used == [w for c in range(1, 10) for w in 2 * (["secea_hz_powm"] if c == 1 else
+                                                         ["secea_hz2_powm"] if c == 2 else
+                                                         ["secea_mb4_powm"] if c <= 4 else
                                                          ["secea_mb8_powm"] if c <= 8 else
-                                                         ["secea_mb8_powm", "secea_mb4_powm"])]
+                                                         ["secea_mb8_powm", "secea_hz_powm"])]
 
 
 class _LibSpy:
@@ -807,6 +811,114 @@ def test_mb8_mixed_exponent_lengths_keep_their_order():
     exps = [gmpy2.mpz(secrets.randbits(b)) for b in (1, 2000, 5, 64, 3, 1024, 0, 17, 900, 2, 33)]
     bases = [gmpy2.mpz(secrets.randbelow(int(m))) for _ in exps]
     assert _mb.powmod_sec_batch(bases, exps, [m] * len(exps)) == [gmpy2.powmod(b, e, m) for b, e in zip(bases, exps)]
+
+
+# ---- one or two exponentiations across the zmm lanes (csrc/bignum/hz_powm.c) ----------
+def _hz_cases(L):
+    """Moduli needing exactly L limbs (4 m < 2^(52 L)): the largest (all ones,
+    2^(52 L - 2) - 1), one just above the previous limb boundary, a random one;
+    bases m - 1, 0, 1 and random; exponents 0, 1, all ones and random."""
+    top = 52 * L - 2
+    low = max(2, 52 * (L - 1) - 1)                   # the fewest bits that need L limbs
+    mods = [gmpy2.mpz((1 << top) - 1), gmpy2.mpz((1 << (low - 1)) + 1) | 1,
+            gmpy2.mpz(secrets.randbits(top)) | (1 << (top - 1)) | 1]
+    cases = []
+    for m in mods:
+        assert _mb.limbs_for(m.bit_length()) == L
+        for b in (m - 1, gmpy2.mpz(0), gmpy2.mpz(1), gmpy2.mpz(secrets.randbelow(int(m)))):
+            for eb in (0, 1, 5, 61):
+                e = gmpy2.mpz((1 << eb) - 1) if eb in (1, 5) else gmpy2.mpz(secrets.randbits(61)) if eb else eb
+                cases.append((b, gmpy2.mpz(e), m))
+    return cases
+
+
+def _hz_check(L, cases):
+    consts = {int(m): _mb._modulus(int(m), L) for _, _, m in cases}
+    want = [gmpy2.powmod(b, e, m) for b, e, m in cases]
+    for i, (b, e, m) in enumerate(cases):
+        ebits = max(1, int(e).bit_length())
+        assert _mb._run_hz([b], [e], [m], L, ebits, consts) == [want[i]], (L, i)
+    # the pairs kernel on neighbouring cases (different moduli and exponents)
+    for i in range(0, len(cases) - 1, 2):
+        (b0, e0, m0), (b1, e1, m1) = cases[i], cases[i + 1]
+        ebits = max(1, int(e0).bit_length(), int(e1).bit_length())
+        assert _mb._run_hz([b0, b1], [e0, e1], [m0, m1], L, ebits, consts) == want[i:i + 2], (L, i)
+    # the lane-parallel kernel as the twin, four lanes per call
+    for i in range(0, len(cases), 4):
+        chunk = cases[i:i + 4]
+        ebits = max(1, max(int(e).bit_length() for _, e, _ in chunk))
+        got = _mb._run_chunk(*[list(x) for x in zip(*chunk)], L, ebits, consts)
+        assert got == want[i:i + len(chunk)], (L, i)
+
+
+needs_ifma = pytest.mark.skipif(not _mb.available(), reason="no AVX-512 IFMA here")
+
+
+@needs_ifma
+def test_hz_edge_cases_at_every_limb_count_up_to_80_match_gmpy2_and_lane_kernel():
+    for L in range(1, 81):
+        _hz_check(L, _hz_cases(L))
+
+
+@needs_ifma
+def test_hz_random_sizes_and_paillier_shapes_match_gmpy2():
+    for _ in range(150):
+        bits = 3 + secrets.randbelow(4200)
+        m = gmpy2.mpz(secrets.randbits(bits)) | (1 << (bits - 1)) | 1
+        b = gmpy2.mpz(secrets.randbelow(int(m)))
+        e = gmpy2.mpz(secrets.randbits(secrets.randbelow(400)))
+        assert _mb.powmod_sec_batch([b], [e], [m]) == [gmpy2.powmod(b, e, m)], (bits, e)
+    # one encryption's r^n mod n^2 and one decryption's pair mod p^2, q^2
+    p, q = (gmpy2.next_prime(gmpy2.mpz(secrets.randbits(1024)) | (1 << 1023)) for _ in range(2))
+    n = p * q
+    r = gmpy2.mpz(secrets.randbelow(int(n)))
+    assert _mb.powmod_sec_batch([r], [n], [n * n]) == [gmpy2.powmod(r, n, n * n)]
+    c = gmpy2.mpz(secrets.randbelow(int(n * n)))
+    got = _mb.powmod_sec_batch([c % (p * p), c % (q * q)], [p - 1, q - 1], [p * p, q * q], cache={})
+    assert got == [gmpy2.powmod(c, p - 1, p * p), gmpy2.powmod(c, q - 1, q * q)]
+
+
+@needs_ifma
+def test_hz_zero_powers_are_canonical_and_portable_backend_refuses():
+    # a base sharing a factor with the modulus: the last Montgomery step gives
+    # m itself unless the masked subtraction makes it 0
+    p = gmpy2.next_prime(gmpy2.mpz(secrets.randbits(700)))
+    m = p * p
+    consts = {int(m): _mb._modulus(int(m), _mb.limbs_for(m.bit_length()))}
+    L = _mb.limbs_for(m.bit_length())
+    assert _mb._run_hz([p], [gmpy2.mpz(2)], [m], L, 2, consts) == [0]
+    assert _mb._run_hz([p, p * 3], [gmpy2.mpz(2), gmpy2.mpz(3)], [m, m], L, 2, consts) == [0, 0]
+    assert _mb._run_hz([p], [gmpy2.mpz(1)], [m], L, 1, consts) == [p]
+    # the kernel takes bases up to 2m - 1 (outputs of almost Montgomery products)
+    e = gmpy2.mpz(secrets.randbits(300))
+    assert _mb._run_hz([2 * m - 1], [e], [m], L, 300, consts) == [gmpy2.powmod(2 * m - 1, e, m)]
+    assert _mb._run_hz([2 * m - 1, m], [e, e], [m, m], L, 300, consts) == [gmpy2.powmod(m - 1, e, m), 0]
+    before = secea_fast.get_backend()
+    secea_fast.set_backend("portable")
+    try:
+        with pytest.raises(RuntimeError, match="unavailable"):
+            _mb._run_hz([p], [gmpy2.mpz(2)], [m], L, 2, consts)
+    finally:
+        secea_fast.set_backend(before)
+
+
+@needs_ifma
+def test_single_public_power_takes_hz_only_for_long_exponents(monkeypatch):
+    from secea_fast import tuning
+    used = []
+    monkeypatch.setattr(_mb, "lib", _LibSpy(_mb.lib, "secea_hz_powm", _mb.lib.secea_hz_powm, used))
+    n = gmpy2.next_prime(gmpy2.mpz(secrets.randbits(600))) * gmpy2.next_prime(gmpy2.mpz(secrets.randbits(600)))
+    n2 = n * n
+    c = gmpy2.mpz(secrets.randbelow(int(n2)))
+    assert _core.powmod_public([c], [n], n2) == [gmpy2.powmod(c, n, n2)]
+    assert used == ["secea_hz_powm"]
+    short = gmpy2.mpz((1 << (tuning.PAILLIER_HZ_MIN_EBITS - 1)) - 1)
+    assert _core.powmod_public([c], [short], n2) == [gmpy2.powmod(c, short, n2)]
+    assert _core.powmod_broadcast([c], -int(short), n2) == [gmpy2.powmod(gmpy2.invert(c, n2), short, n2)]
+    assert used == ["secea_hz_powm"]                                   # gmpy2 for short exponents
+    assert _core.powmod_broadcast([c], -int(n), n2) == [gmpy2.powmod(gmpy2.invert(c, n2), n, n2)]
+    assert used == ["secea_hz_powm"] * 2
+    assert _core.powmod_public([], [], n2) == []
 
 
 def test_forked_child_never_reuses_the_parents_obfuscators(pk):

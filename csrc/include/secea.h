@@ -145,6 +145,20 @@ int secea_mb8_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, cons
 int secea_mb4_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, const uint64_t *mod,
                    const uint64_t *k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L);
 
+/* ---- one or two exponentiations across zmm lanes (csrc/bignum/hz_powm.c) ---- */
+/* out = base^exp mod mod for ONE number, constant time in the values: limbs
+ * in natural order (x[j] = 52-bit limb j), L limbs (L <= 128); base < 2 mod;
+ * rr = 2^(104 L) mod mod; k0 = -mod^-1 mod 2^52; mod odd, 4 mod < 2^(52 L);
+ * exp: ewords little-endian words, the low ebits bits used.  Returns 0, -1
+ * if memory runs out, -2 if IFMA is unavailable or the sizes are out of range. */
+int secea_hz_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, const uint64_t *mod, uint64_t k0,
+                  const uint64_t *exp, size_t ewords, size_t ebits, size_t L);
+/* Two independent exponentiations interleaved (the same L and ebits):
+ * out, base, rr, mod: 2 x L limbs (number-major, out[p * L + j]); k0[2];
+ * exp: 2 x ewords words (exp[p * ewords + w]). */
+int secea_hz2_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, const uint64_t *mod,
+                   const uint64_t *k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L);
+
 /* ---- AES-128 (csrc/prg/) ---- */
 /* Keystream of AES-128 in CTR mode (NIST SP 800-38A): block i is
  * AES_key(iv + i), the 16-byte iv read as a big-endian 128-bit counter that

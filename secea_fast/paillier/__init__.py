@@ -13,8 +13,9 @@ Scheme (Paillier 1999, with g = n + 1 as in python-paillier ``phe``):
   key (``sk.encrypt``) obfuscators are made by CRT mod p^2 and q^2.
 * Decryption by CRT mod p^2 and q^2 with a constant-time exponentiation for
   the secret exponents: eight at a time on AVX-512 IFMA lanes, four for
-  small batches such as one decryption (``_mb.powmod_sec_batch``,
-  csrc/bignum/mb8_powm.c) where the CPU has it,
+  small batches (``_mb.powmod_sec_batch``, csrc/bignum/mb8_powm.c), one or
+  two (one decryption) with each number across the lanes
+  (csrc/bignum/hz_powm.c) where the CPU has it,
   ``gmpy2.powmod_sec`` otherwise; ciphertexts must satisfy 0 < c < n^2 and
   gcd(c, n) = 1.  Obfuscators and scalar products use the same kernel.
 * Plaintexts are residues mod n: ``encrypt`` accepts -(n-1)/2 <= m < n (m < 0

@@ -7,8 +7,8 @@ depends on the factorisation goes through a constant-time exponentiation:
 the 8-lane AVX-512 IFMA kernel (``_mb.powmod_sec_batch``, csrc/bignum) where
 the CPU has it, ``gmpy2.powmod_sec`` (GMP's side-channel-silent
 ``mpz_powm_sec``) otherwise.  Public exponents (n, scalars) use the same
-kernel in batches of four or more (it is faster than ``powmod`` there too),
-``gmpy2.powmod`` below.
+kernel in batches of two or more and for a single long exponent (it is
+faster than ``powmod`` there too), ``gmpy2.powmod`` otherwise.
 """
 from __future__ import annotations
 
@@ -74,11 +74,21 @@ def obfuscators_public(n: mpz, n2: mpz, count: int) -> list:
     return powmod_public(rs, [n] * count, n2)
 
 
+def _ifma_pays(count: int, exps) -> bool:
+    """The IFMA kernels beat ``gmpy2.powmod`` for ``count`` public powers:
+    from ``tuning.PAILLIER_MB_MIN_PUBLIC`` bases, or one base with an
+    exponent of ``tuning.PAILLIER_HZ_MIN_EBITS`` bits or more (the kernel's
+    fixed cost per call outweighs a short exponentiation)."""
+    if not count or not _mb.available():
+        return False
+    return count >= tuning.PAILLIER_MB_MIN_PUBLIC or int(exps[0]).bit_length() >= tuning.PAILLIER_HZ_MIN_EBITS
+
+
 def powmod_public(bases, exps, n2: mpz) -> list:
-    """[b^e mod n^2] for public exponents e >= 0: the IFMA kernel for
-    ``tuning.PAILLIER_MB_MIN_PUBLIC`` bases or more (four or eight lanes per
-    call), ``gmpy2.powmod`` for fewer."""
-    if len(bases) >= tuning.PAILLIER_MB_MIN_PUBLIC and _mb.available():
+    """[b^e mod n^2] for public exponents e >= 0: the IFMA kernels where
+    ``_ifma_pays`` (one or two bases with each number across the vector
+    lanes, more four or eight lanes per call), ``gmpy2.powmod`` otherwise."""
+    if _ifma_pays(len(bases), exps):
         return _mb.powmod_sec_batch(bases, exps, [n2] * len(bases))
     return [gmpy2.powmod(b, e, n2) for b, e in zip(bases, exps)]
 
@@ -161,7 +171,7 @@ def powmod_broadcast(cs, k, n2: mpz) -> list:
         cs = [gmpy2.invert(c, n2) for c in cs]
         k = -k
     cs = list(cs)
-    if len(cs) >= tuning.PAILLIER_MB_MIN_PUBLIC and _mb.available():
+    if _ifma_pays(len(cs), [k]):
         return powmod_public(cs, [mpz(k)] * len(cs), n2)
     return gmpy2.powmod_base_list(cs, mpz(k), n2)
 

@@ -1,7 +1,8 @@
 """Batched modular exponentiation with secret exponents, eight at a time on
-AVX-512 IFMA lanes (csrc/bignum/mb8_powm.c), or four on ymm registers when at
-most four are left (one decryption is two), with ``gmpy2.powmod_sec`` as the
-fallback and the reference twin.
+AVX-512 IFMA lanes (csrc/bignum/mb8_powm.c), or four on ymm registers when
+three or four are left, or one or two (one decryption is two) with each
+number spread across the lanes of zmm registers (csrc/bignum/hz_powm.c),
+with ``gmpy2.powmod_sec`` as the fallback and the reference twin.
 
 ``powmod_sec_batch(bases, exps, mods)`` returns [b^e mod m]: constant time in
 the values (fixed windows, every table entry read with lane masks, almost
@@ -20,6 +21,7 @@ from .._native import ffi, lib
 
 LANES = 8          # zmm kernel; a chunk of at most HALF_LANES runs on the ymm one
 HALF_LANES = 4
+HZ_MAX = 2         # chunks of at most this many run with each number across the lanes
 _M52 = (1 << 52) - 1
 
 
@@ -104,6 +106,39 @@ def _run_chunk(bases, exps, mods, L, ebits, consts):
     return res
 
 
+def _run_hz(bases, exps, mods, L, ebits, consts):
+    """One or two exponentiations with each number across the zmm lanes
+    (csrc/bignum/hz_powm.c): the chunk sizes where most lanes of the
+    lane-parallel kernel would be empty."""
+    n = len(bases)
+    base = np.ascontiguousarray(_to_limbs(bases, L).T)              # (n, L): number-major
+    cs = [consts[int(m)] for m in mods]
+    mod = np.ascontiguousarray(np.stack([c[0] for c in cs]))
+    rr = np.ascontiguousarray(np.stack([c[1] for c in cs]))
+    k0 = np.array([c[2] for c in cs], dtype=np.uint64)
+    ewords = max(1, -(-ebits // 64))
+    raw = b"".join(int(e).to_bytes(8 * ewords, "little") for e in exps)
+    exp = np.frombuffer(raw, dtype="<u8").copy()
+    out = np.empty((n, L), dtype=np.uint64)
+    p = lambda a: ffi.cast("uint64_t *", a.ctypes.data)   # noqa: E731
+    if n == 1:
+        rc = lib.secea_hz_powm(p(out), p(base), p(rr), p(mod), int(k0[0]), p(exp), ewords, ebits, L)
+    else:
+        rc = lib.secea_hz2_powm(p(out), p(base), p(rr), p(mod), p(k0), p(exp), ewords, ebits, L)
+    exp.fill(0)
+    mod.fill(0)
+    rr.fill(0)
+    base.fill(0)
+    if rc == -1:
+        out.fill(0)
+        raise MemoryError("hz_powm: out of memory")
+    if rc:
+        raise RuntimeError("hz_powm unavailable")
+    res = _from_limbs(np.ascontiguousarray(out.T))
+    out.fill(0)
+    return res
+
+
 def powmod_sec_batch(bases, exps, mods, *, cache: dict | None = None) -> list:
     """[bases[i]^exps[i] mod mods[i]] for odd moduli, 0 <= bases[i] < mods[i],
     exps[i] >= 0; eight lanes per C call where IFMA is available,
@@ -141,7 +176,8 @@ def powmod_sec_batch(bases, exps, mods, *, cache: dict | None = None) -> list:
     for s in range(0, n, LANES):
         idx = order[s:s + LANES]
         ebits = max(lengths[i] for i in idx)
-        res = _run_chunk([bases[i] for i in idx], [exps[i] for i in idx], [mods[i] for i in idx], L, ebits, consts)
+        run = _run_hz if len(idx) <= HZ_MAX else _run_chunk
+        res = run([bases[i] for i in idx], [exps[i] for i in idx], [mods[i] for i in idx], L, ebits, consts)
         for i, r in zip(idx, res):
             out[i] = r
     if cache is None:
