@@ -35,7 +35,6 @@
 
 #define HZ_MAX_LIMBS 128
 #define HZ_MAX_NR (HZ_MAX_LIMBS / 8)
-#define HZ_MAX_W 6
 
 #if SECEA_X86
 #include <immintrin.h>
@@ -204,21 +203,12 @@ ATTR static void powm_hz(unsigned NP, uint64_t *out, const uint64_t *base, const
 }
 #endif
 
-/* the window width with the fewest products, 2^W + ceil(ebits/W) (W + 1) */
-static unsigned hz_window(size_t ebits)
-{
-    unsigned W = 1;
-    for (unsigned w = 2; w <= HZ_MAX_W; w++)
-        if ((1u << w) + (ebits + w - 1) / w * (w + 1) < (1u << W) + (ebits + W - 1) / W * (W + 1)) W = w;
-    return W;
-}
-
 static int hz_run(unsigned NP, uint64_t *out, const uint64_t *base, const uint64_t *rr, const uint64_t *mod,
                   const uint64_t *k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L)
 {
 #if SECEA_X86
     if (!secea_mb8_available() || L == 0 || L > HZ_MAX_LIMBS || ebits > 64 * ewords) return -2;
-    const unsigned W = hz_window(ebits);
+    const unsigned W = secea__powm_window(ebits);
     const size_t words = NP * 8 * ((L + 7) / 8) * (6 + ((size_t)1 << W));
     void *raw = NULL;
     if (posix_memalign(&raw, 64, words * 8)) return -1;
@@ -230,7 +220,6 @@ static int hz_run(unsigned NP, uint64_t *out, const uint64_t *base, const uint64
     return 0;
 #else
     (void)NP; (void)out; (void)base; (void)rr; (void)mod; (void)k0; (void)exp; (void)ewords; (void)ebits; (void)L;
-    (void)hz_window;
     return -2;
 #endif
 }

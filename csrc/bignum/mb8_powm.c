@@ -108,8 +108,9 @@ int secea_mb8_available(void) { return mb_enabled; }
 #include "mb_powm_kernel.h"
 #endif
 
-/* the window width with the fewest products, 2^W + ceil(ebits/W) (W + 1) */
-static unsigned window_for(size_t ebits)
+/* the window width with the fewest products, 2^W + ceil(ebits/W) (W + 1),
+ * W from 1 to 6 (also hz_powm.c's) */
+unsigned secea__powm_window(size_t ebits)
 {
     unsigned W = 1;
     for (unsigned w = 2; w <= MB_MAX_W; w++)
@@ -130,7 +131,7 @@ static int mb_powm(unsigned lanes, uint64_t *out, const uint64_t *base, const ui
 {
 #if SECEA_X86
     if (!mb_enabled || L == 0 || L > MB_MAX_LIMBS || ebits > 64 * ewords) return -2;
-    unsigned W = window_for(ebits);
+    unsigned W = secea__powm_window(ebits);
     size_t vbytes = (size_t)lanes * 8;
     size_t nvec = (size_t)L * (7 + (1u << W));
     void *raw = NULL;

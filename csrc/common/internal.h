@@ -61,6 +61,8 @@ const char *secea__matmul_variant(void);
 const char *secea__aes_variant(void);
 const char *secea__dpf_variant(void);
 const char *secea__bignum_variant(void);
+/* the fixed-window width of the constant-time exponentiations (csrc/bignum) */
+unsigned secea__powm_window(size_t ebits);
 
 /* ---- the thread pool (threads.c) ----
  * secea__pool_run calls fn(ctx, u, scratch) once for each unit u < units on
