@@ -78,6 +78,7 @@ def _kill_when(fed, progress, line, node, timeout=200):
     return t
 
 
+@pytest.mark.slow        # about 90 s (seven stages, each paced by the SuperNodes' 3 s polls); .ci/run runs it
 def test_killed_node_late_in_the_round_is_absorbed(tmp_path):
     """N = 4, K = 1: k = 3 responses decode a block, so the responses a
     client killed after its shares and first answers no longer gives are
