@@ -114,7 +114,7 @@ def test_eval_interpolate_round_trip(p, n, backend):
     assert (poly.interpolate(xs, Y, p) == F).all()
 
 
-@pytest.mark.parametrize("p", [GL, EMB, 2**64 - 59])
+@pytest.mark.parametrize("p", [GL, EMB, 2**63 - 25, 2**64 - 59])       # each reduction of Horner's chains
 def test_eval_every_route_matches_the_reference(p):
     """Horner (one row, or little work in all; four points per pass plus a
     tail), the Vandermonde product and the remainder tree: every row, every

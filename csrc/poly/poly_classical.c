@@ -150,132 +150,105 @@ static inline uint64_t gl_lazy_step(uint64_t a, uint64_t x, uint64_t g)
 }
 
 #define HORNER_CHAINS 8
+#define INL static inline __attribute__((always_inline))
 
-/* a x mod p by the reduction `kind` picks: 0 Goldilocks, 1 Shoup with
- * xs = shoup_const(x) (p < 2^63), 2 any p */
-static inline uint64_t mul_kind(int kind, const secea_modctx *c, uint64_t a, uint64_t x, uint64_t xs)
-{
-    if (kind == 0) return secea_gl_mul(a, x);
-    if (kind == 1) return shoup_mul(a, x, xs, c->p);
-    return secea_mulmod(c, a, x);
-}
+/* How a Horner chain is reduced, chosen once per call from p. */
+enum { H_GL, H_LAZY, H_SHOUP, H_ANY };
 
 static inline uint64_t shoup_const(uint64_t x, uint64_t p)
 {
     return p < ((uint64_t)1 << 63) ? (uint64_t)(((secea_u128)x << 64) / p) : 0;
 }
 
+/* One Horner step a x + g for a chain value a (any representative the kind
+ * keeps) and a coefficient g < p; xs = shoup_const(x, p).
+ *   H_GL    Goldilocks: any 64-bit representative (gl_lazy_step);
+ *   H_LAZY  p < 2^62: Shoup without its last subtraction, [0, 3p);
+ *   H_SHOUP p < 2^63: Shoup, canonical;  H_ANY: any p, canonical. */
+INL uint64_t h_step(int kind, const secea_modctx *c, uint64_t a, uint64_t x, uint64_t xs, uint64_t g)
+{
+    uint64_t p = c->p;
+    if (kind == H_GL) return gl_lazy_step(a, x, g);
+    if (kind == H_LAZY) return lazy_shoup_mul(a, x, xs, p) + g;
+    if (kind == H_SHOUP) return addmod_nb(shoup_mul(a, x, xs, p), g, p);
+    return addmod_nb(secea_mulmod(c, a, x), g, p);
+}
+
+/* a chain value -> its canonical residue */
+INL uint64_t h_finish(int kind, uint64_t p, uint64_t a)
+{
+    if (kind == H_GL) return a - (p & (0 - (uint64_t)(a >= p)));
+    if (kind == H_LAZY) return reduce_3p(a, p);
+    return a;
+}
+
 /* f(x) for one point with HORNER_CHAINS independent chains: f(x) =
  * sum_r x^r f_r(x^C), f_r holding the coefficients r, r + C, r + 2C, ...:
  * the chains in y = x^C run side by side, then C steps in x join them. */
-static uint64_t horner_split(int kind, const secea_modctx *c, const uint64_t *g, size_t lf, uint64_t x)
+INL uint64_t horner_split(int kind, const secea_modctx *c, const uint64_t *g, size_t lf, uint64_t x)
 {
-    uint64_t p = c->p, xs = shoup_const(x, p);
+    uint64_t p = c->p, xs = shoup_const(x, p), acc = 0;
     if (lf < 4 * HORNER_CHAINS) {
-        uint64_t acc = 0;
-        for (size_t i = lf; i-- > 0;) acc = addmod_nb(mul_kind(kind, c, acc, x, xs), g[i], p);
-        return acc;
+        for (size_t i = lf; i-- > 0;) acc = h_step(kind, c, acc, x, xs, g[i]);
+        return h_finish(kind, p, acc);
     }
     uint64_t y = x;                                   /* x^8 by three squarings */
-    for (int s = 0; s < 3; s++) y = mul_kind(kind, c, y, y, shoup_const(y, p));
+    for (int s = 0; s < 3; s++) y = secea_mulmod_any(c, y, y);
     uint64_t ys = shoup_const(y, p), a[HORNER_CHAINS] = {0};
     size_t full = lf / HORNER_CHAINS;
     for (size_t r = 0; r < lf % HORNER_CHAINS; r++) a[r] = g[full * HORNER_CHAINS + r];
-    if (kind == 1 && p < ((uint64_t)1 << 62)) {
-        for (size_t m = full; m-- > 0;) {                /* lazy, as in the point blocks */
-            const uint64_t *gm = g + m * HORNER_CHAINS;
-            for (int r = 0; r < HORNER_CHAINS; r++)
-                a[r] = lazy_shoup_mul(a[r], y, ys, p) + gm[r];
-        }
-        for (int r = 0; r < HORNER_CHAINS; r++) a[r] = reduce_3p(a[r], p);
-    } else if (kind == 0) {
-        for (size_t m = full; m-- > 0;) {                /* lazy, as in the point blocks */
-            const uint64_t *gm = g + m * HORNER_CHAINS;
-            for (int r = 0; r < HORNER_CHAINS; r++) a[r] = gl_lazy_step(a[r], y, gm[r]);
-        }
-        for (int r = 0; r < HORNER_CHAINS; r++) a[r] -= SECEA_GOLDILOCKS & (0 - (uint64_t)(a[r] >= SECEA_GOLDILOCKS));
-    } else {
-        for (size_t m = full; m-- > 0;) {
-            const uint64_t *gm = g + m * HORNER_CHAINS;
-            for (int r = 0; r < HORNER_CHAINS; r++) a[r] = addmod_nb(mul_kind(kind, c, a[r], y, ys), gm[r], p);
-        }
+    for (size_t m = full; m-- > 0;) {
+        const uint64_t *gm = g + m * HORNER_CHAINS;
+        for (int r = 0; r < HORNER_CHAINS; r++) a[r] = h_step(kind, c, a[r], y, ys, gm[r]);
     }
-    uint64_t acc = 0;
-    for (int r = HORNER_CHAINS; r-- > 0;) acc = addmod_nb(mul_kind(kind, c, acc, x, xs), a[r], p);
-    return acc;
+    for (int r = HORNER_CHAINS; r-- > 0;) acc = h_step(kind, c, acc, x, xs, h_finish(kind, p, a[r]));
+    return h_finish(kind, p, acc);
 }
 
-/* HORNER_CHAINS points per pass: independent Horner chains hide the latency
- * of the modular product, which bounds one chain.  MUL(a, j) is a x_j mod p. */
-#define HORNER_BODY(MUL)                                                              \
-    for (; j + HORNER_CHAINS <= npts; j += HORNER_CHAINS) {                           \
-        uint64_t a[HORNER_CHAINS] = {0};                                              \
-        for (size_t i = lf; i-- > 0;) {                                               \
-            const uint64_t gi = g[i];                                                 \
-            for (int u = 0; u < HORNER_CHAINS; u++) a[u] = addmod_nb(MUL(a[u], j + u), gi, p); \
-        }                                                                             \
-        for (int u = 0; u < HORNER_CHAINS; u++) o[j + u] = a[u];                      \
-    }                                                                                 \
-    for (; j < npts; j++) o[j] = horner_split(kind, &c, g, lf, xv[j]);
+/* f at the nb <= 64 points xv: HORNER_CHAINS points per pass (independent
+ * chains hide the latency of the modular product, which bounds one chain),
+ * a point left over split into chains of its own.  Inlined once per kind,
+ * so no step tests the kind. */
+INL void horner_points(int kind, const secea_modctx *c, const uint64_t *g, size_t lf, const uint64_t *xv,
+                       size_t nb, uint64_t *o)
+{
+    uint64_t xsh[64];                      /* Shoup constants of the points */
+    for (size_t u = 0; u < nb; u++) xsh[u] = shoup_const(xv[u], c->p);
+    size_t j = 0;
+    for (; j + HORNER_CHAINS <= nb; j += HORNER_CHAINS) {
+        uint64_t a[HORNER_CHAINS] = {0};
+        for (size_t i = lf; i-- > 0;) {
+            const uint64_t gi = g[i];
+            for (int u = 0; u < HORNER_CHAINS; u++) a[u] = h_step(kind, c, a[u], xv[j + u], xsh[j + u], gi);
+        }
+        for (int u = 0; u < HORNER_CHAINS; u++) o[j + u] = h_finish(kind, c->p, a[u]);
+    }
+    for (; j < nb; j++) o[j] = horner_split(kind, c, g, lf, xv[j]);
+}
 
 void secea_fp_poly_eval_horner(uint64_t *out, const uint64_t *f, size_t lf, const uint64_t *x,
                                size_t npts, size_t x_stride, size_t count, uint64_t p)
 {
     secea_modctx c;
     secea_modctx_init(&c, p);
-    uint64_t xsh[64];                      /* Shoup constants of a block of points */
+    const int kind = p == SECEA_GOLDILOCKS ? H_GL : p < ((uint64_t)1 << 62) ? H_LAZY
+                     : p < ((uint64_t)1 << 63) ? H_SHOUP : H_ANY;
     for (size_t t = 0; t < count; t++) {
         const uint64_t *g = f + t * lf, *xs = x + t * x_stride;
         for (size_t j0 = 0; j0 < npts; j0 += 64) {
             size_t nb = npts - j0 < 64 ? npts - j0 : 64;
             const uint64_t *xv = xs + j0;
             uint64_t *o = out + t * npts + j0;
-            size_t j = 0;
-            const int kind = p == SECEA_GOLDILOCKS ? 0 : p < ((uint64_t)1 << 63) ? 1 : 2;
-            if (kind == 0) {
-                /* lazy: chains kept as any 64-bit representative (gl_lazy_step) */
-                for (; j + HORNER_CHAINS <= nb; j += HORNER_CHAINS) {
-                    uint64_t a[HORNER_CHAINS] = {0};
-                    for (size_t i = lf; i-- > 0;) {
-                        const uint64_t gi = g[i];
-                        for (int u = 0; u < HORNER_CHAINS; u++) a[u] = gl_lazy_step(a[u], xv[j + u], gi);
-                    }
-                    for (int u = 0; u < HORNER_CHAINS; u++)
-                        o[j + u] = a[u] - (SECEA_GOLDILOCKS & (0 - (uint64_t)(a[u] >= SECEA_GOLDILOCKS)));
-                }
-                for (; j < nb; j++) o[j] = horner_split(kind, &c, g, lf, xv[j]);
-            } else if (kind == 1 && p < ((uint64_t)1 << 62)) {
-                /* lazy: chains kept in [0, 3p) (Shoup's a x - q p < 2p for any
-                 * 64-bit a, plus one coefficient < p), reduced once at the end */
-                for (size_t u = 0; u < nb; u++) xsh[u] = shoup_const(xv[u], p);
-                for (; j + HORNER_CHAINS <= nb; j += HORNER_CHAINS) {
-                    uint64_t a[HORNER_CHAINS] = {0};
-                    for (size_t i = lf; i-- > 0;) {
-                        const uint64_t gi = g[i];
-                        for (int u = 0; u < HORNER_CHAINS; u++)
-                            a[u] = lazy_shoup_mul(a[u], xv[j + u], xsh[j + u], p) + gi;
-                    }
-                    for (int u = 0; u < HORNER_CHAINS; u++) o[j + u] = reduce_3p(a[u], p);
-                }
-                for (; j < nb; j++) o[j] = horner_split(kind, &c, g, lf, xv[j]);
-            } else if (kind == 1) {
-                for (size_t u = 0; u < nb; u++) xsh[u] = shoup_const(xv[u], p);
-#define MUL_SH(a_, j_) shoup_mul(a_, xv[j_], xsh[j_], p)
-                size_t npts_save = npts; npts = nb;
-                HORNER_BODY(MUL_SH)
-                npts = npts_save;
-#undef MUL_SH
-            } else {
-#define MUL_ANY(a_, j_) secea_mulmod(&c, a_, xv[j_])
-                size_t npts_save = npts; npts = nb;
-                HORNER_BODY(MUL_ANY)
-                npts = npts_save;
-#undef MUL_ANY
+            switch (kind) {                /* constant kinds: one specialised copy each */
+            case H_GL: horner_points(H_GL, &c, g, lf, xv, nb, o); break;
+            case H_LAZY: horner_points(H_LAZY, &c, g, lf, xv, nb, o); break;
+            case H_SHOUP: horner_points(H_SHOUP, &c, g, lf, xv, nb, o); break;
+            default: horner_points(H_ANY, &c, g, lf, xv, nb, o); break;
             }
         }
     }
 }
-#undef HORNER_BODY
+#undef INL
 
 static size_t trim(const uint64_t *a, size_t n)
 {
