@@ -75,68 +75,56 @@ def _modulus(m: int, L: int):
     return limbs[:, 0], limbs[:, 1], k0
 
 
-def _run_chunk(bases, exps, mods, L, ebits, consts):
+def _run(bases, exps, mods, L, ebits, consts, across: bool):
+    """One C call.  ``across``: each number across the zmm lanes
+    (csrc/bignum/hz_powm.c; one or two numbers, number-major arrays), else
+    one number per lane (mb8_powm.c; 4 or 8 lanes, limb-major arrays, padded
+    with copies of lane 0)."""
     n = len(bases)
-    lanes = HALF_LANES if n <= HALF_LANES else LANES
-    idx = list(range(n)) + [0] * (lanes - n)             # pad with copies of lane 0
-    base = _to_limbs([bases[i] for i in idx], L)
+    width = n if across else HALF_LANES if n <= HALF_LANES else LANES
+    idx = list(range(n)) + [0] * (width - n)
     cs = [consts[int(mods[i])] for i in idx]
-    mod = np.ascontiguousarray(np.stack([c[0] for c in cs], axis=1))
-    rr = np.ascontiguousarray(np.stack([c[1] for c in cs], axis=1))
+    base = _to_limbs([bases[i] for i in idx], L)                  # (L, width)
+    mod = np.stack([c[0] for c in cs], axis=1)
+    rr = np.stack([c[1] for c in cs], axis=1)
     k0 = np.array([c[2] for c in cs], dtype=np.uint64)
     ewords = max(1, -(-ebits // 64))
     raw = b"".join(int(exps[i]).to_bytes(8 * ewords, "little") for i in idx)
-    exp = np.frombuffer(raw, dtype="<u8").reshape(lanes, ewords).T.copy()   # writable, C order
-    out = np.empty((L, lanes), dtype=np.uint64)
+    exp = np.frombuffer(raw, dtype="<u8").reshape(width, ewords)   # number-major
+    if across:
+        base, mod, rr = (np.ascontiguousarray(a.T) for a in (base, mod, rr))
+        exp = exp.copy()
+    else:
+        mod, rr = np.ascontiguousarray(mod), np.ascontiguousarray(rr)
+        exp = exp.T.copy()                                         # word-major, writable
+    out = np.empty((width, L) if across else (L, width), dtype=np.uint64)
     p = lambda a: ffi.cast("uint64_t *", a.ctypes.data)   # noqa: E731
-    powm = lib.secea_mb8_powm if lanes == LANES else lib.secea_mb4_powm
-    rc = powm(p(out), p(base), p(rr), p(mod), p(k0), p(exp), ewords, ebits, L)
-    exp.fill(0)
-    mod.fill(0)
-    rr.fill(0)
+    if across and n == 1:
+        rc = lib.secea_hz_powm(p(out), p(base), p(rr), p(mod), int(k0[0]), p(exp), ewords, ebits, L)
+    else:
+        powm = lib.secea_hz2_powm if across else lib.secea_mb8_powm if width == LANES else lib.secea_mb4_powm
+        rc = powm(p(out), p(base), p(rr), p(mod), p(k0), p(exp), ewords, ebits, L)
+    for a in (exp, mod, rr, base):                      # secret exponents, moduli and bases
+        a.fill(0)
     if rc == -1:
         out.fill(0)
-        base.fill(0)
-        raise MemoryError("mb8_powm: out of memory")
+        raise MemoryError("modular exponentiation kernel: out of memory")
     if rc:
-        raise RuntimeError("mb8_powm unavailable")
-    res = _from_limbs(out)[:n]
+        raise RuntimeError("modular exponentiation kernel unavailable")
+    res = _from_limbs(np.ascontiguousarray(out.T) if across else out)[:n]
     out.fill(0)
-    base.fill(0)
     return res
+
+
+def _run_chunk(bases, exps, mods, L, ebits, consts):
+    """Up to eight exponentiations, one per lane."""
+    return _run(bases, exps, mods, L, ebits, consts, across=False)
 
 
 def _run_hz(bases, exps, mods, L, ebits, consts):
-    """One or two exponentiations with each number across the zmm lanes
-    (csrc/bignum/hz_powm.c): the chunk sizes where most lanes of the
-    lane-parallel kernel would be empty."""
-    n = len(bases)
-    base = np.ascontiguousarray(_to_limbs(bases, L).T)              # (n, L): number-major
-    cs = [consts[int(m)] for m in mods]
-    mod = np.ascontiguousarray(np.stack([c[0] for c in cs]))
-    rr = np.ascontiguousarray(np.stack([c[1] for c in cs]))
-    k0 = np.array([c[2] for c in cs], dtype=np.uint64)
-    ewords = max(1, -(-ebits // 64))
-    raw = b"".join(int(e).to_bytes(8 * ewords, "little") for e in exps)
-    exp = np.frombuffer(raw, dtype="<u8").copy()
-    out = np.empty((n, L), dtype=np.uint64)
-    p = lambda a: ffi.cast("uint64_t *", a.ctypes.data)   # noqa: E731
-    if n == 1:
-        rc = lib.secea_hz_powm(p(out), p(base), p(rr), p(mod), int(k0[0]), p(exp), ewords, ebits, L)
-    else:
-        rc = lib.secea_hz2_powm(p(out), p(base), p(rr), p(mod), p(k0), p(exp), ewords, ebits, L)
-    exp.fill(0)
-    mod.fill(0)
-    rr.fill(0)
-    base.fill(0)
-    if rc == -1:
-        out.fill(0)
-        raise MemoryError("hz_powm: out of memory")
-    if rc:
-        raise RuntimeError("hz_powm unavailable")
-    res = _from_limbs(np.ascontiguousarray(out.T))
-    out.fill(0)
-    return res
+    """One or two exponentiations with each number across the zmm lanes: the
+    chunk sizes where most lanes of the lane-parallel kernel would be empty."""
+    return _run(bases, exps, mods, L, ebits, consts, across=True)
 
 
 def powmod_sec_batch(bases, exps, mods, *, cache: dict | None = None) -> list:
