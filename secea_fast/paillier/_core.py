@@ -172,7 +172,7 @@ def powmod_broadcast(cs, k, n2: mpz) -> list:
         k = -k
     cs = list(cs)
     if _ifma_pays(len(cs), [k]):
-        return powmod_public(cs, [mpz(k)] * len(cs), n2)
+        return _mb.powmod_sec_batch(cs, [mpz(k)] * len(cs), [n2] * len(cs))
     return gmpy2.powmod_base_list(cs, mpz(k), n2)
 
 

@@ -445,7 +445,7 @@ class PublicKey:
         sending).  ``k`` is one int for the whole batch or a batch of ints;
         ``processes`` splits a batch over processes."""
         if type(c) is int and type(k) is int and 0 < c < self.nsquare and k >= 0 and processes is None:
-            return int(gmpy2.powmod(c, k, self._n2))              # one value: no lists
+            return int(_core.powmod_public([c], [k], self._n2)[0])   # one value: no argument lists
         cs, sc = self._ciphertexts(c, "c", True)
         ks, sk = _args(k, "k")
         processes = _check_processes(processes, 1)
