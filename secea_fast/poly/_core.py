@@ -594,7 +594,7 @@ def vandermonde_t(xs, k, p):
 
 def horner_rows(F, xs, p):
     """F[r](xs[j]) for every row r of F (rows, k) and point j (classical,
-    four points per pass in C)."""
+    eight points per pass in C)."""
     F = np.ascontiguousarray(F, dtype=U64)
     xs = np.ascontiguousarray(xs, dtype=U64)
     out = np.zeros((F.shape[0], len(xs)), dtype=U64)
@@ -606,11 +606,7 @@ def horner_rows(F, xs, p):
 
 def horner(f, xs, p):
     """f at every x (classical; f may be empty = zero polynomial)."""
-    out = np.zeros(len(xs), dtype=U64)
-    if len(f) and len(xs):
-        lib.secea_fp_poly_eval_horner(u64ptr(out), u64ptr(np.ascontiguousarray(f)), len(f),
-                                      u64ptr(np.ascontiguousarray(xs)), len(xs), 0, 1, p)
-    return out
+    return horner_rows(np.asarray(f, dtype=U64)[None, :], xs, p)[0]
 
 
 def from_roots_classical(xs, p):
