@@ -383,8 +383,8 @@ class PublicKey:
     def add(self, a: IntOrInts, b: IntOrInts) -> int | list[int]:
         """E(x) * E(y) mod n^2 = E(x + y): ciphertext + ciphertext (scalars,
         batches of equal length, or a scalar broadcast over a batch)."""
-        n2 = self.nsquare
-        if type(a) is int and type(b) is int and 0 < a < n2 and 0 < b < n2:   # one value: no lists
+        top = self.nsquare
+        if type(a) is int and type(b) is int and 0 < a < top and 0 < b < top:   # one value: no lists
             return int(mpz(a) * b % self._n2)
         (A, sa), (B, sb) = self._ciphertexts(a, "a", True), self._ciphertexts(b, "b", True)
         A, B, scalar = _broadcast(A, sa, B, sb)
