@@ -1,0 +1,150 @@
+"""Which Flower node is which roster party: the ``hello`` stage every runner
+starts with, and the node side's identity files.
+
+Flower names nodes by the ids its SuperLink assigns; the protocols name
+parties by the roster (:mod:`secea_fast.protocols.common.roster`).  The
+runner sends every connected node a fresh 32-byte challenge; a node answers
+with its roster name and its Ed25519 signature of (challenge, its node id,
+the message type).  The runner keeps exactly the roster's parties of the
+roles it needs: it refuses to start (:class:`AdmissionError`, naming the
+node or the party) when a connected node does not prove a roster identity
+(a stranger), when two nodes claim one party, or when a party is missing.
+
+This is the transport's half of admission; the other half is Flower's own
+SuperNode authentication (``flower-superlink --enable-supernode-auth``,
+``flwr supernode register``), which keeps a stranger from connecting at all
+(``docs/FLOWER.md``).  The protocol sessions authenticate every key they
+rely on against the same roster, so a server that lies about the mapping
+gains nothing: a party's signed keys name the party, not the node.
+
+A node finds its identity in its node config: ``roster-file`` (the
+federation's public roster) and ``identity-file`` (its own private key),
+or in the simulation engine, ``roster-dir`` of the run config with the
+files :func:`~secea_fast.protocols.common.roster.write_federation` wrote.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocols.common.roster import AuthenticationError, Identity, Roster
+
+__all__ = ["AdmissionError", "NodeIdentity", "node_identity", "hello_reply", "identify_nodes", "HELLO"]
+
+HELLO = "hello"
+_PURPOSE = "flower.hello"
+
+
+class AdmissionError(RuntimeError):
+    """The connected nodes are not exactly the roster's parties."""
+
+
+@dataclass
+class NodeIdentity:
+    """A node's roster, its own identity and its role in the roster."""
+    roster: Roster
+    identity: Identity
+
+    @property
+    def name(self) -> str:
+        return self.identity.name
+
+    @property
+    def role(self) -> str:
+        return self.roster.role(self.identity.name)
+
+
+_CACHE: dict[tuple[str, str], NodeIdentity] = {}
+
+
+def load_identity(roster_file: str | os.PathLike[str], identity_file: str | os.PathLike[str]) -> NodeIdentity:
+    """The roster and identity in these files; ValueError naming a file if
+    they do not load, or if the identity is not the roster's key of its name."""
+    key = (str(roster_file), str(identity_file))
+    if key not in _CACHE:
+        roster, ident = Roster.load(roster_file), Identity.load(identity_file)
+        if ident.name not in roster:
+            raise ValueError(f"identity file {identity_file}: party {ident.name!r} is not in the roster "
+                             f"{roster_file}")
+        if roster.entries[ident.name].public != ident.public_bytes:
+            raise ValueError(f"identity file {identity_file}: its key is not the roster's key of "
+                             f"{ident.name!r} ({roster_file})")
+        _CACHE[key] = NodeIdentity(roster, ident)
+    return _CACHE[key]
+
+
+def node_identity(node_config: Mapping[str, Any], run_config: Mapping[str, Any] | None = None,
+                  default_name: str | None = None) -> NodeIdentity:
+    """A node's :class:`NodeIdentity` from its node config (``roster-file``,
+    ``identity-file``) or, in the simulation engine, from the run config's
+    ``roster-dir`` and ``default_name`` (the party the partition plays).
+    ValueError naming the missing key otherwise."""
+    if "identity-file" in node_config or "roster-file" in node_config:
+        for k in ("roster-file", "identity-file"):
+            if k not in node_config:
+                raise ValueError(f"node config: {k!r} is missing (both roster-file and identity-file are needed)")
+        return load_identity(str(node_config["roster-file"]), str(node_config["identity-file"]))
+    rdir = (run_config or {}).get("roster-dir")
+    if rdir and default_name is not None:
+        return load_identity(os.path.join(str(rdir), "roster.json"),
+                             os.path.join(str(rdir), f"{default_name}.identity.json"))
+    raise ValueError("node config: 'roster-file' and 'identity-file' are missing: start the SuperNode with "
+                     "--node-config \"roster-file='...' identity-file='...'\" (secea-fast writes them with "
+                     "secea_fast.protocols.common.roster.write_federation)")
+
+
+def hello_reply(cfg: Mapping[str, Any], me: NodeIdentity, node_id: int, message_type: str) -> tuple[dict, list]:
+    """A node's answer to the ``hello`` stage: its name, role, and its
+    signature of the challenge bound to its node id and the message type."""
+    challenge = cfg.get("challenge")
+    if not isinstance(challenge, bytes) or len(challenge) != 32:
+        raise ValueError("hello stage: 'challenge' must be 32 bytes")
+    sig = me.roster.sign(me.identity, _PURPOSE, challenge, int(node_id), message_type)
+    return {"stage": HELLO, "name": me.name, "role": me.role}, [sig]
+
+
+def identify_nodes(exchange, roster: Roster, nodes: Iterable[int], message_type: str, *,
+                   roles: Sequence[str] | None = None, extra: Mapping[str, Any] | None = None
+                   ) -> tuple[dict[int, str], Any]:
+    """Run the ``hello`` stage with ``nodes`` over ``exchange`` (as
+    :func:`secea_fast.flower.records.grid_exchange`) and return (node id ->
+    party name, the stage's result).  Every roster party of ``roles`` (all
+    roles if None) must answer exactly once with a valid signature and no
+    other node may be connected; else AdmissionError naming the nodes."""
+    import secrets
+    nodes = sorted(int(x) for x in nodes)
+    challenge = secrets.token_bytes(32)
+    cfg = dict(extra or {}, stage=HELLO, challenge=challenge)
+    r = exchange({x: (dict(cfg), []) for x in nodes})
+    want = set(roster.names()) if roles is None else {n for n in roster.names() if roster.role(n) in roles}
+    names: dict[int, str] = {}
+    problems = []
+    for x in nodes:
+        if x in r.failed:
+            problems.append(f"node {x} did not answer the hello stage ({r.failed[x]})")
+            continue
+        rcfg, blobs = r.replies[x]
+        name = rcfg.get("name")
+        try:
+            if not isinstance(name, str) or len(blobs) != 1:
+                raise AuthenticationError("no roster name and signature")
+            roster.verify(name, blobs[0], _PURPOSE, challenge, x, message_type)
+        except AuthenticationError as exc:
+            problems.append(f"node {x} is not a roster party: {exc}")
+            continue
+        if name not in want:
+            problems.append(f"node {x} is roster party {name!r} of role {roster.role(name)!r}, "
+                            "which this protocol does not take")
+        elif name in names.values():
+            problems.append(f"node {x} claims party {name!r}, which another node already proved")
+        else:
+            names[x] = name
+    missing = sorted(want - set(names.values()))
+    if missing:
+        problems.append(f"roster part{'ies' if len(missing) > 1 else 'y'} {', '.join(missing)} "
+                        f"{'are' if len(missing) > 1 else 'is'} not connected")
+    if problems:
+        raise AdmissionError("refusing to start: " + "; ".join(problems))
+    return names, r
