@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..protocols.common.roster import AuthenticationError, Identity, Roster
+from .records import Exchange, StageResult
 
 __all__ = ["AdmissionError", "NodeIdentity", "node_identity", "hello_reply", "identify_nodes", "HELLO"]
 
@@ -105,9 +106,9 @@ def hello_reply(cfg: Mapping[str, Any], me: NodeIdentity, node_id: int, message_
     return {"stage": HELLO, "name": me.name, "role": me.role}, [sig]
 
 
-def identify_nodes(exchange, roster: Roster, nodes: Iterable[int], message_type: str, *,
+def identify_nodes(exchange: Exchange, roster: Roster, nodes: Iterable[int], message_type: str, *,
                    roles: Sequence[str] | None = None, extra: Mapping[str, Any] | None = None
-                   ) -> tuple[dict[int, str], Any]:
+                   ) -> tuple[dict[int, str], StageResult]:
     """Run the ``hello`` stage with ``nodes`` over ``exchange`` (as
     :func:`secea_fast.flower.records.grid_exchange`) and return (node id ->
     party name, the stage's result).  Every roster party of ``roles`` (all
