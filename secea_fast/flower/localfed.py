@@ -126,17 +126,27 @@ class LocalFederation:
     ``{"party-id": i}``); ``workdir``: where certificates, logs and Flower's
     state go (default: a temporary directory removed at exit); ``tls``:
     False runs everything ``--insecure`` (loopback only); ``env``: extra
-    environment of every process."""
+    environment of every process; ``roster``: (name, role) of each node's
+    roster party, in node order: the federation's roster and every node's
+    identity are written under ``workdir/roster``
+    (:func:`~secea_fast.protocols.common.roster.write_federation`), each
+    node's config gets its ``roster-file`` and ``identity-file``, and
+    :attr:`roster_file` is the path the ServerApp's run config names."""
 
     def __init__(self, n_nodes: int, *, node_configs: Sequence[Mapping[str, Any]] | None = None,
                  workdir: str | os.PathLike[str] | None = None, tls: bool = True, env: Mapping[str, str] | None = None,
-                 startup_timeout: float = 60.0) -> None:
+                 startup_timeout: float = 60.0, roster: Sequence[tuple[str, str]] | None = None) -> None:
         if isinstance(n_nodes, bool) or not isinstance(n_nodes, int) or n_nodes < 1:
             raise ValueError(f"n_nodes must be an int >= 1, got {n_nodes!r}")
         if node_configs is not None and len(node_configs) != n_nodes:
             raise ValueError(f"node_configs must have {n_nodes} entries, got {len(node_configs)}")
+        if roster is not None and len(roster) != n_nodes:
+            raise ValueError(f"roster must name {n_nodes} parties (one per node), got {len(roster)}")
         self.n_nodes = n_nodes
         self.node_configs = [dict(c) for c in (node_configs or [{} for _ in range(n_nodes)])]
+        self.roster = None if roster is None else [(str(n), str(r)) for n, r in roster]
+        self.roster_file: str | None = None
+        self.identity_files: dict[str, str] = {}
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="secea-fed-")
@@ -175,6 +185,13 @@ class LocalFederation:
 
     def _launch(self):
         (self.workdir / "logs").mkdir(parents=True, exist_ok=True)
+        if self.roster is not None:
+            from ..protocols.common.roster import write_federation
+            files = write_federation(self.workdir / "roster", self.roster)
+            self.roster_file = files.pop("roster")
+            self.identity_files = files
+            for nc, (name, _) in zip(self.node_configs, self.roster):
+                nc.update({"roster-file": self.roster_file, "identity-file": files[name]})
         self.port = _free_port()
         tls_link, tls_node = (["--insecure"], ["--insecure"])
         if self.tls:
