@@ -273,3 +273,23 @@ def test_open_control_api_defeats_supernode_auth(tmp_path):
         assert fed.admitted(name), fed.log_tail(name)
         assert res.node_id in _online(fed)
     assert _all_gone(fed.started)
+
+
+# ---------------------------------------------------------------- roster files for a deployment
+def test_flower_roster_command_writes_the_federation(tmp_path, capsys):
+    from secea_fast.flower.cli import main, roster_parties
+    from secea_fast.protocols.common.roster import Identity
+
+    assert main(["roster", "--out", str(tmp_path), "--clients", "2", "--users", "1"]) == 0
+    printed = dict(line.split("\t") for line in capsys.readouterr().out.splitlines())
+    roster = Roster.load(printed["roster"])
+    assert sorted(roster.names()) == ["client-0", "client-1", "server1", "user-0"]
+    assert roster.role("server1") == "server1" and roster.role("user-0") == "user"
+    for name in roster.names():
+        ident = Identity.load(printed[name])
+        assert roster.entries[name].public == ident.public_bytes
+        assert (tmp_path / f"{name}.identity.json").stat().st_mode & 0o077 == 0     # private: owner only
+    for bad, what in ((dict(party=["x"]), "--party"), (dict(clients=0), "--clients"),
+                      (dict(party=["client-0=client"], clients=1), "named twice"), ({}, "name the parties")):
+        with pytest.raises(ValueError, match=what):
+            roster_parties(**bad)
