@@ -293,3 +293,13 @@ def test_flower_roster_command_writes_the_federation(tmp_path, capsys):
                       (dict(party=["client-0=client"], clients=1), "named twice"), ({}, "name the parties")):
         with pytest.raises(ValueError, match=what):
             roster_parties(**bad)
+
+
+def test_local_federation_refuses_auth_without_tls_and_a_bad_bind(tmp_path):
+    with pytest.raises(ValueError, match="supernode_auth needs tls"):
+        LocalFederation(1, tls=False, supernode_auth=True, workdir=tmp_path)
+    with pytest.raises(ValueError, match="bind must be an IP address"):
+        LocalFederation(1, bind="example.org", workdir=tmp_path)
+    fed = LocalFederation(1, workdir=tmp_path)
+    assert fed.supernode_auth and fed.bind == "127.0.0.1"
+    assert not LocalFederation(1, tls=False, workdir=tmp_path).supernode_auth

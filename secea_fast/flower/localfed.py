@@ -313,19 +313,23 @@ class LocalFederation:
                                   env=self.env, cwd=self.workdir, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, text=True) for k in public_keys]
         ids = []
-        for k, p in zip(public_keys, procs):
-            try:
-                out, _ = p.communicate(timeout=self.startup_timeout)
-            except subprocess.TimeoutExpired:
-                for q in procs:
+        try:
+            for k, p in zip(public_keys, procs):
+                try:
+                    out, _ = p.communicate(timeout=self.startup_timeout)
+                except subprocess.TimeoutExpired:
+                    raise RuntimeError(f"flwr supernode register {k} did not finish within "
+                                       f"{self.startup_timeout:g} s") from None
+                node_id = _json_field(out, "node-id")
+                if p.returncode != 0 or node_id is None:
+                    raise RuntimeError(f"flwr supernode register {k} failed (exit {p.returncode}):\n{out}\n"
+                                       + self.log_tail("superlink"))
+                ids.append(int(node_id))
+        finally:
+            for q in procs:             # none outlives a failed registration
+                if q.poll() is None:
                     q.kill()
-                raise RuntimeError(f"flwr supernode register {k} did not finish within "
-                                   f"{self.startup_timeout:g} s") from None
-            node_id = _json_field(out, "node-id")
-            if p.returncode != 0 or node_id is None:
-                raise RuntimeError(f"flwr supernode register {k} failed (exit {p.returncode}):\n{out}\n"
-                                   + self.log_tail("superlink"))
-            ids.append(int(node_id))
+                    q.wait(timeout=10)
         return ids
 
     def superlink_nodes(self) -> dict[int, str]:
