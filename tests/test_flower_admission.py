@@ -303,3 +303,110 @@ def test_local_federation_refuses_auth_without_tls_and_a_bad_bind(tmp_path):
     fed = LocalFederation(1, workdir=tmp_path)
     assert fed.supernode_auth and fed.bind == "127.0.0.1"
     assert not LocalFederation(1, tls=False, workdir=tmp_path).supernode_auth
+
+
+def _proxy_certificate(directory, ip):
+    """A self-signed certificate for ``ip`` (the proxy's TLS name)."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = dt.datetime.now(dt.timezone.utc)
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "fleet proxy")])
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(ip))]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    (directory / "proxy.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (directory / "proxy.key").write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                                            serialization.PrivateFormat.TraditionalOpenSSL,
+                                                            serialization.NoEncryption()))
+    return directory / "proxy.pem", directory / "proxy.key"
+
+
+NGINX_FLEET_ONLY = """
+pid {d}/nginx.pid; error_log {d}/nginx-error.log; daemon off;
+events {{}}
+http {{
+  access_log {d}/nginx-access.log;
+  client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp;
+  server {{
+    listen {ip}:{port} ssl;
+    ssl_certificate {cert}; ssl_certificate_key {key};
+    location /v1/fleet/ {{
+      proxy_pass https://127.0.0.1:{superlink_port};
+      proxy_ssl_trusted_certificate {ca}; proxy_ssl_verify on; proxy_ssl_name localhost;
+      proxy_http_version 1.1; proxy_set_header Connection "";
+    }}
+    location / {{ return 403; }}
+  }}
+}}
+"""
+
+
+@pytest.mark.slow
+def test_fleet_only_proxy_recipe(tmp_path):
+    """The multi-host recipe of docs/FLOWER.md on one host: the SuperLink on
+    127.0.0.1, an nginx on the host's other address forwarding only
+    /v1/fleet/.  Through the proxy the Control API answers 403, a stranger
+    is refused, and a registered SuperNode gets in."""
+    import shutil
+    import subprocess
+    import time
+
+    nginx = shutil.which("nginx")
+    ip = _non_loopback_ipv4()
+    if nginx is None or ip is None:
+        pytest.skip("needs nginx and a non-loopback IPv4 address")
+    with socket.socket() as s:
+        s.bind((ip, 0))
+        port = s.getsockname()[1]
+    with LocalFederation(1, workdir=tmp_path / "fed") as fed:
+        cert, key = _proxy_certificate(tmp_path, ip)
+        bundle = tmp_path / "cas.crt"                 # what the nodes trust: the proxy's and the SuperLink's CA
+        bundle.write_bytes(cert.read_bytes() + open(fed.certs["ca"], "rb").read())
+        (tmp_path / "tmp").mkdir()
+        (tmp_path / "nginx.conf").write_text(NGINX_FLEET_ONLY.format(
+            d=tmp_path, ip=ip, port=port, cert=cert, key=key, superlink_port=fed.port, ca=fed.certs["ca"]))
+        proxy = subprocess.Popen([nginx, "-c", str(tmp_path / "nginx.conf"), "-p", str(tmp_path)],
+                                 start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.time() + 20
+            while time.time() < deadline:
+                with socket.socket() as s:
+                    if s.connect_ex((ip, port)) == 0:
+                        break
+                time.sleep(0.1)
+            ctx = ssl.create_default_context(cafile=str(bundle))
+            conn = http.client.HTTPSConnection(ip, port, context=ctx, timeout=10)
+            conn.request("POST", "/v1/control/list-nodes", body=b"",
+                         headers={"Content-Type": "application/protobuf"})
+            assert conn.getresponse().status == 403
+            conn.close()
+            via = dict(superlink=f"{ip}:{port}", root_certificates=bundle)
+            stranger = fed.start_stranger(**via)
+            assert not fed.admitted(stranger), fed.log_tail(stranger)
+            keys = make_supernode_keys(tmp_path / "keys", "member")
+            out = subprocess.run(["flwr", "supernode", "register", keys["public"], "local-tls"], env=fed.env,
+                                 cwd=fed.workdir, capture_output=True, text=True, timeout=60)
+            assert out.returncode == 0, out.stdout + out.stderr
+            member = fed.start_stranger(private_key=keys["private"], **via)
+            assert fed.admitted(member), fed.log_tail(member)
+            assert len(_online(fed)) == 2
+        finally:                                  # nginx and its workers end here, also on failure
+            try:
+                tree = [psutil.Process(proxy.pid)] + psutil.Process(proxy.pid).children(recursive=True)
+            except psutil.NoSuchProcess:
+                tree = []
+            for q in tree:
+                q.terminate()
+            psutil.wait_procs(tree, timeout=10)
+            proxy.wait(timeout=10)
+    assert _all_gone(fed.started)

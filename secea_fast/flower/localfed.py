@@ -296,10 +296,10 @@ class LocalFederation:
             self.nodes.append(self._start(f"supernode-{i}", self._supernode_args(nc, key)))
         self._wait_nodes()
 
-    def _supernode_args(self, node_config, private_key):
-        args = [_bin("flower-supernode"), "--superlink", f"127.0.0.1:{self.port}",
+    def _supernode_args(self, node_config, private_key, superlink=None, root_certificates=None):
+        args = [_bin("flower-supernode"), "--superlink", superlink or f"127.0.0.1:{self.port}",
                 "--host", "127.0.0.1", "--port", str(_free_port())]
-        args += ["--root-certificates", self.certs["ca"]] if self.tls else ["--insecure"]
+        args += ["--root-certificates", str(root_certificates or self.certs["ca"])] if self.tls else ["--insecure"]
         if private_key is not None:
             args += ["--auth-supernode-private-key", str(private_key)]
         if node_config:
@@ -348,13 +348,16 @@ class LocalFederation:
         return {int(n.node_id): str(n.status) for n in res.nodes_info}
 
     def start_stranger(self, node_config: Mapping[str, Any] | None = None, *, own_key: bool = False,
-                       private_key: str | os.PathLike[str] | None = None) -> str:
+                       private_key: str | os.PathLike[str] | None = None, superlink: str | None = None,
+                       root_certificates: str | os.PathLike[str] | None = None) -> str:
         """Start a SuperNode that is not one of the federation's and return
         its name (``stranger-<k>``, its log's name).  It has the CA
         certificate and the SuperLink's address (what an outsider can have)
         and no key of the federation's: none, or with ``own_key`` a key pair
         of its own that nobody registered, or ``private_key`` (a key the
-        outsider got registered some other way).  :meth:`admitted` tells
+        outsider got registered some other way).  ``superlink`` /
+        ``root_certificates``: another address and CA file to reach the
+        SuperLink by (e.g. through a proxy).  :meth:`admitted` tells
         whether the SuperLink took it.  An admitted stranger keeps running
         (it takes part in runs) until the federation closes;
         :attr:`strangers` holds their processes."""
@@ -362,7 +365,8 @@ class LocalFederation:
         key = private_key
         if own_key and key is None:
             key = make_supernode_keys(self.workdir / "stranger-keys", name)["private"]
-        self.strangers.append(self._start(name, self._supernode_args(dict(node_config or {}), key)))
+        self.strangers.append(self._start(name, self._supernode_args(dict(node_config or {}), key, superlink,
+                                                                     root_certificates)))
         return name
 
     def admitted(self, stranger: str, timeout: float = 30.0) -> bool:
