@@ -3,6 +3,7 @@
     secea-fast flower sim   [--protocol secea|secemb] [--set KEY=VALUE ...] [--json FILE]
     secea-fast flower local [--protocol secea|secemb] [--set KEY=VALUE ...] [--json FILE]
     secea-fast flower train [--set KEY=VALUE ...] [--json FILE] [--plot PNG]
+    secea-fast flower roster --out DIR (--party NAME=ROLE ... | --clients N | --users U)
 
 ``sim`` runs the round in Flower's simulation engine (ClientApps on Ray
 actors in this machine); ``local`` starts a real SuperLink and one real
@@ -21,6 +22,15 @@ cross-device with SecEmb -- prints HR@10 / NDCG@10 per round, checks that
 SecEA's run equals its in-process twin and agrees with FedAvg to the
 fixed-point error and that SecEmb's equals its plaintext twin, and can
 write the curves as a PNG (``--plot``, needs matplotlib).
+
+``roster`` writes a federation's roster and one identity per party in
+``--out`` (:func:`secea_fast.protocols.common.roster.write_federation`):
+``roster.json`` goes to every node, ``<name>.identity.json`` to that
+party's node only (``--node-config "roster-file=... identity-file=..."``).
+``--party NAME=ROLE`` (repeatable) names the parties; ``--clients N`` adds
+SecEA's ``client-0`` .. ``client-<N-1>`` (role ``client``), ``--users U``
+adds SecEmb's ``server1`` (role ``server1``) and ``user-0`` ..
+``user-<U-1>`` (role ``user``).  It prints the files, one per line.
 """
 from __future__ import annotations
 
@@ -35,7 +45,7 @@ from typing import Any
 
 from . import demo
 
-__all__ = ["main", "stage_table"]
+__all__ = ["main", "stage_table", "roster_parties"]
 
 
 def _parse_set(items, defaults):
@@ -181,9 +191,13 @@ def training_plot(res: dict, path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """``secea-fast flower``: parse ``argv`` and run the chosen command; the exit status."""
     p = argparse.ArgumentParser(prog="secea-fast flower", description=__doc__.split("\n\n")[0])
-    p.add_argument("mode", choices=("sim", "local", "train"),
+    p.add_argument("mode", choices=("sim", "local", "train", "roster"),
                    help="sim: Flower's simulation engine; local: a real SuperLink and SuperNodes here; "
-                        "train: the federated recommendation example (simulation engine)")
+                        "train: the federated recommendation example (simulation engine); "
+                        "roster: write a federation's roster and identity files to --out")
+    p.add_argument("--party", action="append", metavar="NAME=ROLE", help="roster: one party (repeatable)")
+    p.add_argument("--clients", type=int, metavar="N", help="roster: SecEA clients client-0 .. client-<N-1>")
+    p.add_argument("--users", type=int, metavar="U", help="roster: SecEmb server1 and users user-0 .. user-<U-1>")
     p.add_argument("--plot", metavar="PNG", help="train: write HR@10 / NDCG@10 per round as a PNG")
     p.add_argument("--protocol", choices=("secea", "secemb"), default="secea")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
@@ -191,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", metavar="FILE", help="write the round's summary (stages, times, bytes) as JSON")
     p.add_argument("--out", metavar="DIR", help="keep the nodes' results and logs here (default: a temporary dir)")
     args = p.parse_args(argv)
+    if args.mode == "roster":
+        return _roster_main(p, args)
     if args.mode == "train":
         from .train import TRAIN_DEFAULTS
         defaults = TRAIN_DEFAULTS
@@ -227,6 +243,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if tmp is not None:
             tmp.cleanup()
+
+
+def roster_parties(party: Sequence[str] = (), clients: int | None = None,
+                   users: int | None = None) -> list[tuple[str, str]]:
+    """The (name, role) list ``secea-fast flower roster`` writes: the
+    ``NAME=ROLE`` items, then ``clients`` SecEA clients, then SecEmb's
+    server 1 and ``users`` users.  ValueError naming the bad option."""
+    out = []
+    for item in party:
+        name, eq, role = str(item).partition("=")
+        if not eq or not name.strip() or not role.strip():
+            raise ValueError(f"--party: expected NAME=ROLE, got {item!r}")
+        out.append((name.strip(), role.strip()))
+    for opt, n in (("--clients", clients), ("--users", users)):
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ValueError(f"{opt} must be an int >= 1, got {n!r}")
+    out += [(f"client-{i}", "client") for i in range(clients or 0)]
+    if users:
+        out += [("server1", "server1")] + [(f"user-{u}", "user") for u in range(users)]
+    if not out:
+        raise ValueError("name the parties: --party NAME=ROLE, --clients N or --users U")
+    names = [n for n, _ in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"--party: party {dup[0]!r} is named twice")
+    return out
+
+
+def _roster_main(p, args) -> int:
+    from ..protocols.common.roster import write_federation
+    if not args.out:
+        p.error("roster: --out DIR is required (where roster.json and the identity files go)")
+    try:
+        files = write_federation(args.out, roster_parties(args.party or (), args.clients, args.users))
+    except ValueError as exc:
+        p.error(f"roster: {exc}")
+    for name, path in files.items():
+        print(f"{name}\t{path}")
+    return 0
 
 
 def _train_main(args, over) -> int:

@@ -12,6 +12,23 @@ directory (``FLWR_HOME``), never in the user's home.
     with LocalFederation(5, node_configs=[{"party-id": i} for i in range(5)]) as fed:
         info = fed.run(example_app(), run_config={"protocol": "secea"})
 
+Admission (Flower's own SuperNode authentication, on by default): every
+SuperNode gets a P-384 key pair made for the federation, the SuperLink runs
+with ``--enable-supernode-auth``, exactly the federation's public keys are
+registered with ``flwr supernode register`` before any node connects, and
+each SuperNode starts with ``--auth-supernode-private-key``.  A SuperNode
+with only the CA certificate (or a key of its own) is refused by the
+SuperLink; :meth:`LocalFederation.start_stranger` starts one to show it.
+
+Flower 1.42 serves its Fleet, Control and Runtime APIs on one HTTPS port
+(``flower-superlink --host/--port``); the Control API has no account
+authentication in the open-source release (``flwr.superlink.config_loader
+.load_control_authn_plugin`` returns the no-op plugin unless the
+enterprise OIDC plugin is installed), so whoever reaches that port can
+``flwr run`` an App on every SuperNode and register SuperNode keys.  The
+federation binds it to ``127.0.0.1`` (``bind``); ``docs/FLOWER.md`` says
+what a multi-host deployment does instead.
+
 Every process the federation starts is ended by ``__exit__`` (SIGTERM to
 its process group, SIGKILL after a grace period), also when the body
 raised; ``kill_node(i)`` kills one SuperNode mid-run (dropout tests).
@@ -33,7 +50,14 @@ from dataclasses import dataclass
 from typing import IO, Any
 from pathlib import Path
 
-__all__ = ["LocalFederation", "RunInfo", "example_app", "train_app", "make_certificates"]
+__all__ = ["LocalFederation", "RunInfo", "example_app", "train_app", "make_certificates",
+           "make_supernode_keys"]
+
+# Flower's internal switches that start its legacy gRPC Control and Fleet
+# servers on their own (default 0.0.0.0) addresses
+# (flwr/superlink/cli/flower_superlink.py, SuperLinkLifespan.startup): never
+# inherited by the federation's processes
+_LEGACY_GRPC_SWITCHES = ("FLWR_INTERNAL_GRPC_CONTROL_API", "FLWR_INTERNAL_GRPC_FLEET_API")
 
 
 def example_app() -> Path:
@@ -102,6 +126,43 @@ def make_certificates(directory: str | os.PathLike[str]) -> dict[str, str]:
     return {k: str(v) for k, v in out.items()}
 
 
+def make_supernode_keys(directory: str | os.PathLike[str], name: str) -> dict[str, str]:
+    """A SuperNode authentication key pair in ``directory`` in the formats
+    Flower 1.42 reads: a P-384 private key in OpenSSH format (mode 0600,
+    ``flower-supernode --auth-supernode-private-key``) and its OpenSSH public
+    key (``flwr supernode register``): {"private": path, "public": path}."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    key = ec.generate_private_key(ec.SECP384R1())
+    out = {"private": d / f"{name}.key", "public": d / f"{name}.key.pub"}
+    fd = os.open(out["private"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
+                                  serialization.NoEncryption()))
+    out["public"].write_bytes(key.public_key().public_bytes(serialization.Encoding.OpenSSH,
+                                                             serialization.PublicFormat.OpenSSH) + b"\n")
+    return {k: str(v) for k, v in out.items()}
+
+
+def _json_field(text, key):
+    """``key`` of the first JSON object line in ``text`` (Flower's CLI
+    prints its ``--format json`` result after any log lines), or None."""
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line).get(key)
+            except ValueError:
+                continue
+    try:
+        return json.loads(text[text.index("{"):]).get(key)
+    except ValueError:
+        return None
+
+
 def _config_value(v) -> str:
     """A node-config / run-config value in the TOML form flwr parses."""
     if isinstance(v, bool):
@@ -131,11 +192,19 @@ class LocalFederation:
     identity are written under ``workdir/roster``
     (:func:`~secea_fast.protocols.common.roster.write_federation`), each
     node's config gets its ``roster-file`` and ``identity-file``, and
-    :attr:`roster_file` is the path the ServerApp's run config names."""
+    :attr:`roster_file` is the path the ServerApp's run config names.
+
+    ``supernode_auth`` (default: on whenever ``tls`` is): Flower's SuperNode
+    authentication, see the module docstring; :attr:`node_ids` are the node
+    ids the SuperLink gave the registered keys, in node order.  ``bind``:
+    the address the SuperLink's one port (Fleet, Control and Runtime APIs)
+    listens on; keep it ``127.0.0.1`` (anything else opens the Control API
+    to whoever reaches that address: the tests use ``0.0.0.0`` to show it)."""
 
     def __init__(self, n_nodes: int, *, node_configs: Sequence[Mapping[str, Any]] | None = None,
                  workdir: str | os.PathLike[str] | None = None, tls: bool = True, env: Mapping[str, str] | None = None,
-                 startup_timeout: float = 60.0, roster: Sequence[tuple[str, str]] | None = None) -> None:
+                 startup_timeout: float = 60.0, roster: Sequence[tuple[str, str]] | None = None,
+                 supernode_auth: bool | None = None, bind: str = "127.0.0.1") -> None:
         if isinstance(n_nodes, bool) or not isinstance(n_nodes, int) or n_nodes < 1:
             raise ValueError(f"n_nodes must be an int >= 1, got {n_nodes!r}")
         if node_configs is not None and len(node_configs) != n_nodes:
@@ -153,6 +222,17 @@ class LocalFederation:
             workdir = self._tmp.name
         self.workdir = Path(workdir)
         self.tls = bool(tls)
+        self.supernode_auth = self.tls if supernode_auth is None else bool(supernode_auth)
+        if self.supernode_auth and not self.tls:
+            raise ValueError("supernode_auth needs tls: Flower refuses SuperNode authentication without TLS")
+        try:
+            ipaddress.ip_address(bind)
+        except ValueError:
+            raise ValueError(f"bind must be an IP address, got {bind!r}") from None
+        self.bind = bind
+        self.node_ids: list[int] = []
+        self.node_keys: list[dict[str, str]] = []
+        self.strangers: list[subprocess.Popen] = []
         self.startup_timeout = float(startup_timeout)
         self.env = dict(os.environ)
         # Flower's processes start others by name (flower-superexec, flwr-serverapp,
@@ -161,11 +241,13 @@ class LocalFederation:
         self.env.update({"FLWR_HOME": str(self.workdir / "flwr-home"), "PYTHONUNBUFFERED": "1",
                          "PATH": path})
         self.env.update(env or {})
+        for k in _LEGACY_GRPC_SWITCHES:
+            self.env.pop(k, None)
         self.superlink = None
         self.nodes: list[subprocess.Popen] = []
         self._logs: list[IO[bytes]] = []
-        self.port = None
-        self.certs = None
+        self.port: int | None = None
+        self.certs: dict[str, str] | None = None
         self.started: set[int] = set()       # pids of every process (and descendant) seen, for audits
 
     # ------------------------------------------------------------------ processes
@@ -199,18 +281,111 @@ class LocalFederation:
             tls_link = ["--ssl-ca-certfile", self.certs["ca"], "--ssl-certfile", self.certs["cert"],
                         "--ssl-keyfile", self.certs["key"]]
             tls_node = ["--root-certificates", self.certs["ca"]]
+        auth = ["--enable-supernode-auth"] if self.supernode_auth else []
         self.superlink = self._start("superlink", [
-            _bin("flower-superlink"), *tls_link, "--host", "127.0.0.1", "--port", str(self.port),
+            _bin("flower-superlink"), *tls_link, *auth, "--host", self.bind, "--port", str(self.port),
             "--database", str(self.workdir / "state.db"), "--disable-runtime-dependency-installation"])
         self._wait_port(self.port, self.superlink, "superlink")
-        for i, nc in enumerate(self.node_configs):
-            args = [_bin("flower-supernode"), *tls_node, "--superlink", f"127.0.0.1:{self.port}",
-                    "--host", "127.0.0.1", "--port", str(_free_port())]
-            if nc:
-                args += ["--node-config", " ".join(f"{k}={_config_value(v)}" for k, v in nc.items())]
-            self.nodes.append(self._start(f"supernode-{i}", args))
         self._write_cli_config()
+        if self.supernode_auth:
+            self.node_keys = [make_supernode_keys(self.workdir / "node-keys", f"supernode-{i}")
+                              for i in range(self.n_nodes)]
+            self.node_ids = self._register([k["public"] for k in self.node_keys])
+        for i, nc in enumerate(self.node_configs):
+            key = self.node_keys[i]["private"] if self.supernode_auth else None
+            self.nodes.append(self._start(f"supernode-{i}", self._supernode_args(nc, key)))
         self._wait_nodes()
+
+    def _supernode_args(self, node_config, private_key, superlink=None, root_certificates=None):
+        args = [_bin("flower-supernode"), "--superlink", superlink or f"127.0.0.1:{self.port}",
+                "--host", "127.0.0.1", "--port", str(_free_port())]
+        args += ["--root-certificates", str(root_certificates or self.certs["ca"])] if self.tls else ["--insecure"]
+        if private_key is not None:
+            args += ["--auth-supernode-private-key", str(private_key)]
+        if node_config:
+            args += ["--node-config", " ".join(f"{k}={_config_value(v)}" for k, v in node_config.items())]
+        return args
+
+    def _register(self, public_keys):
+        """``flwr supernode register`` of each public key (concurrently):
+        the node ids the SuperLink gave them, in order."""
+        procs = [subprocess.Popen([_bin("flwr"), "supernode", "register", str(k), "local-tls", "--format", "json"],
+                                  env=self.env, cwd=self.workdir, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True) for k in public_keys]
+        ids = []
+        try:
+            for k, p in zip(public_keys, procs):
+                try:
+                    out, _ = p.communicate(timeout=self.startup_timeout)
+                except subprocess.TimeoutExpired:
+                    raise RuntimeError(f"flwr supernode register {k} did not finish within "
+                                       f"{self.startup_timeout:g} s") from None
+                node_id = _json_field(out, "node-id")
+                if p.returncode != 0 or node_id is None:
+                    raise RuntimeError(f"flwr supernode register {k} failed (exit {p.returncode}):\n{out}\n"
+                                       + self.log_tail("superlink"))
+                ids.append(int(node_id))
+        finally:
+            for q in procs:             # none outlives a failed registration
+                if q.poll() is None:
+                    q.kill()
+                    q.wait(timeout=10)
+        return ids
+
+    def superlink_nodes(self) -> dict[int, str]:
+        """The SuperLink's SuperNodes as its Control API lists them (what
+        ``flwr supernode list`` prints): node id -> status (``online``,
+        ``registered``, ``offline``, ...)."""
+        from flwr.proto.control_pb2 import ListNodesRequest
+        from flwr.supercore.control import ControlHttpClient
+        client = ControlHttpClient.from_server_address(
+            f"127.0.0.1:{self.port}", insecure=not self.tls,
+            root_certificates=Path(self.certs["ca"]).read_bytes() if self.certs else None, interceptors=())
+        try:
+            res = client.ListNodes(ListNodesRequest())
+        finally:
+            client.close()
+        return {int(n.node_id): str(n.status) for n in res.nodes_info}
+
+    def start_stranger(self, node_config: Mapping[str, Any] | None = None, *, own_key: bool = False,
+                       private_key: str | os.PathLike[str] | None = None, superlink: str | None = None,
+                       root_certificates: str | os.PathLike[str] | None = None) -> str:
+        """Start a SuperNode that is not one of the federation's and return
+        its name (``stranger-<k>``, its log's name).  It has the CA
+        certificate and the SuperLink's address (what an outsider can have)
+        and no key of the federation's: none, or with ``own_key`` a key pair
+        of its own that nobody registered, or ``private_key`` (a key the
+        outsider got registered some other way).  ``superlink`` /
+        ``root_certificates``: another address and CA file to reach the
+        SuperLink by (e.g. through a proxy).  :meth:`admitted` tells
+        whether the SuperLink took it.  An admitted stranger keeps running
+        (it takes part in runs) until the federation closes;
+        :attr:`strangers` holds their processes."""
+        name = f"stranger-{len(self.strangers)}"
+        key = private_key
+        if own_key and key is None:
+            key = make_supernode_keys(self.workdir / "stranger-keys", name)["private"]
+        self.strangers.append(self._start(name, self._supernode_args(dict(node_config or {}), key, superlink,
+                                                                     root_certificates)))
+        return name
+
+    def admitted(self, stranger: str, timeout: float = 30.0) -> bool:
+        """Whether the SuperLink took the stranger ``stranger``: waits until
+        its log shows the SuperNode ID the SuperLink gave it (True) or it
+        exited, refused (False); False also if neither within ``timeout``
+        seconds.  ValueError for a name :meth:`start_stranger` did not give."""
+        names = [f"stranger-{k}" for k in range(len(self.strangers))]
+        if stranger not in names:
+            raise ValueError(f"stranger: no stranger named {stranger!r} (started: {names})")
+        proc = self.strangers[names.index(stranger)]
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if "SuperNode ID" in self.log_text(stranger):
+                return True
+            if proc.poll() is not None:
+                return "SuperNode ID" in self.log_text(stranger)
+            time.sleep(0.1)
+        return False
 
     def _wait_port(self, port, proc, name):
         deadline = time.time() + self.startup_timeout
@@ -286,8 +461,8 @@ class LocalFederation:
 
     # ------------------------------------------------------------------ teardown
     def pids(self) -> list:
-        """The SuperLink's and the SuperNodes' pids."""
-        return [p.pid for p in [self.superlink, *self.nodes] if p is not None]
+        """The SuperLink's, the SuperNodes' and any stranger's pids."""
+        return [p.pid for p in [self.superlink, *self.nodes, *self.strangers] if p is not None]
 
     def _tree(self, procs):
         """The processes and all their descendants (Flower starts its
@@ -317,7 +492,7 @@ class LocalFederation:
         """End every process this federation started and their descendants:
         SIGTERM, then SIGKILL after ``grace`` seconds."""
         import psutil
-        tree = self._tree([p for p in [*self.nodes, self.superlink] if p is not None])
+        tree = self._tree([p for p in [*self.nodes, *self.strangers, self.superlink] if p is not None])
         self.started |= {q.pid for q in tree}
         for q in tree:
             try:
@@ -331,7 +506,7 @@ class LocalFederation:
             except psutil.NoSuchProcess:
                 pass
         psutil.wait_procs(alive, timeout=5)
-        for p in [*self.nodes, self.superlink]:
+        for p in [*self.nodes, *self.strangers, self.superlink]:
             if p is not None:
                 try:
                     p.wait(timeout=1)
