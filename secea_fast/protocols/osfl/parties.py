@@ -39,7 +39,7 @@ class Client:
     reused for a second query let the federator subtract them and read sums
     it did not ask for."""
 
-    def __init__(self, index: int, params: OSFLParams, labels: ArrayLike, *, shared_seed: bytes | None = None,
+    def __init__(self, index: int, params: OSFLParams, labels: ArrayLike | dict[int, np.ndarray], *, shared_seed: bytes | None = None,
                  session: bytes = b"", threads: int | None = None) -> None:
         if not isinstance(params, OSFLParams):
             raise TypeError(f"params must be OSFLParams, got {type(params).__name__}")

@@ -123,6 +123,7 @@ def run_round(labels: ArrayLike, incidence: Assignment | ArrayLike, j: int, z_s:
                              round_id=round_id) for i in range(n)]
     fed = FederatorSession(Federator(params, j, threads=threads), round_id=round_id)
     out = drive(clients, fed, wire=wire)
+    assert out.sums is not None                      # drive returns only with the sums
     rep.seconds.update(out.seconds)
     rep.bytes.update(out.bytes)
     rep.elements.update(out.elements)

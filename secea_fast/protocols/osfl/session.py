@@ -70,7 +70,7 @@ __all__ = ["ProtocolError", "Frame", "ClientSession", "FederatorSession", "Loopb
 FEDERATOR = (1 << 64) - 1
 SHARE, QUERY, ANSWER = 1, 2, 3
 #: stage -> (name, body type, sender role, receiver role)
-STAGES: dict[int, tuple[str, type, str, str]] = {
+STAGES: dict[int, tuple[str, Any, str, str]] = {
     SHARE: ("share", ShareMessage, "client", "client"),
     QUERY: ("query", Query, "federator", "client"),
     ANSWER: ("answer", Answer, "client", "federator"),
@@ -205,7 +205,7 @@ class _Session:
         st[0] += body.nbytes
         st[1] += body.elements
         f = Frame(stage, self.round_id, self.party, receiver, body)
-        if self.roster is not None:
+        if self.roster is not None and self.identity is not None:
             f.signature = self.roster.sign(self.identity, _PURPOSE, *self._fields(f))
             return f.to_bytes()
         return f
