@@ -75,6 +75,8 @@ STAGES: dict[int, tuple[str, Any, str, str]] = {
     QUERY: ("query", Query, "federator", "client"),
     ANSWER: ("answer", Answer, "client", "federator"),
 }
+# stage -> (name, body type, sent by the federator, sent to the federator)
+_SPEC = {k: (v[0], v[1], v[2] == "federator", v[3] == "federator") for k, v in STAGES.items()}
 _MAGIC = b"OSFR"
 _VERSION = 1
 _HEAD = struct.Struct("<4sBB2xQQQ")            # magic, version, stage, sender, receiver, round length
@@ -91,10 +93,6 @@ class ProtocolError(ValueError):
 def party_name(party: int) -> str:
     """The roster name of a party id: ``client-<i>`` or ``federator``."""
     return "federator" if party == FEDERATOR else f"client-{party}"
-
-
-def _role(party: int) -> str:
-    return "federator" if party == FEDERATOR else "client"
 
 
 class Frame:
@@ -200,15 +198,20 @@ class _Session:
         return (b"osfl", f.round_id, f.stage, party_name(f.sender), party_name(f.receiver),
                 hashlib.sha256(f.body_bytes()).digest())
 
-    def _emit(self, stage: int, receiver: int, body: Any) -> Frame | bytes:
+    def _emit(self, stage: int, bodies: Sequence[tuple[int, Any]]) -> list[Frame | bytes]:
+        """Frames of ``stage`` carrying (receiver, body) pairs (signed with a
+        roster); counts their bytes and field elements in ``sent``."""
         st = self.sent.setdefault(STAGES[stage][0], [0, 0])
-        st[0] += body.nbytes
-        st[1] += body.elements
-        f = Frame(stage, self.round_id, self.party, receiver, body)
+        rid, me = self.round_id, self.party
+        frames = [Frame(stage, rid, me, r, b) for r, b in bodies]
+        st[0] += sum(b.nbytes for _, b in bodies)
+        st[1] += sum(b.elements for _, b in bodies)
         if self.roster is not None and self.identity is not None:
-            f.signature = self.roster.sign(self.identity, _PURPOSE, *self._fields(f))
-            return f.to_bytes()
-        return f
+            for f in frames:
+                f.signature = self.roster.sign(self.identity, _PURPOSE, *self._fields(f))
+            return [f.to_bytes() for f in frames]
+        out: list[Frame | bytes] = list(frames)
+        return out
 
     def parse(self, data: bytes | Frame) -> Frame:
         """``data`` as a Frame (bytes parsed with this party's parameters)."""
@@ -218,24 +221,23 @@ class _Session:
 
     def _check(self, f: Frame) -> None:
         """The checks every frame passes before it touches the state."""
-        if f.stage not in STAGES:
+        spec = _SPEC.get(f.stage)
+        if spec is None:
             raise ProtocolError(f"unknown stage {f.stage}")
-        name, kind, srole, rrole = STAGES[f.stage]
+        name, kind, from_fed, to_fed = spec
         if f.round_id != self.round_id:
             raise ProtocolError(f"{name} from round {f.round_id.hex()}: this session is round {self.round_id.hex()}")
         if f.receiver != self.party:
             raise ProtocolError(f"{name} addressed to {party_name(f.receiver)} reached {party_name(self.party)}")
-        if _role(self.party) != rrole or _role(f.sender) != srole:
-            raise ProtocolError(f"stage {name} goes {srole} -> {rrole}, not {party_name(f.sender)} -> "
-                                f"{party_name(self.party)}")
-        if not isinstance(f.body, kind):
+        if (f.sender == FEDERATOR) != from_fed or (self.party == FEDERATOR) != to_fed:
+            raise ProtocolError(f"stage {name} goes {STAGES[f.stage][2]} -> {STAGES[f.stage][3]}, not "
+                                f"{party_name(f.sender)} -> {party_name(self.party)}")
+        if type(f.body) is not kind:
             raise ProtocolError(f"stage {name} carries a {kind.__name__}, got {type(f.body).__name__}")
         if self.roster is not None:
             try:
                 self.roster.verify(party_name(f.sender), bytes(f.signature), _PURPOSE, *self._fields(f))
-            except AuthenticationError as e:
-                raise ProtocolError(f"{name} from {party_name(f.sender)}: {e}") from None
-            except ValueError as e:            # a sender not in the roster
+            except ValueError as e:            # AuthenticationError, or a sender not in the roster
                 raise ProtocolError(f"{name} from {party_name(f.sender)}: {e}") from None
 
 
@@ -274,30 +276,32 @@ class ClientSession(_Session, SecretHolder):
         if self._shared:
             raise ProtocolError(f"client {self.party} has already shared in round {self.round_id.hex()}")
         self._shared = True
-        return [self._emit(SHARE, m.receiver, m) for m in self.engine.share(rng)]
+        return self._emit(SHARE, [(m.receiver, m) for m in self.engine.share(rng)])
 
     def receive(self, data: bytes | Frame) -> list[Frame | bytes]:
         """One message: a share (returns []) or the round's query (returns the
         answer).  ProtocolError on anything the stage table, round, sender,
         replay or order rules refuse."""
-        f = self.parse(data)
+        f = data if type(data) is Frame else self.parse(data)
         self._check(f)
         body = f.body
         if f.stage == SHARE:
-            if body.sender != f.sender or body.receiver != self.party:
-                raise ProtocolError(f"share relabelled: the frame says {party_name(f.sender)} -> "
+            sender = f.sender
+            if body.sender != sender or body.receiver != self.party:
+                raise ProtocolError(f"share relabelled: the frame says {party_name(sender)} -> "
                                     f"{party_name(f.receiver)}, the share {body.sender} -> {body.receiver}")
-            key = (f.sender, int(body.objective))
-            if key in self._shares:
-                raise ProtocolError(f"replayed share: client {self.party} already has client {f.sender}'s "
+            key = (sender, body.objective)
+            taken = self._shares
+            if key in taken:
+                raise ProtocolError(f"replayed share: client {self.party} already has client {sender}'s "
                                     f"share of objective {body.objective}")
             if self._answered:
                 raise ProtocolError(f"share after the answer of client {self.party}")
             try:
                 self.engine.receive(body)
             except (ValueError, TypeError) as e:
-                raise ProtocolError(f"share from client {f.sender}: {e}") from None
-            self._shares.add(key)
+                raise ProtocolError(f"share from client {sender}: {e}") from None
+            taken.add(key)
             return []
         # QUERY
         if self._answered:
@@ -312,7 +316,7 @@ class ClientSession(_Session, SecretHolder):
             ans = self.engine.answer(body)
         except (ValueError, TypeError) as e:
             raise ProtocolError(f"query to client {self.party}: {e}") from None
-        return [self._emit(ANSWER, FEDERATOR, ans)]
+        return self._emit(ANSWER, [(FEDERATOR, ans)])
 
     # ------------------------------------------------------------ state
     MAGIC = b"OSCS"
@@ -374,11 +378,11 @@ class FederatorSession(_Session):
             raise ProtocolError(f"the federator has already queried in round {self.round_id.hex()}")
         self._queried = True
         qs = self.engine.queries(rng)
-        return [self._emit(QUERY, i, qs[i]) for i in self.responders]
+        return self._emit(QUERY, [(i, qs[i]) for i in self.responders])
 
     def receive(self, data: bytes | Frame) -> list[Frame | bytes]:
         """One answer (returns [])."""
-        f = self.parse(data)
+        f = data if type(data) is Frame else self.parse(data)
         self._check(f)
         i = f.sender
         if f.body.client != i:
@@ -464,7 +468,6 @@ class Loopback:
                  on_deliver: Callable[[Frame], None] | None = None, keep_going: bool = False) -> None:
         self.sessions, self.wire, self.on_deliver, self.keep_going = sessions, wire, on_deliver, keep_going
         self.refused: list[tuple[int, int, int, str]] = []
-        self.delivered = 0
 
     def route(self, msg: Message) -> tuple[int, int, int]:
         """(stage, sender, receiver) of a message."""
@@ -485,11 +488,17 @@ class Loopback:
 
     def _handle(self, msg: Message) -> list[Message]:
         try:
-            stage, sender, receiver = self.route(msg)
-            sess = self.sessions.get(receiver)
-            if sess is None:
-                raise ProtocolError(f"no party {party_name(receiver)}")
-            f = sess.parse(msg)
+            if isinstance(msg, Frame):
+                f = msg
+                sess = self.sessions.get(f.receiver)
+                if sess is None:
+                    raise ProtocolError(f"no party {party_name(f.receiver)}")
+            else:
+                receiver = Frame.peek(msg)[2]
+                sess = self.sessions.get(receiver)
+                if sess is None:
+                    raise ProtocolError(f"no party {party_name(receiver)}")
+                f = sess.parse(msg)
             out = sess.receive(f)
         except ProtocolError as e:
             if not self.keep_going:
@@ -500,20 +509,44 @@ class Loopback:
                 stage = sender = receiver = -1
             self.refused.append((stage, sender, receiver, str(e)))
             return []
-        self.delivered += 1
         if self.on_deliver is not None:
             self.on_deliver(f)
         return out
 
+    def _run_frames(self, q: deque) -> None:
+        # the in-process path of run_round: frames only, refusals propagate
+        sessions, pop = self.sessions, q.popleft
+        while q:
+            f = pop()
+            sess = sessions.get(f.receiver)
+            if sess is None:
+                raise ProtocolError(f"no party {party_name(f.receiver)}")
+            out = sess.receive(f)
+            if out:
+                q.extend(out)
+
     def deliver(self, messages: Iterable[Message]) -> None:
         """Carry ``messages`` and every reply they cause until none is left."""
+        plain = not self.wire and type(self).transmit is Loopback.transmit     # frames pass as they are
         q: deque = deque()
-        for m in messages:
-            q.extend(self.transmit(m))
+        if plain:
+            q.extend(messages)
+            if not self.keep_going and self.on_deliver is None and all(type(m) is Frame for m in q):
+                self._run_frames(q)
+                return
+        else:
+            for m in messages:
+                q.extend(self.transmit(m))
+        handle, pop = self._handle, q.popleft
         while True:
             while q:
-                for r in self._handle(q.popleft()):
-                    q.extend(self.transmit(r))
+                out = handle(pop())
+                if out:
+                    if plain:
+                        q.extend(out)
+                    else:
+                        for r in out:
+                            q.extend(self.transmit(r))
             held = self.flush()
             if not held:
                 return
