@@ -63,7 +63,7 @@ from .params import DOMAIN, Assignment, check_objective, check_rng, evaluate, li
 from .round import OSFLRoundResult, check_label_tensor, check_sums
 from .session import QUERY, SHARE, ClientSession, FederatorSession, drive
 
-__all__ = ["ApproachResult", "Approach2", "StarProduct", "GXSTPIR", "SchemeClient", "SchemeFederator", "approach2",
+__all__ = ["Scheme", "ApproachResult", "Approach2", "StarProduct", "GXSTPIR", "SchemeClient", "SchemeFederator", "approach2",
            "star_product", "gxstpir"]
 
 _U64 = np.uint64
@@ -124,7 +124,7 @@ def _strided_rows(labels, K, P, c) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- the parties' steps, checked
-class _Scheme:
+class Scheme:
     """The checked public steps every approach shares; the subclasses
     implement ``_share``, ``_queries``, ``_answer``, ``_reconstruct``,
     ``members(t)``, ``query_len(i)`` (and ``objectives(i)`` when not every
@@ -254,7 +254,7 @@ class SchemeClient(SecretHolder):
 
     wire_params = None                       # messages are parsed without OSFLParams
 
-    def __init__(self, scheme: _Scheme, index: int, labels: Mapping[int, np.ndarray],
+    def __init__(self, scheme: Scheme, index: int, labels: Mapping[int, np.ndarray],
                  mask: tuple[bytes, bytes] | None = None) -> None:
         self.scheme, self.index = scheme, check_int(index, "index")
         if not 0 <= self.index < scheme.n:
@@ -331,7 +331,7 @@ class SchemeClient(SecretHolder):
         return w.bytes()
 
     @classmethod
-    def import_state(cls, scheme: _Scheme, data: bytes) -> SchemeClient:
+    def import_state(cls, scheme: Scheme, data: bytes) -> SchemeClient:
         """The client ``export_state`` wrote, exactly (nothing drawn afresh)."""
         r = Reader(data, b"OSAC", "approach client state")
         index, shared = r.u64(), r.flag()
@@ -357,7 +357,7 @@ class SchemeFederator:
 
     wire_params = None
 
-    def __init__(self, scheme: _Scheme, j: int) -> None:
+    def __init__(self, scheme: Scheme, j: int) -> None:
         self.scheme, self.j = scheme, check_objective(j, scheme.T)
 
     @property
@@ -381,7 +381,7 @@ class SchemeFederator:
 
 
 # ----------------------------------------------------------------- Approach 2 (Sec. IV)
-class _RampStorage(_Scheme):
+class _RampStorage(Scheme):
     """The ramp-shared storage of Approach 2 and the star product: every
     client holds every objective, K labels per polynomial padded with
     z_s random coefficients, evaluated at the n points (``V``: n x k_C)."""
@@ -625,7 +625,7 @@ class StarProduct(_RampStorage):
 
 
 # ----------------------------------------------------------------- GXSTPIR (Sec. VII-b)
-class GXSTPIR(_Scheme):
+class GXSTPIR(Scheme):
     """The "Shamir + GXSTPIR" baseline of Sec. VII-b and Table I on any task
     assignment (column weight rho): L = rho - z_s - z_q labels are retrieved
     per downloaded symbol of each of the n clients.
@@ -780,11 +780,11 @@ class GXSTPIR(_Scheme):
 
 # ----------------------------------------------------------------- the shared driver
 @dataclass
-class ApproachResult(OSFLRoundResult[_Scheme]):
+class ApproachResult(OSFLRoundResult[Scheme]):
     """``OSFLRoundResult`` of one of the approaches (``info["scheme"]`` names
     it), with ``transcript`` (when asked for): {"shares": [ShareMessage],
     "queries": {i: Query}, "answers": {i: Answer}} as the parties received them."""
-    params: _Scheme  # the type argument, named here for the API reference (pdoc)
+    params: Scheme  # the type argument, named here for the API reference (pdoc)
     transcript: Optional[dict] = None
 
 
