@@ -39,6 +39,12 @@ are the same.  The Table I rates count the protocol's messages
 header of :data:`FRAME_OVERHEAD` bytes plus the round id and, with a roster,
 a 64-byte signature per message.
 
+Cost (bench/test_osfl.py, n = 100, T = 20, rho = 51, s = 2,000: 51,000 share
+messages): the unsigned driver adds about 0.12 CPU s, 3% of the round with
+the parties called directly.  Signing is per message (Ed25519 through
+``cryptography``: about 85 us to sign and 250 us to verify on the 2-core test
+machine), about 5x the unsigned round at that shape; it is optional.
+
 The parties' arithmetic stays in ``parties`` (the scheme) and in the scheme
 classes of ``approaches``: a session holds one *engine* with ``share``,
 ``receive``, ``ready``, ``answer`` (client) or ``queries``, ``responders``,
