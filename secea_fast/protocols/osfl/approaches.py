@@ -57,7 +57,7 @@ from ...nt import primitive_root
 from ...prg import Prg, random_seed
 from .costs import star_product_k
 from ..._secrets import SecretHolder
-from ..common.wire import Reader, Writer
+from ..common.wire import Reader, Writer, check_increasing
 from .messages import Answer, Query, ShareMessage
 from .params import DOMAIN, Assignment, check_objective, check_rng, evaluate, lincomb, powers
 from .round import OSFLRoundResult, check_label_tensor, check_sums
@@ -342,8 +342,14 @@ class SchemeClient(SecretHolder):
         labels, got = {}, {}
         for t in scheme.objectives(index):
             labels[t] = r.array(2)
-            got[t] = {int(v) for v in r.array(1)}
+            g = [int(v) for v in r.array(1)]
+            check_increasing(g, f"approach client state: senders of objective {t}")
+            if not set(g) <= set(scheme.members(t)):
+                raise ValueError(f"approach client state: senders {g} are not members of objective {t}")
+            got[t] = set(g)
         r.done()
+        if bool(seed) != bool(session) or (seed and not 16 <= len(seed) <= 64):
+            raise ValueError("approach client state: a mask is a 16-64 byte seed and a non-empty session, or neither")
         cl = cls(scheme, index, labels, (seed, session) if seed else None)
         if store.shape != cl._store.shape:
             raise ValueError(f"approach client state: store of shape {store.shape}, expected {cl._store.shape}")

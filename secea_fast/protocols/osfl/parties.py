@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from ... import field, linalg
 from ..._checks import check_elements, check_int
 from ...prg import Prg
-from ..common.wire import Reader, Writer
+from ..common.wire import Reader, Writer, check_increasing
 from .messages import Answer, Query, ShareMessage
 from .params import (DOMAIN, OSFLParams, check_labels_2d, check_objective, check_rng, evaluate, lincomb,
                      query_values)
@@ -206,7 +206,9 @@ class Client:
         labels, got = {}, {}
         for t in objs:
             labels[t] = r.array(2)
-            got[t] = {int(v) for v in r.array(1)}
+            g = [int(v) for v in r.array(1)]
+            check_increasing(g, f"Client state: senders of objective {t}")
+            got[t] = set(g)
         r.done()
         cl = cls(index, params, labels, shared_seed=seed or None, session=session, threads=threads)
         if acc.shape != cl._acc.shape:

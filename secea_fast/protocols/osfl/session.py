@@ -85,7 +85,7 @@ STAGES: dict[int, tuple[str, Any, str, str]] = {
 _SPEC = {k: (v[0], v[1], v[2] == "federator", v[3] == "federator") for k, v in STAGES.items()}
 _MAGIC = b"OSFR"
 _VERSION = 1
-_HEAD = struct.Struct("<4sBB2xQQQ")            # magic, version, stage, sender, receiver, round length
+_HEAD = struct.Struct("<4sBB2sQQQ")            # magic, version, stage, reserved, sender, receiver, round length
 #: bytes a frame adds to its body, besides the round id and the signature
 FRAME_OVERHEAD = _HEAD.size + 16
 _PURPOSE = "osfl/frame"
@@ -123,7 +123,8 @@ class Frame:
 
     def to_bytes(self) -> bytes:
         body = self.body_bytes()
-        return b"".join([_HEAD.pack(_MAGIC, _VERSION, self.stage, self.sender, self.receiver, len(self.round_id)),
+        return b"".join([_HEAD.pack(_MAGIC, _VERSION, self.stage, b"\0\0", self.sender, self.receiver,
+                                    len(self.round_id)),
                          self.round_id, struct.pack("<Q", len(body)), body,
                          struct.pack("<Q", len(self.signature)), self.signature])
 
@@ -135,9 +136,11 @@ class Frame:
             raise TypeError(f"a frame is bytes, got {type(data).__name__}")
         if len(data) < _HEAD.size:
             raise ProtocolError(f"frame: truncated header ({len(data)} bytes)")
-        magic, version, stage, sender, receiver, _ = _HEAD.unpack_from(data)
+        magic, version, stage, reserved, sender, receiver, _ = _HEAD.unpack_from(data)
         if magic != _MAGIC or version != _VERSION:
             raise ProtocolError(f"frame: bad magic {magic!r} or version {version}")
+        if reserved != b"\0\0":
+            raise ProtocolError(f"frame: reserved header bytes {reserved.hex()} are not zero")
         return stage, sender, receiver
 
     @classmethod
@@ -148,7 +151,7 @@ class Frame:
         if stage not in STAGES:
             raise ProtocolError(f"frame: unknown stage {stage}")
         mv = memoryview(data)
-        rl = _HEAD.unpack_from(mv)[5]
+        rl = _HEAD.unpack_from(mv)[6]
         off = _HEAD.size
         if rl > 64 or off + rl > len(mv):
             raise ProtocolError(f"frame: round id length {rl} is implausible or truncated")
@@ -346,6 +349,11 @@ class ClientSession(_Session, SecretHolder):
         sh = r.array(2)
         blob = r.blob()
         r.done()
+        if sh.shape[1:] != (2,):
+            raise ValueError(f"ClientSession state: share pairs of shape {sh.shape}, expected (k, 2)")
+        pairs = [(int(a), int(b)) for a, b in sh]
+        if any(x >= y for x, y in zip(pairs, pairs[1:])):
+            raise ValueError("ClientSession state: share pairs must be strictly increasing")
         if isinstance(params, OSFLParams):
             from .parties import Client
             engine = Client.import_state(blob, params)
@@ -355,7 +363,7 @@ class ClientSession(_Session, SecretHolder):
             raise TypeError(f"params must be OSFLParams or an approach's scheme, got {type(params).__name__}")
         s = cls(engine, round_id=round_id, roster=roster, identity=identity)
         s._shared, s._answered = shared, answered
-        s._shares = {(int(a), int(b)) for a, b in sh}
+        s._shares = set(pairs)
         return s
 
 
@@ -448,8 +456,12 @@ class FederatorSession(_Session):
             raise TypeError(f"params must be OSFLParams or an approach's scheme, got {type(params).__name__}")
         s = cls(engine, round_id=round_id, roster=roster, identity=identity)
         s._queried = queried
+        last = -1
         for _ in range(r.u64()):
             i = r.u64()
+            if i <= last:
+                raise ValueError("FederatorSession state: answers must be in increasing client order")
+            last = i
             a = Answer.from_bytes(r.blob(), s._wire_params)
             if a.client != i or i not in s._need:
                 raise ValueError(f"FederatorSession state: answer of client {a.client} stored under {i}")
