@@ -215,9 +215,9 @@ class Client:
             raise ValueError(f"Client state: aggregated shares of shape {acc.shape}, expected {cl._acc.shape}")
         if acc.size and int(acc.max()) >= params.p:
             raise ValueError("Client state: aggregated share entry >= p")
-        for t, g in got.items():
-            if not g <= set(params.clients(t)):
-                raise ValueError(f"Client state: senders {sorted(g)} are not clients of objective {t}")
+        for t, senders in got.items():
+            if not senders <= set(params.clients(t)):
+                raise ValueError(f"Client state: senders {sorted(senders)} are not clients of objective {t}")
         cl._acc, cl._got, cl._shared, cl._answered = acc, got, shared, answered
         return cl
 

@@ -45,6 +45,10 @@ the parties called directly.  Signing is per message (Ed25519 through
 ``cryptography``: about 85 us to sign and 250 us to verify on the 2-core test
 machine), about 5x the unsigned round at that shape; it is optional.
 
+Length (about 650 lines): the frame, both sessions with their state export,
+and the driver with its fault wrapper are kept together because every rule
+above is checked in one of them and they share the stage table.
+
 The parties' arithmetic stays in ``parties`` (the scheme) and in the scheme
 classes of ``approaches``: a session holds one *engine* with ``share``,
 ``receive``, ``ready``, ``answer`` (client) or ``queries``, ``responders``,
