@@ -355,3 +355,25 @@ def test_export_import_keeps_the_secrets(kind):
     assert (fback.result() == fed.result()).all() and (fed.result() == _want(labels, asg, 0)).all()
     with pytest.raises(TypeError, match="not picklable"):
         pickle.dumps(clients[0])
+
+
+def test_every_cell_of_the_stage_table():
+    """Each stage between each ordered pair of roles: only share client ->
+    client, query federator -> client and answer client -> federator pass the
+    table; every other cell is refused naming the stage's direction."""
+    labels = _labels(12)
+    _, params, clients, fed = _scheme_sessions(labels, 0)
+    vals = np.zeros((params.n_partitions, C), np.uint64)
+    bodies = {SHARE: osfl.ShareMessage(0, 1, 0, vals), QUERY: osfl.Query(1, np.zeros(1, np.uint64),
+                                                                        np.zeros(1, np.uint64)),
+              ANSWER: osfl.Answer(0, vals)}
+    allowed = {(SHARE, "client", "client"), (QUERY, "federator", "client"), (ANSWER, "client", "federator")}
+    ends = {"client": (0, clients[1]), "federator": (FEDERATOR, fed)}
+    for stage, body in bodies.items():
+        for srole, (sender, _) in ends.items():
+            for rrole, (_, sess) in ends.items():
+                if (stage, srole, rrole) in allowed:
+                    continue
+                f = Frame(stage, b"round-1", sender, sess.party, body)
+                with pytest.raises(ProtocolError, match="goes"):
+                    sess.receive(f)
