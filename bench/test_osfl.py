@@ -220,3 +220,107 @@ def test_osfl_approaches(benchmark, approach_labels, scheme, symmetric):
           + f" s; MB shared {rep.bytes['sharing'] / 1e6:.1f}, queried {rep.bytes['queries'] / 1e3:.1f} kB, "
           f"downloaded {rep.bytes['answers'] / 1e6:.2f}; elements shared + downloaded "
           f"{rep.elements['sharing'] + rep.elements['answers']} (Table I {table['communication']:.0f})")
+
+
+# ----------------------------------------------------------------- the session driver against the parties called directly
+def _direct_round(labels, asg, j, symmetric):
+    """The round with the parties called directly, message objects handed
+    over in a loop (what ``run_round`` did before the sessions): the
+    reference the driver's cost is measured against."""
+    from secea_fast.prg import random_seed
+    n, _, s, c = labels.shape
+    params = osfl.OSFLParams(asg, ZS, ZQ, s, c, levels=LEVELS)
+    seed, session = (random_seed(32), random_seed(16)) if symmetric else (None, b"")
+    clients = [osfl.Client(i, params, labels[i], shared_seed=seed, session=session) for i in range(n)]
+    fed = osfl.Federator(params, j)
+    nbytes = elems = 0
+    for cl in clients:
+        for m in cl.share():
+            nbytes += m.nbytes
+            elems += m.elements
+            clients[m.receiver].receive(m)
+    queries = fed.queries()
+    return fed.reconstruct({i: clients[i].answer(queries[i]) for i in range(n)})
+
+
+def test_osfl_driver_overhead(benchmark, rng):
+    """``run_round`` (sessions over the in-memory loopback) against the same
+    round with the parties called directly, alternating in one process at the
+    end-to-end shape (n = 100, T = 20, rho = 51, s = 2,000: 51,000 share
+    messages), CPU seconds of each, 5 pairs.  Reports the ratio of the
+    medians and of the minima (goal: at most 1.05), and the driver's own
+    cost measured apart: the same 51,000 frames through the sessions with
+    engines that do no arithmetic, over the median direct round."""
+    from secea_fast.protocols.osfl.session import ClientSession, FederatorSession, drive
+    s = 2000
+    asg = osfl.Assignment.cyclic(N, T, RHO)
+    labels = rng.integers(0, LEVELS, size=(N, T, s, C), dtype=np.uint8)
+    want = labels[list(asg.clients(3)), 3].astype(np.int64).sum(axis=0)
+    t_direct, t_driver = [], []
+
+    def target():
+        for _ in range(5):
+            t0 = time.process_time()
+            assert (_direct_round(labels, asg, 3, False).astype(np.int64) == want).all()
+            t1 = time.process_time()
+            assert (osfl.run_round(labels, asg, 3, ZS, ZQ, levels=LEVELS).sums == want).all()
+            t2 = time.process_time()
+            t_direct.append(t1 - t0)
+            t_driver.append(t2 - t1)
+
+    benchmark.group = "osfl driver overhead (n=100, T=20, s=2000)"
+    benchmark.pedantic(target, rounds=1, iterations=1)
+
+    # the driver alone: engines that hand over fixed messages and do nothing
+    params = osfl.OSFLParams(asg, ZS, ZQ, s, C, levels=LEVELS)
+    v = np.zeros((params.n_partitions, C), dtype=np.uint64)
+    msgs = {i: [osfl.ShareMessage(i, i1, t, v) for t in params.objectives(i) for i1 in params.clients(t) if i1 != i]
+            for i in range(N)}
+
+    class NullClient:
+        wire_params, ready = params, True
+
+        def __init__(self, i):
+            self.index = i
+
+        def share(self, rng=None):
+            return msgs[self.index]
+
+        def receive(self, m):
+            pass
+
+        def answer(self, q):
+            return osfl.Answer(self.index, v)
+
+    class NullFederator:
+        wire_params, responders = params, tuple(range(N))
+
+        def queries(self, rng=None):
+            return {i: osfl.Query(i, np.zeros(1, np.uint64), np.zeros(1, np.uint64)) for i in range(N)}
+
+        def reconstruct(self, answers):
+            return np.zeros((s, C), dtype=np.uint64)
+
+    t_null, t_loop = [], []
+    for _ in range(5):
+        t0 = time.process_time()
+        drive([ClientSession(NullClient(i), round_id=b"r" * 16) for i in range(N)],
+              FederatorSession(NullFederator(), round_id=b"r" * 16))
+        t1 = time.process_time()
+        nulls = [NullClient(i) for i in range(N)]
+        for cl in nulls:
+            for m in cl.share():
+                m.nbytes, m.elements
+                nulls[m.receiver].receive(m)
+        t2 = time.process_time()
+        t_null.append(t1 - t0)
+        t_loop.append(t2 - t1)
+    med = lambda xs: float(np.median(xs))
+    info = {"direct_cpu_s": t_direct, "driver_cpu_s": t_driver,
+            "ratio_of_medians": med(t_driver) / med(t_direct), "ratio_of_minima": min(t_driver) / min(t_direct),
+            "driver_alone_s": min(t_null) - min(t_loop),
+            "driver_alone_fraction": (min(t_null) - min(t_loop)) / med(t_direct)}
+    benchmark.extra_info.update(info)
+    print(f"\n[osfl driver] direct {['%.2f' % x for x in t_direct]} s, driver {['%.2f' % x for x in t_driver]} s "
+          f"(CPU); ratio of medians {info['ratio_of_medians']:.3f}, of minima {info['ratio_of_minima']:.3f}; "
+          f"the driver alone {info['driver_alone_s']:.3f} s = {info['driver_alone_fraction']:.1%} of a direct round")

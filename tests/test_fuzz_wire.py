@@ -102,6 +102,33 @@ def _samples():
         out[f"osfl.{cls.__name__}"] = (cls.from_bytes, cls.to_bytes, [msg.to_bytes()])
         out[f"osfl.{cls.__name__}(params)"] = (lambda b, cls=cls: cls.from_bytes(b, oprm), cls.to_bytes,
                                                [msg.to_bytes()])
+    from secea_fast.protocols.osfl.approaches import SchemeClient
+    from secea_fast.protocols.osfl.session import (ANSWER, FEDERATOR, QUERY, SHARE, ClientSession, FederatorSession,
+                                                   Frame, drive)
+    frames = [Frame(SHARE, b"r1", 0, 2, share), Frame(QUERY, b"r" * 64, FEDERATOR, 3, query, b"s" * 64),
+              Frame(ANSWER, b"", 1, FEDERATOR, answer)]
+    out["osfl.Frame"] = (lambda b: Frame.from_bytes(b, oprm), Frame.to_bytes, [f.to_bytes() for f in frames])
+    olab = rng.integers(0, 5, size=(4, 2, 3, 2))
+    ocl = [ClientSession(osfl.Client(i, oprm, olab[i], shared_seed=b"k" * 16, session=b"s"), round_id=b"r1")
+           for i in range(4)]
+    ofresh = ocl[0].export_state()
+    ofed = FederatorSession(osfl.Federator(oprm, 1), round_id=b"r1")
+    drive(ocl[:3] + [ClientSession(osfl.Client(3, oprm, olab[3], shared_seed=b"k" * 16, session=b"s"),
+                                                round_id=b"r1")], ofed)
+    out["osfl.ClientSession.import_state"] = (lambda b: ClientSession.import_state(b, oprm),
+                                              ClientSession.export_state, [ofresh, ocl[1].export_state()])
+    out["osfl.FederatorSession.import_state"] = (lambda b: FederatorSession.import_state(b, oprm),
+                                                 FederatorSession.export_state, [ofed.export_state()])
+    out["osfl.Client.import_state"] = (lambda b: osfl.Client.import_state(b, oprm), osfl.Client.export_state,
+                                       [ocl[2].engine.export_state()])
+    out["osfl.Federator.import_state"] = (lambda b: osfl.Federator.import_state(b, oprm),
+                                          osfl.Federator.export_state, [ofed.engine.export_state()])
+    gx = osfl.GXSTPIR(osfl.Assignment.cyclic(4, 2, 3), 3, 2, 1, 1)
+    gcl = gx.client(1, {t: olab[1, t] for t in gx.objectives(1)}, (b"m" * 16, b"sess"))
+    gcl.share()
+    out["osfl.SchemeClient.import_state"] = (gx.import_client, SchemeClient.export_state,
+                                             [gcl.export_state(), gx.client(0, {t: olab[0, t] for t in gx.objectives(0)})
+                                              .export_state()])
     # states a party saves between the processes of a deployment (secea_fast.flower)
     sprm = SecEAParams(N=3, d=2)
     sets = [["a", "b"], ["b", "c"], ["c", "d", "e"]]
@@ -172,7 +199,9 @@ def test_every_parser_is_fuzzed():
                "PathKey.from_bytes", "ShareMessage.from_bytes", "Query.from_bytes", "Answer.from_bytes",
                "Client.import_state", "_NodeState.from_bytes", "User.import_state",
                "Server.import_requests", "PathSecret.import_secret", "_table_from", "KeyBatch.from_bytes",
-               "PathKeyBatch.from_bytes", "PathSecretBatch.import_secret"}
+               "PathKeyBatch.from_bytes", "PathSecretBatch.import_secret", "Frame.from_bytes",
+               "ClientSession.import_state", "FederatorSession.import_state", "Federator.import_state",
+               "SchemeClient.import_state"}
     assert found <= covered, f"parsers without a fuzz test: {sorted(found - covered)}"
     for name in NAMES:                               # and every valid sample parses and round-trips
         parse, ser, valid = SAMPLES[name]

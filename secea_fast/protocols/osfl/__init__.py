@@ -131,6 +131,7 @@ from .params import Assignment, OSFLParams, encode_shares, query_values, symmetr
 from .messages import MAX_CLIENTS, Answer, Query, ShareMessage
 from .parties import Client, Federator
 from .round import OSFLRoundResult, run_round
+from .session import ClientSession, FederatorSession, ProtocolError
 from .baseline import approach1
 from .costs import elements, plot_rates, rates, star_product_k
 from .approaches import GXSTPIR, Approach2, ApproachResult, StarProduct, approach2, gxstpir, star_product
@@ -141,4 +142,5 @@ __all__ = ["Assignment", "OSFLParams", "Client", "Federator", "ShareMessage", "Q
            "elements", "approach2", "star_product", "gxstpir", "Approach2", "StarProduct", "GXSTPIR",
            "ApproachResult",
            "primitive_root", "encode_shares", "query_values", "symmetric_mask", "quantize",
-           "distillation_example", "main_job", "MAX_CLIENTS"]
+           "distillation_example", "main_job", "MAX_CLIENTS", "ClientSession", "FederatorSession",
+           "ProtocolError"]

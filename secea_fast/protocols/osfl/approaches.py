@@ -43,9 +43,8 @@ check and measurement.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Optional
 
 import numpy as np
@@ -57,11 +56,15 @@ from ...field import EMBEDDING_PRIME
 from ...nt import primitive_root
 from ...prg import Prg, random_seed
 from .costs import star_product_k
+from ..._secrets import SecretHolder
+from ..common.wire import Reader, Writer, check_increasing
 from .messages import Answer, Query, ShareMessage
 from .params import DOMAIN, Assignment, check_objective, check_rng, evaluate, lincomb, powers
 from .round import OSFLRoundResult, check_label_tensor, check_sums
+from .session import QUERY, SHARE, ClientSession, FederatorSession, drive
 
-__all__ = ["ApproachResult", "Approach2", "StarProduct", "GXSTPIR", "approach2", "star_product", "gxstpir"]
+__all__ = ["Scheme", "ApproachResult", "Approach2", "StarProduct", "GXSTPIR", "SchemeClient", "SchemeFederator", "approach2",
+           "star_product", "gxstpir"]
 
 _U64 = np.uint64
 
@@ -121,7 +124,7 @@ def _strided_rows(labels, K, P, c) -> np.ndarray:
 
 
 # ----------------------------------------------------------------- the parties' steps, checked
-class _Scheme:
+class Scheme:
     """The checked public steps every approach shares; the subclasses
     implement ``_share``, ``_queries``, ``_answer``, ``_reconstruct``,
     ``members(t)``, ``query_len(i)`` (and ``objectives(i)`` when not every
@@ -211,6 +214,28 @@ class _Scheme:
                 raise ValueError("mask: the session must be non-empty bytes, fresh for every retrieval")
         return self._answer(i, store, query, mask)
 
+    def client(self, i: int, labels: Mapping[int, np.ndarray],
+               mask: tuple[bytes, bytes] | None = None) -> SchemeClient:
+        """Client ``i``'s party (the engine of a ``session.ClientSession``):
+        ``labels`` {t: (s, c) integer array} for every t in objectives(i);
+        ``mask``: None or (shared seed, session) (Sec. VI)."""
+        return SchemeClient(self, i, labels, mask)
+
+    def federator(self, j: int) -> SchemeFederator:
+        """The federator with hidden objective ``j`` (a ``FederatorSession``'s engine)."""
+        return SchemeFederator(self, j)
+
+    def import_client(self, data: bytes) -> SchemeClient:
+        """The client ``SchemeClient.export_state`` wrote."""
+        return SchemeClient.import_state(self, data)
+
+    def import_federator(self, data: bytes) -> SchemeFederator:
+        """The federator ``SchemeFederator.export_state`` wrote."""
+        r = Reader(data, b"OSAF", "approach federator state")
+        j = r.u64()
+        r.done()
+        return SchemeFederator(self, j)
+
     def reconstruct(self, j: int, A: np.ndarray) -> np.ndarray:
         """The (s, c) label sums of objective ``j`` from the stacked answers
         ``A`` (``answers_shape``, rows in the order of ``responders``)."""
@@ -221,8 +246,148 @@ class _Scheme:
         return self._reconstruct(j, A)
 
 
+class SchemeClient(SecretHolder):
+    """Client ``index`` of an approach: shares its labels with the scheme's
+    ``share``, aggregates the shares it receives into its store, answers
+    with the scheme's ``answer`` (the sessions of ``osfl.session`` drive
+    it).  Holds secrets (labels, stored shares, mask seed): not picklable."""
+
+    wire_params = None                       # messages are parsed without OSFLParams
+
+    def __init__(self, scheme: Scheme, index: int, labels: Mapping[int, np.ndarray],
+                 mask: tuple[bytes, bytes] | None = None) -> None:
+        self.scheme, self.index = scheme, check_int(index, "index")
+        if not 0 <= self.index < scheme.n:
+            raise ValueError(f"client index must be in [0, n = {scheme.n}), got {self.index}")
+        self.objectives = tuple(scheme.objectives(self.index))
+        missing = [t for t in self.objectives if t not in labels]
+        if missing:
+            raise ValueError(f"client {self.index}: labels missing for objectives {missing}")
+        self._labels = {t: labels[t] for t in self.objectives}
+        self._mask = mask
+        self._pos = {t: a for a, t in enumerate(self.objectives)}
+        self._store = np.zeros((len(self.objectives), scheme.store_cols), dtype=_U64)
+        self._got: dict[int, set[int]] = {t: set() for t in self.objectives}
+        self._shape = (scheme.store_cols // scheme.c, scheme.c)
+        self._shared = False
+
+    def share(self, rng: Prg | None = None) -> list[ShareMessage]:
+        """The share messages to the other members of each objective (one
+        ``rng`` stream for all of them; None: fresh).  Once."""
+        if self._shared:
+            raise ValueError(f"client {self.index} has already shared its labels")
+        S, i = self.scheme, self.index
+        g = check_rng(rng, S.name.encode() + b"/share")
+        out = []
+        for t in self.objectives:
+            shares = S.share(t, self._labels[t], g)
+            for a, i1 in enumerate(S.members(t)):
+                if i1 == i:
+                    self._add(t, i, shares[a])
+                else:
+                    out.append(ShareMessage(i, i1, t, shares[a].reshape(self._shape)))
+        self._shared = True
+        return out
+
+    def receive(self, msg: ShareMessage) -> None:
+        """Adds another member's share into the store."""
+        if not isinstance(msg, ShareMessage):
+            raise TypeError(f"expected a ShareMessage, got {type(msg).__name__}")
+        if msg.receiver != self.index:
+            raise ValueError(f"client {self.index} received a share addressed to client {msg.receiver}")
+        if msg.objective not in self._pos:
+            raise ValueError(f"client {self.index} does not store objective {msg.objective}")
+        if msg.sender == self.index or msg.sender not in self.scheme.members(msg.objective):
+            raise ValueError(f"client {msg.sender} is not another member of objective {msg.objective}")
+        v = check_elements(msg.values, self.scheme.p, "ShareMessage.values", ndim=2)
+        if v.shape != self._shape:
+            raise ValueError(f"ShareMessage.values must have shape {self._shape}, got {v.shape}")
+        self._add(msg.objective, msg.sender, v.reshape(-1))
+
+    def _add(self, t, sender, row):
+        if sender in self._got[t]:
+            raise ValueError(f"client {self.index} already has client {sender}'s share of objective {t}")
+        k = self._pos[t]
+        self._store[k] = field.add(self._store[k], row, self.scheme.p)
+        self._got[t].add(sender)
+
+    @property
+    def ready(self) -> bool:
+        """Every member's share of every stored objective is in."""
+        return all(len(self._got[t]) == len(self.scheme.members(t)) for t in self.objectives)
+
+    def answer(self, query: Query) -> Answer:
+        """The scheme's answer from the store (with the mask in symmetric mode)."""
+        return self.scheme.answer(self.index, self._store, query, self._mask)
+
+    def export_state(self) -> bytes:
+        """The client's state as bytes (labels, store, senders, mask seed: its own storage only)."""
+        seed, session = self._mask if self._mask is not None else (b"", b"")
+        w = (Writer(b"OSAC").u64(self.index).u64(self._shared).blob(bytes(seed)).blob(bytes(session))
+             .array(self._store))
+        for t in self.objectives:
+            w.array(np.ascontiguousarray(self._labels[t], dtype=_U64))
+            w.array(np.array(sorted(self._got[t]), dtype=_U64))
+        return w.bytes()
+
+    @classmethod
+    def import_state(cls, scheme: Scheme, data: bytes) -> SchemeClient:
+        """The client ``export_state`` wrote, exactly (nothing drawn afresh)."""
+        r = Reader(data, b"OSAC", "approach client state")
+        index, shared = r.u64(), r.flag()
+        seed, session = r.blob(64), r.blob(1 << 20)
+        store = r.array(2)
+        if not 0 <= index < scheme.n:
+            raise ValueError(f"approach client state: index {index} is not a client (n = {scheme.n})")
+        labels, got = {}, {}
+        for t in scheme.objectives(index):
+            labels[t] = r.array(2)
+            g = [int(v) for v in r.array(1)]
+            check_increasing(g, f"approach client state: senders of objective {t}")
+            if not set(g) <= set(scheme.members(t)):
+                raise ValueError(f"approach client state: senders {g} are not members of objective {t}")
+            got[t] = set(g)
+        r.done()
+        if bool(seed) != bool(session) or (seed and not 16 <= len(seed) <= 64):
+            raise ValueError("approach client state: a mask is a 16-64 byte seed and a non-empty session, or neither")
+        cl = cls(scheme, index, labels, (seed, session) if seed else None)
+        if store.shape != cl._store.shape:
+            raise ValueError(f"approach client state: store of shape {store.shape}, expected {cl._store.shape}")
+        cl._store = check_elements(store, scheme.p, "approach client state: store", ndim=2)
+        cl._got, cl._shared = got, shared
+        return cl
+
+
+class SchemeFederator:
+    """The federator of an approach with hidden objective ``j``."""
+
+    wire_params = None
+
+    def __init__(self, scheme: Scheme, j: int) -> None:
+        self.scheme, self.j = scheme, check_objective(j, scheme.T)
+
+    @property
+    def responders(self) -> tuple[int, ...]:
+        """The clients queried (the decoder needs an answer from each)."""
+        return tuple(self.scheme.responders)
+
+    def queries(self, rng: Prg | None = None) -> dict[int, Query]:
+        """The scheme's queries for ``j``."""
+        return self.scheme.queries(self.j, check_rng(rng, self.scheme.name.encode() + b"/query"))
+
+    def reconstruct(self, answers: Mapping[int, Answer]) -> np.ndarray:
+        """The (s, c) sums from one answer per responder."""
+        S = self.scheme
+        A = np.stack([check_elements(answers[i].values, S.p, "Answer.values", ndim=2) for i in S.responders])
+        return S.reconstruct(self.j, np.ascontiguousarray(A.reshape(S.answers_shape)))
+
+    def export_state(self) -> bytes:
+        """The federator's state: its hidden objective."""
+        return Writer(b"OSAF").u64(self.j).bytes()
+
+
 # ----------------------------------------------------------------- Approach 2 (Sec. IV)
-class _RampStorage(_Scheme):
+class _RampStorage(Scheme):
     """The ramp-shared storage of Approach 2 and the star product: every
     client holds every objective, K labels per polynomial padded with
     z_s random coefficients, evaluated at the n points (``V``: n x k_C)."""
@@ -466,7 +631,7 @@ class StarProduct(_RampStorage):
 
 
 # ----------------------------------------------------------------- GXSTPIR (Sec. VII-b)
-class GXSTPIR(_Scheme):
+class GXSTPIR(Scheme):
     """The "Shamir + GXSTPIR" baseline of Sec. VII-b and Table I on any task
     assignment (column weight rho): L = rho - z_s - z_q labels are retrieved
     per downloaded symbol of each of the n clients.
@@ -621,11 +786,11 @@ class GXSTPIR(_Scheme):
 
 # ----------------------------------------------------------------- the shared driver
 @dataclass
-class ApproachResult(OSFLRoundResult[_Scheme]):
+class ApproachResult(OSFLRoundResult[Scheme]):
     """``OSFLRoundResult`` of one of the approaches (``info["scheme"]`` names
     it), with ``transcript`` (when asked for): {"shares": [ShareMessage],
     "queries": {i: Query}, "answers": {i: Answer}} as the parties received them."""
-    params: _Scheme  # the type argument, named here for the API reference (pdoc)
+    params: Scheme  # the type argument, named here for the API reference (pdoc)
     transcript: Optional[dict] = None
 
 
@@ -671,68 +836,31 @@ def _drive(scheme, labels, asg, j, symmetric, *, wire, verify, transcript, query
         if hasattr(scheme, key):
             info[key] = getattr(scheme, key)
     rep = ApproachResult(params=scheme, seconds={}, wall={}, bytes={}, info=info)
-    tr = {"shares": [], "queries": {}, "answers": {}} if transcript else None
-    seed, session = (random_seed(32), random_seed(16)) if symmetric else (None, None)
-    objs = [asg.objectives(i) for i in range(n)]
-    store = [np.zeros((len(objs[i]), scheme.store_cols), dtype=_U64) for i in range(n)]
-    pos = [{t: a for a, t in enumerate(objs[i])} for i in range(n)]
-    shape = (scheme.store_cols // scheme.c, scheme.c)
+    tr: dict | None = {"shares": [], "queries": {}, "answers": {}} if transcript else None
+    mask = (random_seed(32), random_seed(16)) if symmetric else None
     if share_rng is not None and not callable(share_rng):
         raise TypeError(f"share_rng must be None or a callable client index -> Prg, got {type(share_rng).__name__}")
+    query_rng = check_rng(query_rng, scheme.name.encode() + b"/query")
+    round_id = random_seed(16)
+    clients = [ClientSession(scheme.client(i, {t: labels[i, t] for t in asg.objectives(i)}, mask),
+                             round_id=round_id) for i in range(n)]
+    fed = FederatorSession(scheme.federator(j), round_id=round_id)
 
-    t_share = t_agg = 0.0
-    nbytes = elems = 0
-    for i in range(n):
-        g = check_rng(share_rng(i) if share_rng else None, scheme.name.encode() + b"/share")
-        for t in objs[i]:
-            t0 = time.perf_counter()
-            S = scheme.share(t, labels[i, t], g)
-            t1 = time.perf_counter()
-            for a, i1 in enumerate(scheme.members(t)):
-                row = S[a]
-                if i1 != i:
-                    m = ShareMessage(i, i1, t, row.reshape(shape))
-                    nbytes += m.nbytes
-                    elems += m.elements
-                    if wire:
-                        m = ShareMessage.from_bytes(m.to_bytes())
-                    if tr is not None:
-                        tr["shares"].append(m)
-                    row = check_elements(m.values, p, "ShareMessage.values", ndim=2).reshape(-1)
-                k = pos[i1][t]
-                store[i1][k] = field.add(store[i1][k], row, p)
-            t_share += t1 - t0
-            t_agg += time.perf_counter() - t1
-    rep.seconds.update(share=t_share, aggregate=t_agg)
-    rep.bytes["sharing"], rep.elements["sharing"] = nbytes, elems
+    def record(f):
+        if f.stage == SHARE:
+            tr["shares"].append(f.body)
+        elif f.stage == QUERY:
+            tr["queries"][f.receiver] = f.body
+        else:
+            tr["answers"][f.sender] = f.body
 
-    t0 = time.perf_counter()
-    queries = scheme.queries(j, check_rng(query_rng, scheme.name.encode() + b"/query"))
-    rep.seconds["query"] = time.perf_counter() - t0
-    rep.bytes["queries"] = sum(q.nbytes for q in queries.values())
-    rep.elements["queries"] = sum(q.elements for q in queries.values())
-    if wire:
-        queries = {i: Query.from_bytes(q.to_bytes()) for i, q in queries.items()}
-    if tr is not None:
-        tr["queries"] = queries
-
-    t0 = time.perf_counter()
-    answers = {}
-    for i in scheme.responders:
-        answers[i] = scheme.answer(i, store[i], queries[i], (seed, session) if symmetric else None)
-    rep.seconds["answer"] = time.perf_counter() - t0
-    rep.bytes["answers"] = sum(a.nbytes for a in answers.values())
-    rep.elements["answers"] = sum(a.elements for a in answers.values())
-    if wire:
-        answers = {i: Answer.from_bytes(a.to_bytes()) for i, a in answers.items()}
-    if tr is not None:
-        tr["answers"] = answers
-
-    t0 = time.perf_counter()
-    A = np.stack([check_elements(answers[i].values, p, "Answer.values", ndim=2) for i in scheme.responders])
-    out = scheme.reconstruct(j, np.ascontiguousarray(A.reshape(scheme.answers_shape)))
-    rep.seconds["reconstruct"] = time.perf_counter() - t0
-    rep.sums = out.astype(np.int64)
+    out = drive(clients, fed, wire=wire, on_deliver=record if tr is not None else None,
+                share_rng=share_rng, query_rng=query_rng)
+    assert out.sums is not None                      # drive returns only with the sums
+    rep.seconds.update(out.seconds)
+    rep.bytes.update(out.bytes)
+    rep.elements.update(out.elements)
+    rep.sums = out.sums.astype(np.int64)
     rep.wall = dict(rep.seconds)
     rep.transcript = tr
     if verify:

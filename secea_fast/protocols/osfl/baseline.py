@@ -2,24 +2,28 @@
 One-shot federated learning with objective hiding: Shamir sharing of every
 label with every client (rho = n), the simple PIR query, answers from
 z_s + z_q + 1 clients and Lagrange interpolation at 0; same messages and
-result type (``OSFLRoundResult``) as the main scheme.
+result type (``OSFLRoundResult``) as the main scheme, over the same sessions
+and loopback driver (``osfl.session``).
 """
 from __future__ import annotations
 
-import time
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ... import field, linalg, poly
-from ..._checks import check_elements, check_int, check_prime
+from ..._checks import check_int, check_prime
 from ...field import EMBEDDING_PRIME
 from ...nt import primitive_root
-from .messages import Answer, Query, ShareMessage
-from .params import Assignment, check_objective, check_rng, evaluate, lincomb, powers
+from ...prg import random_seed
+from .approaches import Scheme
+from .messages import Answer, Query
+from .params import Assignment, check_objective, evaluate, lincomb, powers
 from .round import OSFLRoundResult, check_label_tensor
+from .session import ClientSession, FederatorSession, drive
 
-__all__ = ["approach1"]
+__all__ = ["approach1", "Approach1"]
 
 _U64 = np.uint64
 
@@ -59,78 +63,85 @@ def approach1(labels: ArrayLike, j: int, z_s: int, z_q: int, *, p: int = EMBEDDI
         if int(labels.max()) >= levels:
             raise ValueError(f"labels have an entry >= levels = {levels}")
     j = check_objective(j, T)
-    alpha = primitive_root(p)
-    pts = np.array(powers(alpha, n + 1, p)[1:], dtype=_U64)
-    V = poly.vandermonde(pts, z_s + 1, p)                              # n x (z_s + 1)
-    sc = s * c
+    scheme = Approach1(n, T, s, c, z_s, z_q, p=p, threads=threads)
     rep = OSFLRoundResult(params=None, seconds={}, wall={}, bytes={}, info={"n": n, "T": T, "rho": n, "z_s": z_s, "z_q": z_q, "s": s, "c": c, "p": p,
                           "scheme": "approach1"})
-    acc = np.zeros((n, T, sc), dtype=_U64)
-    g = check_rng(None, b"approach1/share")
-    t_share = t_agg = 0.0
-    nbytes = elems = 0
-    for i in range(n):
-        for t in range(T):
-            t0 = time.perf_counter()
-            C = np.empty((z_s + 1, sc), dtype=_U64)
-            C[0] = labels[i, t].reshape(-1)
-            g.field_into(C[1:], p)
-            S = evaluate(V, C, p, threads=threads)
-            t1 = time.perf_counter()
-            for i1 in range(n):
-                row = S[i1]
-                if i1 != i:
-                    m = ShareMessage(i, i1, t, row.reshape(s, c))
-                    nbytes += m.nbytes
-                    elems += m.elements
-                    if wire:
-                        m = ShareMessage.from_bytes(m.to_bytes())
-                    row = check_elements(m.values, p, "ShareMessage.values", ndim=2).reshape(-1)
-                acc[i1, t] = field.add(acc[i1, t], row, p)
-            t_share += t1 - t0
-            t_agg += time.perf_counter() - t1
-    rep.seconds.update(share=t_share, aggregate=t_agg)
-    rep.bytes["sharing"], rep.elements["sharing"] = nbytes, elems
-
-    t0 = time.perf_counter()
-    k = check_rng(None, b"approach1/query").field(T * z_q, p).reshape(T, z_q)
-    E = poly.vandermonde(pts[:N], z_q + 1, p)[:, 1:]                    # N x z_q: alpha_i^tau
-    Q = linalg.matmul(k, np.ascontiguousarray(E.T), p) if z_q else np.zeros((T, N), dtype=_U64)
-    Q[j] = field.add(Q[j], 1 % p, p)
-    queries = [Query(i, np.arange(T, dtype=_U64), np.ascontiguousarray(Q[:, i])) for i in range(N)]
-    rep.seconds["query"] = time.perf_counter() - t0
-    rep.bytes["queries"] = sum(q.nbytes for q in queries)
-    rep.elements["queries"] = sum(q.elements for q in queries)
-
-    t0 = time.perf_counter()
-    answers = []
-    for i, qu in enumerate(queries):
-        if wire:
-            qu = Query.from_bytes(qu.to_bytes())
-        ai = lincomb(qu.values, acc[i], sc, p)
-        answers.append(Answer(i, ai.reshape(s, c)))
-    rep.seconds["answer"] = time.perf_counter() - t0
-    rep.bytes["answers"] = sum(a.nbytes for a in answers)
-    rep.elements["answers"] = sum(a.elements for a in answers)
-
-    t0 = time.perf_counter()
-    # Lagrange coefficients at 0 over alpha_1..alpha_N: lambda_i = prod_{k != i} alpha_k / (alpha_k - alpha_i)
-    xs = [int(x) for x in pts[:N]]
-    lam = []
-    for a, xa in enumerate(xs):
-        num = den = 1
-        for b, xb in enumerate(xs):
-            if b != a:
-                num = num * xb % p
-                den = den * (xb - xa) % p
-        lam.append(num * pow(den, p - 2, p) % p)
-    A = np.stack([(Answer.from_bytes(a.to_bytes()) if wire else a).values.reshape(-1) for a in answers])
-    Y = linalg.matmul(np.array([lam], dtype=_U64), A, p, threads=threads)
-    rep.seconds["reconstruct"] = time.perf_counter() - t0
-    rep.sums = Y.reshape(s, c).astype(np.int64)
+    round_id = random_seed(16)
+    clients = [ClientSession(scheme.client(i, {t: labels[i, t] for t in range(T)}), round_id=round_id)
+               for i in range(n)]
+    out = drive(clients, FederatorSession(scheme.federator(j), round_id=round_id), wire=wire)
+    assert out.sums is not None                      # drive returns only with the sums
+    rep.seconds.update(out.seconds)
+    rep.bytes.update(out.bytes)
+    rep.elements.update(out.elements)
+    rep.sums = out.sums.astype(np.int64)
     rep.wall = dict(rep.seconds)
     if verify:
         if not (rep.sums.astype(object) == labels[:, j].astype(object).sum(axis=0)).all():
             raise AssertionError(f"Approach 1: the retrieved sums of objective {j} differ from the plaintext sums")
         rep.verified = True
     return rep
+
+
+class Approach1(Scheme):
+    """The public parameters and per-party steps of Approach 1 (Sec. IV), run
+    by ``approach1`` over the sessions of ``osfl.session``: Shamir shares
+    f(alpha_i) of every label with z_s random coefficients, the query
+    delta_tj + sum_tau alpha_i^tau k_tau^(t) to the first N = z_s + z_q + 1
+    clients, Lagrange interpolation at 0 of their answers.  No symmetric mode."""
+
+    name = "approach1"
+
+    def __init__(self, n: int, T: int, s: int, c: int, z_s: int, z_q: int, *, p: int = EMBEDDING_PRIME,
+                 threads: int | None = None) -> None:
+        self.n, self.T, self.s, self.c, self.z_s, self.z_q = n, T, s, c, z_s, z_q
+        self.p, self.threads = p, threads
+        self.N = z_s + z_q + 1
+        self.rho = n
+        self.store_cols = s * c
+        self.points = np.array(powers(primitive_root(p), n + 1, p)[1:], dtype=_U64)
+        self.V = poly.vandermonde(self.points, z_s + 1, p)                  # n x (z_s + 1)
+        self.responders = tuple(range(self.N))
+        self.answers_shape = (self.N, s * c)
+
+    def members(self, t: int) -> Sequence[int]:
+        """Every client holds every objective (rho = n)."""
+        return range(self.n)
+
+    def query_len(self, i: int) -> int:
+        """One query value per objective."""
+        return self.T
+
+    def _share(self, t, labels, rng) -> np.ndarray:
+        C = np.empty((self.z_s + 1, self.store_cols), dtype=_U64)
+        C[0] = labels.reshape(-1)
+        rng.field_into(C[1:], self.p)
+        return evaluate(self.V, C, self.p, threads=self.threads)
+
+    def _queries(self, j, rng) -> dict[int, Query]:
+        T, N, p, z_q = self.T, self.N, self.p, self.z_q
+        k = rng.field(T * z_q, p).reshape(T, z_q)
+        E = poly.vandermonde(self.points[:N], z_q + 1, p)[:, 1:]              # N x z_q: alpha_i^tau
+        Q = linalg.matmul(k, np.ascontiguousarray(E.T), p) if z_q else np.zeros((T, N), dtype=_U64)
+        Q[j] = field.add(Q[j], 1 % p, p)
+        return {i: Query(i, np.arange(T, dtype=_U64), np.ascontiguousarray(Q[:, i])) for i in range(N)}
+
+    def _answer(self, i, store, query, mask) -> Answer:
+        if mask is not None:
+            raise ValueError("Approach 1 has no symmetric mode")
+        return Answer(i, lincomb(query.values, store, self.store_cols, self.p).reshape(self.s, self.c))
+
+    def _reconstruct(self, j, A) -> np.ndarray:
+        # Lagrange coefficients at 0 over alpha_1..alpha_N: lambda_i = prod_{k != i} alpha_k / (alpha_k - alpha_i)
+        p = self.p
+        xs = [int(x) for x in self.points[:self.N]]
+        lam = []
+        for a, xa in enumerate(xs):
+            num = den = 1
+            for b, xb in enumerate(xs):
+                if b != a:
+                    num = num * xb % p
+                    den = den * (xb - xa) % p
+            lam.append(num * pow(den, p - 2, p) % p)
+        Y = linalg.matmul(np.array([lam], dtype=_U64), A, p, threads=self.threads)
+        return Y.reshape(self.s, self.c)

@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike
 from ... import field, linalg
 from ..._checks import check_elements, check_int
 from ...prg import Prg
+from ..common.wire import Reader, Writer, check_increasing
 from .messages import Answer, Query, ShareMessage
 from .params import (DOMAIN, OSFLParams, check_labels_2d, check_objective, check_rng, evaluate, lincomb,
                      query_values)
@@ -38,7 +39,7 @@ class Client:
     reused for a second query let the federator subtract them and read sums
     it did not ask for."""
 
-    def __init__(self, index: int, params: OSFLParams, labels: ArrayLike, *, shared_seed: bytes | None = None,
+    def __init__(self, index: int, params: OSFLParams, labels: ArrayLike | dict[int, np.ndarray], *, shared_seed: bytes | None = None,
                  session: bytes = b"", threads: int | None = None) -> None:
         if not isinstance(params, OSFLParams):
             raise TypeError(f"params must be OSFLParams, got {type(params).__name__}")
@@ -172,6 +173,54 @@ class Client:
         self._answered = True
         return Answer(self.index, a.reshape(P.n_partitions, P.c))
 
+    @property
+    def wire_params(self) -> OSFLParams:
+        """The parameters messages to this client are parsed with."""
+        return self.params
+
+    STATE_MAGIC = b"OSCL"
+
+    def export_state(self) -> bytes:
+        """This client's whole state as bytes: its labels, aggregated shares,
+        the senders counted, its flags and its symmetric-privacy seed and
+        session (secrets: for its own storage only)."""
+        w = (Writer(self.STATE_MAGIC).u64(self.index).u64(self._shared).u64(self._answered)
+             .blob(self._seed or b"").blob(self._session).array(self._acc))
+        for t in self.objectives:
+            w.array(np.ascontiguousarray(self._labels[t], dtype=_U64))
+            w.array(np.array(sorted(self._got[t]), dtype=_U64))
+        return w.bytes()
+
+    @classmethod
+    def import_state(cls, data: bytes, params: OSFLParams, threads: int | None = None) -> Client:
+        """The client ``export_state`` wrote, exactly (no share, seed or mask
+        drawn afresh)."""
+        r = Reader(data, cls.STATE_MAGIC, "Client state")
+        index = r.u64()
+        shared, answered = r.flag(), r.flag()
+        seed, session = r.blob(64), r.blob(1 << 20)
+        acc = r.array(2)
+        if not 0 <= index < params.n:
+            raise ValueError(f"Client state: index {index} is not a client of these params (n = {params.n})")
+        objs = params.objectives(index)
+        labels, got = {}, {}
+        for t in objs:
+            labels[t] = r.array(2)
+            g = [int(v) for v in r.array(1)]
+            check_increasing(g, f"Client state: senders of objective {t}")
+            got[t] = set(g)
+        r.done()
+        cl = cls(index, params, labels, shared_seed=seed or None, session=session, threads=threads)
+        if acc.shape != cl._acc.shape:
+            raise ValueError(f"Client state: aggregated shares of shape {acc.shape}, expected {cl._acc.shape}")
+        if acc.size and int(acc.max()) >= params.p:
+            raise ValueError("Client state: aggregated share entry >= p")
+        for t, senders in got.items():
+            if not senders <= set(params.clients(t)):
+                raise ValueError(f"Client state: senders {sorted(senders)} are not clients of objective {t}")
+        cl._acc, cl._got, cl._shared, cl._answered = acc, got, shared, answered
+        return cl
+
 
 def _mask_domain(session: bytes, f: int) -> bytes:
     return DOMAIN + b"sym-mask/" + len(session).to_bytes(4, "big") + session + f.to_bytes(8, "big")
@@ -188,6 +237,28 @@ class Federator:
         self.j = check_objective(j, params.T)
         self.threads = threads
         self._A: np.ndarray | None = None
+
+    @property
+    def responders(self) -> tuple[int, ...]:
+        """The clients queried: all n (the decoder of Sec. V-d needs every answer)."""
+        return tuple(range(self.params.n))
+
+    @property
+    def wire_params(self) -> OSFLParams:
+        """The parameters answers are parsed with."""
+        return self.params
+
+    def export_state(self) -> bytes:
+        """The federator's state: its hidden objective."""
+        return Writer(b"OSFD").u64(self.j).bytes()
+
+    @classmethod
+    def import_state(cls, data: bytes, params: OSFLParams, threads: int | None = None) -> Federator:
+        """The federator ``export_state`` wrote."""
+        r = Reader(data, b"OSFD", "Federator state")
+        j = r.u64()
+        r.done()
+        return cls(params, j, threads=threads)
 
     def queries(self, rng: Prg | None = None) -> dict[int, Query]:
         """{i: Query} for every client i in [n] (clients with no objective get an

@@ -8,7 +8,6 @@ bytes and field elements counted for the rates of Sec. III
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field as dc_field
 from typing import Optional
@@ -20,9 +19,9 @@ from ..._checks import check_prime
 from ..common.rounds import ParamsT, RoundResult
 from ...field import EMBEDDING_PRIME
 from ...prg import random_seed
-from .messages import Answer, Query, ShareMessage
 from .params import Assignment, OSFLParams, check_objective
 from .parties import Client, Federator
+from .session import ClientSession, FederatorSession, drive
 
 __all__ = ["OSFLRoundResult", "run_round", "check_label_tensor", "check_sums"]
 
@@ -85,13 +84,17 @@ def run_round(labels: ArrayLike, incidence: Assignment | ArrayLike, j: int, z_s:
               symmetric: bool = False, *, p: int = EMBEDDING_PRIME, levels: int | None = None,
               wire: bool = False, threads: int | None = None, verify: bool = False) -> OSFLRoundResult[OSFLParams]:
     """Simulate the whole protocol: sharing, aggregation, query, answers,
-    reconstruction.
+    reconstruction: one ``ClientSession`` per client and a
+    ``FederatorSession`` driven over the in-memory loopback of ``drive``
+    (the sessions own stage order, round binding, replay refusal and
+    answer-once).
 
     ``labels``: (n, T, s, c) integer array (entries for unassigned (i, t) are
     ignored); ``incidence``: an n x T 0/1 array or an ``Assignment``; ``j``:
     the federator's hidden objective; ``symmetric``: Sec. VI (clients draw a
     shared seed the federator never sees).  ``wire=True`` sends every message
-    through ``to_bytes``/``from_bytes``.  Returns an :class:`OSFLRoundResult`
+    through ``to_bytes``/``from_bytes`` (framed; without it the frames
+    cross as objects).  Returns an :class:`OSFLRoundResult`
     whose ``sums`` is the (s, c) int64 array sum_{i in I(e_j)} labels[i, j];
     ``verify``: compare it with that plaintext sum and raise AssertionError
     on a difference.  Core and wall seconds are equal (parties run one after
@@ -115,48 +118,16 @@ def run_round(labels: ArrayLike, incidence: Assignment | ArrayLike, j: int, z_s:
                           "c": c, "p": p, "k_C": params.k_C, "symmetric": symmetric})
     seed = random_seed(32) if symmetric else None
     session = random_seed(16) if symmetric else b""
-    clients = [Client(i, params, labels[i], shared_seed=seed, session=session, threads=threads)
-               for i in range(n)]
-    fed = Federator(params, j, threads=threads)
-
-    t_share = t_agg = 0.0
-    nbytes = elems = 0
-    for cl in clients:
-        t0 = time.perf_counter()
-        msgs = cl.share()
-        t1 = time.perf_counter()
-        for m in msgs:
-            nbytes += m.nbytes
-            elems += m.elements
-            if wire:
-                m = ShareMessage.from_bytes(m.to_bytes(), params)
-            clients[m.receiver].receive(m)
-        t_share += t1 - t0
-        t_agg += time.perf_counter() - t1
-        del msgs
-    rep.seconds.update(share=t_share, aggregate=t_agg)
-    rep.bytes["sharing"], rep.elements["sharing"] = nbytes, elems
-
-    t0 = time.perf_counter()
-    queries = fed.queries()
-    rep.seconds["query"] = time.perf_counter() - t0
-    rep.bytes["queries"] = sum(q.nbytes for q in queries.values())
-    rep.elements["queries"] = sum(q.elements for q in queries.values())
-    if wire:
-        queries = {i: Query.from_bytes(q.to_bytes(), params) for i, q in queries.items()}
-
-    t0 = time.perf_counter()
-    answers = {i: clients[i].answer(queries[i]) for i in range(n)}
-    rep.seconds["answer"] = time.perf_counter() - t0
-    rep.bytes["answers"] = sum(a.nbytes for a in answers.values())
-    rep.elements["answers"] = sum(a.elements for a in answers.values())
-    if wire:
-        answers = {i: Answer.from_bytes(a.to_bytes(), params) for i, a in answers.items()}
-
-    t0 = time.perf_counter()
-    out = fed.reconstruct(answers)
-    rep.seconds["reconstruct"] = time.perf_counter() - t0
-    rep.sums = out.astype(np.int64)
+    round_id = random_seed(16)
+    clients = [ClientSession(Client(i, params, labels[i], shared_seed=seed, session=session, threads=threads),
+                             round_id=round_id) for i in range(n)]
+    fed = FederatorSession(Federator(params, j, threads=threads), round_id=round_id)
+    out = drive(clients, fed, wire=wire)
+    assert out.sums is not None                      # drive returns only with the sums
+    rep.seconds.update(out.seconds)
+    rep.bytes.update(out.bytes)
+    rep.elements.update(out.elements)
+    rep.sums = out.sums.astype(np.int64)
     rep.wall = dict(rep.seconds)
     if verify:
         check_sums(rep, labels, asg, j, "OSFL")
