@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from secea_fast import dpf, paillier
 from secea_fast.field import EMBEDDING_PRIME
 from secea_fast.protocols import osfl, secea, secea_phe, secemb
+from secea_fast.protocols.common.roster import Roster
 from secea_fast.protocols.secea import Message, SecEAParams
 
 BITS = 512                      # insecure test keys: parsing cost does not depend on the key's strength
@@ -166,6 +167,8 @@ def _samples():
                                            [ps.export_secret(), dpf.path_gen(1, 3)[2].export_secret()])
     out["flower.secemb table"] = (lambda b: fsecemb._table_from(b, prm), fsecemb._table_bytes,
                                   [fsecemb._table_bytes(u64(20, 2))])
+    roster, _ = Roster.make([("server1", "server1"), ("user-0", "user"), ("user-1", "user")])
+    out["roster.Roster.from_json"] = (Roster.from_json, lambda r: r.to_json().encode(), [roster.to_json().encode()])
     return out
 
 
@@ -201,7 +204,7 @@ def test_every_parser_is_fuzzed():
                "Server.import_requests", "PathSecret.import_secret", "_table_from", "KeyBatch.from_bytes",
                "PathKeyBatch.from_bytes", "PathSecretBatch.import_secret", "Frame.from_bytes",
                "ClientSession.import_state", "FederatorSession.import_state", "Federator.import_state",
-               "SchemeClient.import_state"}
+               "SchemeClient.import_state", "Roster.from_json"}
     assert found <= covered, f"parsers without a fuzz test: {sorted(found - covered)}"
     for name in NAMES:                               # and every valid sample parses and round-trips
         parse, ser, valid = SAMPLES[name]

@@ -225,17 +225,34 @@ class Roster:
         """The canonical bytes of the roster (what :attr:`digest` hashes)."""
         return transcript(ROSTER_FORMAT, *(f for e in self.entries.values() for f in (e.name, e.role, e.public)))
 
-    def to_json(self) -> dict:
-        return {"format": ROSTER_FORMAT,
-                "parties": [{"name": e.name, "role": e.role, "ed25519": e.public.hex()}
-                            for e in self.entries.values()]}
+    def to_json(self) -> str:
+        """The roster as canonical JSON text (what :meth:`save` writes)."""
+        doc = {"format": ROSTER_FORMAT,
+               "parties": [{"name": e.name, "role": e.role, "ed25519": e.public.hex()}
+                           for e in self.entries.values()]}
+        return json.dumps(doc, separators=(",", ":"))
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the roster (public) to ``path`` as JSON."""
-        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")
+        """Write the roster (public) to ``path``: its JSON text and a newline."""
+        Path(path).write_text(self.to_json() + "\n")
 
     @classmethod
-    def from_json(cls, data: object, what: str = "roster") -> Roster:
+    def from_json(cls, text: str | bytes, what: str = "roster") -> Roster:
+        """The roster of :meth:`to_json`'s text; anything else (another
+        spelling of the same document included) is a ValueError: the roster
+        is a trust anchor, so only the form the package writes is read
+        (regenerate it with ``secea-fast flower roster``)."""
+        if isinstance(text, (bytes, bytearray)):
+            try:
+                text = bytes(text).decode("utf-8")
+            except UnicodeDecodeError:
+                raise ValueError(f"{what}: not UTF-8 text") from None
+        if not isinstance(text, str):
+            raise TypeError(f"{what}: expected JSON text, got {type(text).__name__}")
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ValueError(f"{what}: not JSON ({exc})") from None
         if not isinstance(data, dict) or data.get("format") != ROSTER_FORMAT:
             raise ValueError(f"{what}: not a {ROSTER_FORMAT} document")
         parties = data.get("parties")
@@ -248,14 +265,24 @@ class Roster:
             except (KeyError, TypeError, ValueError) as exc:
                 raise ValueError(f"{what}: party {i}: {exc!r}") from None
         try:
-            return cls(entries)
+            roster = cls(entries)
         except ValueError as exc:
             raise ValueError(f"{what}: {exc}") from None
+        if roster.to_json() != text:
+            raise ValueError(f"{what}: not in the canonical form secea_fast writes (regenerate it with "
+                             "`secea-fast flower roster`)")
+        return roster
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Roster:
         """The roster saved by :meth:`save`; ValueError naming the file otherwise."""
-        return cls.from_json(_read_json(path, "roster file"), f"roster file {path}")
+        p = Path(path)
+        if not p.is_file():
+            raise ValueError(f"roster file {path}: not a regular file")
+        if p.stat().st_size > 1 << 24:
+            raise ValueError(f"roster file {path}: larger than 16 MiB")
+        text = p.read_bytes()
+        return cls.from_json(text[:-1] if text.endswith(b"\n") else text, f"roster file {path}")
 
     @classmethod
     def make(cls, parties: Iterable[tuple[str, str]] | Mapping[str, str]) -> tuple[Roster, dict[str, Identity]]:
