@@ -137,6 +137,20 @@ def _samples():
     dpf.convert_gen(ps, 3, domain=9)
     out["dpf.PathSecret.import_secret"] = (dpf.PathSecret.import_secret, dpf.PathSecret.export_secret,
                                            [ps.export_secret(), dpf.path_gen(1, 3)[2].export_secret()])
+    # the SecEmb sessions' saved states, fresh and mid-round
+    from secea_fast.protocols.common.roster import Roster
+    roster, ids = Roster.make([("server1", "server1"), ("user-0", "user"), ("user-1", "user")])
+    s1s = secemb.Server1Session(roster, ids["server1"], run=7)
+    us = secemb.UserSession(roster, ids["user-0"], [1, 7, 19, 4], run=7)
+    fresh_u, fresh_s1 = us.export_state(), s1s.export_state()
+    _, sq = us.retrieve(1, prm, s1s.key_message())
+    s1s.answer(1, prm, np.zeros((20, 2), dtype=np.uint64), {"u": sq})
+    out["secemb.UserSession.import_state"] = (
+        lambda b: secemb.UserSession.import_state(roster, ids["user-0"], [1, 7, 19, 4], b),
+        secemb.UserSession.export_state, [fresh_u, us.export_state()])
+    out["secemb.Server1Session.import_state"] = (
+        lambda b: secemb.Server1Session.import_state(roster, ids["server1"], b),
+        secemb.Server1Session.export_state, [fresh_s1, s1s.export_state()])
     out["flower.secemb table"] = (lambda b: fsecemb._table_from(b, prm), fsecemb._table_bytes,
                                   [fsecemb._table_bytes(u64(20, 2))])
     return out
@@ -172,7 +186,8 @@ def test_every_parser_is_fuzzed():
                "PathKey.from_bytes", "ShareMessage.from_bytes", "Query.from_bytes", "Answer.from_bytes",
                "Client.import_state", "_NodeState.from_bytes", "User.import_state",
                "Server.import_requests", "PathSecret.import_secret", "_table_from", "KeyBatch.from_bytes",
-               "PathKeyBatch.from_bytes", "PathSecretBatch.import_secret"}
+               "PathKeyBatch.from_bytes", "PathSecretBatch.import_secret", "UserSession.import_state",
+               "Server1Session.import_state"}
     assert found <= covered, f"parsers without a fuzz test: {sorted(found - covered)}"
     for name in NAMES:                               # and every valid sample parses and round-trips
         parse, ser, valid = SAMPLES[name]
