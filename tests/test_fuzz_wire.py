@@ -141,12 +141,12 @@ def _samples():
     from secea_fast.protocols.common.roster import Roster
     roster, ids = Roster.make([("server1", "server1"), ("user-0", "user"), ("user-1", "user")])
     s1s = secemb.Server1Session(roster, ids["server1"], run=7)
-    us = secemb.UserSession(roster, ids["user-0"], [1, 7, 19, 4], run=7)
+    us = secemb.UserSession(roster, ids["user-0"], run=7)
     fresh_u, fresh_s1 = us.export_state(), s1s.export_state()
-    _, sq = us.retrieve(1, prm, s1s.key_message())
+    _, sq = us.retrieve(1, prm, [1, 7, 19, 4], s1s.key_message())
     s1s.answer(1, prm, np.zeros((20, 2), dtype=np.uint64), {"u": sq})
     out["secemb.UserSession.import_state"] = (
-        lambda b: secemb.UserSession.import_state(roster, ids["user-0"], [1, 7, 19, 4], b),
+        lambda b: secemb.UserSession.import_state(roster, ids["user-0"], b),
         secemb.UserSession.export_state, [fresh_u, us.export_state()])
     out["secemb.Server1Session.import_state"] = (
         lambda b: secemb.Server1Session.import_state(roster, ids["server1"], b),

@@ -209,14 +209,6 @@ def _secret_keys(n: int) -> np.ndarray:
     return Prg(random_seed(), b"secemb/pad-or-trunc").uint64(n)
 
 
-def _secret_order(n: int) -> np.ndarray:
-    """A uniformly random permutation of range(n): the ranks of n uniform
-    64-bit keys from AES-CTR under a fresh ``secrets`` seed (``random_seed``).
-    (Two equal keys, probability below n^2 / 2^65, would keep their input
-    order: a bias far below anything observable.)"""
-    return np.argsort(_secret_keys(n), kind="stable")
-
-
 def pad_or_trunc_idx(items: NDArray[np.int64], m: int, m_prime: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Algorithm 1 (PadOrTrunc): returns (indices of length m', positions
     of the kept real items in ``items`` (-1 for padding)).  Sampling uses
@@ -242,8 +234,9 @@ def pad_or_trunc_idx(items: NDArray[np.int64], m: int, m_prime: int) -> tuple[ND
     slot[items] = np.arange(n, dtype=np.int64)
     if int(np.count_nonzero(slot >= 0)) != n:
         raise ValueError("items has duplicates")
-    keys = _secret_keys(m) >> np.uint64(1)
+    words = _secret_keys(m + m_prime)                      # one seed: m item keys, m' slot keys
+    keys = words[:m] >> np.uint64(1)
     keys |= (slot < 0).astype(np.uint64) << np.uint64(63)      # unrated items sort after every rated one
     idx = np.argpartition(keys, m_prime - 1)[:m_prime] if m_prime < m else np.arange(m)
-    idx = idx[_secret_order(m_prime)].astype(np.int64)     # hide which slots are padding
+    idx = idx[np.argsort(words[m:], kind="stable")].astype(np.int64)     # hide which slots are padding
     return idx, slot[idx]

@@ -61,7 +61,8 @@ from .params import SecEmbParams, check_real
 from .parties import Server, User, reconstruct_aggregate
 
 __all__ = ["ProtocolError", "SealError", "UserSession", "Server1Session", "Server0Session", "MIN_USERS",
-           "SESSION_VERSION", "run_binding", "sealed_sender", "server1_name"]
+           "SESSION_VERSION", "run_binding", "sealed_sender", "server1_name", "verify_server1_key",
+           "params_items_limit"]
 
 MIN_USERS = 2                 # default least number of users in an aggregate
 SESSION_VERSION = 1
@@ -86,6 +87,11 @@ def server1_name(roster: Roster) -> str:
     if len(s1) != 1:
         raise ValueError(f"roster: SecEmb needs exactly one party of role 'server1', found {len(s1)}")
     return s1[0]
+
+
+def params_items_limit(params: SecEmbParams) -> int:
+    """The most item ids a user can rate: m."""
+    return params.m
 
 
 def _round(rnd: object) -> int:
@@ -150,10 +156,10 @@ class UserSession:
     """A user's side of SecEmb rounds in one run: ``retrieve`` ->
     ``reconstruct`` -> ``upload`` per round, rounds increasing."""
 
-    def __init__(self, roster: Roster, identity: Identity, items: ArrayLike, *, run: bytes | str | int) -> None:
+    def __init__(self, roster: Roster, identity: Identity, *, run: bytes | str | int) -> None:
         if roster.role(identity.name) != "user":
             raise ValueError(f"identity {identity.name!r} has role {roster.role(identity.name)!r}, not 'user'")
-        self.roster, self.identity, self.items = roster, identity, items
+        self.roster, self.identity = roster, identity
         self.run = run_binding(run)
         self.server1 = server1_name(roster)
         self.channel = SealedChannel(identity.name, self.run)
@@ -170,16 +176,18 @@ class UserSession:
                                 f"arrived while at stage {self.stage!r} of round {self.round}")
         return rnd
 
-    def retrieve(self, rnd: int, params: SecEmbParams, server1_key: bytes) -> tuple[bytes, bytes]:
-        """PadOrTrunc + PathGen (Algorithm 1): (request to server 0, sealed
-        request to server 1).  ``server1_key``: server 1's signed key
-        message, checked against the roster."""
+    def retrieve(self, rnd: int, params: SecEmbParams, items: ArrayLike,
+                 server1_key: bytes) -> tuple[bytes, bytes]:
+        """PadOrTrunc + PathGen (Algorithm 1) for this round's rated
+        ``items``: (request to server 0, sealed request to server 1).
+        ``server1_key``: server 1's signed key message, checked against the
+        roster."""
         rnd = _round(rnd)
         if rnd <= self.round:
             raise ProtocolError(f"user {self.identity.name}: retrieval of round {rnd}, but round "
                                 f"{self.round} was already started")
-        key = verify_server1_key(self.roster, self.run, server1_key)
-        user = User(params, self.items)
+        key = self.check_server1_key(server1_key)
+        user = User(params, items)
         r0, r1 = user.retrieval_request()
         eph = X25519KeyPair()
         sig = self.roster.sign(self.identity, _P_REQ, self.run, rnd, self.identity.name, eph.public_bytes, key)
@@ -189,6 +197,11 @@ class UserSession:
         inner = (Writer(_SQ, SESSION_VERSION).u64(rnd).blob(self.identity.name.encode()).blob(eph.public_bytes)
                  .blob(sig).blob(sealed).bytes())
         return r0.to_bytes(), inner
+
+    def check_server1_key(self, data: bytes) -> bytes:
+        """Server 1's key from its signed key message, verified against this
+        user's roster copy for this run (rule 1)."""
+        return verify_server1_key(self.roster, self.run, data)
 
     def reconstruct(self, rnd: int, answer0: bytes, answer1: bytes) -> np.ndarray:
         """Eq. 4 (XOR form) from server 0's answer and server 1's sealed
@@ -227,22 +240,23 @@ class UserSession:
         if live:
             assert self._params is not None and self._eph is not None and self._user is not None
             _params_bytes(w, self._params).blob(self._eph.private_bytes()).blob(self._s1key)
-            w.blob(self._user.export_state())
+            w.array(self._user.items.astype(np.uint64)).blob(self._user.export_state())
         return _used_bytes(w, self.channel.used).bytes()
 
     @classmethod
-    def import_state(cls, roster: Roster, identity: Identity, items: ArrayLike, data: bytes) -> UserSession:
-        """The session :meth:`export_state` saved (same roster, identity, items)."""
+    def import_state(cls, roster: Roster, identity: Identity, data: bytes) -> UserSession:
+        """The session :meth:`export_state` saved (same roster and identity)."""
         r = Reader(data, _USER_ST, "SecEmb user session", SESSION_VERSION)
         run = r.blob(1 << 10)
         s = cls.__new__(cls)
-        UserSession.__init__(s, roster, identity, items, run=b"")
+        UserSession.__init__(s, roster, identity, run=b"")
         s.run = run
         s.round, s.stage = r.u64(), r.blob(32).decode()
         if r.flag():
             s._params = _params_from(r)
             s._eph = X25519KeyPair.from_private_bytes(r.blob(32))
             s._s1key = r.blob(32)
+            items = r.array(1, params_items_limit(s._params)).astype(np.int64)
             s._user = User.import_state(s._params, items, r.blob())
         s.channel = SealedChannel(identity.name, run, _used_from(r))
         r.done()
@@ -496,8 +510,9 @@ class Server0Session:
         return resp.to_bytes()
 
     def aggregate(self, rnd: int, uploads: Mapping[str, bytes]) -> dict[str, str]:
-        """Take the users' uploads to server 0 (once per round) and compute
-        server 0's share over those that parse; returns user -> why refused."""
+        """Take the users' uploads to server 0 (once per round); returns
+        user -> why refused.  Server 0's share is computed by
+        :meth:`precompute` (while server 1 works) or by :meth:`reconstruct`."""
         if self.stage == "answer":
             self.stage = "aggregate"
         self._at(rnd, "aggregate")
@@ -516,8 +531,14 @@ class Server0Session:
             except ProtocolError as exc:
                 refused[user] = str(exc)
         self.stage = "reconstruct"
-        self._share = self._share_over(tuple(sorted(self._uploads)))
         return refused
+
+    def precompute(self) -> None:
+        """Server 0's share over every upload it took (server 1 usually
+        aggregates the same users; :meth:`reconstruct` redoes it if not)."""
+        if self.stage != "reconstruct":
+            raise ProtocolError(f"server 0: precompute at stage {self.stage!r}")
+        self._share = self._share_over(tuple(sorted(self._uploads)))
 
     def _share_over(self, names: tuple[str, ...]) -> tuple[tuple[str, ...], AggregateShare]:
         assert self._server is not None
@@ -530,7 +551,7 @@ class Server0Session:
         1's share message, over exactly its users (each must have an upload
         here); ProtocolError naming server 1 if its share does not fit."""
         self._at(rnd, "reconstruct")
-        assert self._server is not None and self._share is not None
+        assert self._server is not None
         P = self._server.params
 
         def parse(b):
@@ -549,7 +570,8 @@ class Server0Session:
             raise ProtocolError(f"server 1's share covers {len(names)} user(s), below min_users = {self.min_users}")
         if share1_.party != 1 or share1_.sparse.shape != (P.m, P.d) or share1_.dense.shape != (P.dense_size,):
             raise ProtocolError("server 1's share does not fit the round's parameters")
-        mine = self._share if self._share[0] == tuple(sorted(names)) else self._share_over(tuple(sorted(names)))
+        want = tuple(sorted(names))
+        mine = self._share if self._share is not None and self._share[0] == want else self._share_over(want)
         self.stage = "done"
         agg, dense = reconstruct_aggregate(mine[1], share1_, P)
         return agg, dense, sorted(names)
