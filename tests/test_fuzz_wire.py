@@ -151,6 +151,12 @@ def _samples():
     out["secemb.Server1Session.import_state"] = (
         lambda b: secemb.Server1Session.import_state(roster, ids["server1"], b),
         secemb.Server1Session.export_state, [fresh_s1, s1s.export_state()])
+    s0s = secemb.Server0Session(roster, run=7)
+    fresh_s0 = s0s.export_state()
+    s0s.begin(1, prm, np.zeros((20, 2), dtype=np.uint64))
+    out["secemb.Server0Session.import_state"] = (
+        lambda b: secemb.Server0Session.import_state(roster, b),
+        secemb.Server0Session.export_state, [fresh_s0, s0s.export_state()])
     out["flower.secemb table"] = (lambda b: fsecemb._table_from(b, prm), fsecemb._table_bytes,
                                   [fsecemb._table_bytes(u64(20, 2))])
     return out
@@ -187,7 +193,7 @@ def test_every_parser_is_fuzzed():
                "Client.import_state", "_NodeState.from_bytes", "User.import_state",
                "Server.import_requests", "PathSecret.import_secret", "_table_from", "KeyBatch.from_bytes",
                "PathKeyBatch.from_bytes", "PathSecretBatch.import_secret", "UserSession.import_state",
-               "Server1Session.import_state"}
+               "Server1Session.import_state", "Server0Session.import_state"}
     assert found <= covered, f"parsers without a fuzz test: {sorted(found - covered)}"
     for name in NAMES:                               # and every valid sample parses and round-trips
         parse, ser, valid = SAMPLES[name]

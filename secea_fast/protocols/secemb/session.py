@@ -42,6 +42,9 @@ Sec. 6.2: a PKI of long-term keys, every announced key signed):
 A message that breaks a rule raises :class:`ProtocolError` (a ValueError)
 naming what was wrong; the caller drops that message's sender (within the
 protocol's tolerance), never the round.
+
+Length (about 600 lines): the three roles share the message layouts and
+the rules above, which are meant to be read together in one place.
 """
 from __future__ import annotations
 
@@ -575,3 +578,40 @@ class Server0Session:
         self.stage = "done"
         agg, dense = reconstruct_aggregate(mine[1], share1_, P)
         return agg, dense, sorted(names)
+
+    def export_state(self) -> bytes:
+        """This session as versioned bytes (server 0's own state: the round,
+        stage, public table, the retrieval paths and uploads it holds)."""
+        import struct
+        w = (Writer(_S0_ST, SESSION_VERSION).blob(self.run).u64(self.min_users)
+             .blob(struct.pack("<d", self.noise_sigma)).u64(self.round).blob(self.stage.encode()))
+        w.u64(self._server is not None)
+        if self._server is not None:
+            _params_bytes(w, self._server.params).array(self._server.table).blob(self._server.export_requests())
+            w.u64(len(self._answered))
+            for n in sorted(self._answered):
+                w.blob(n.encode())
+            w.u64(len(self._uploads))
+            for n, up in sorted(self._uploads.items()):
+                w.blob(n.encode()).blob(up.to_bytes())
+        return w.bytes()
+
+    @classmethod
+    def import_state(cls, roster: Roster, data: bytes, threads: int | None = None) -> Server0Session:
+        """The session :meth:`export_state` saved (same roster)."""
+        import struct
+        r = Reader(data, _S0_ST, "SecEmb server 0 session", SESSION_VERSION)
+        run, min_users = r.blob(1 << 10), r.u64()
+        sigma = r.blob(8)
+        if len(sigma) != 8:
+            raise ValueError("SecEmb server 0 session: noise_sigma is not 8 bytes")
+        s = cls(roster, run=b"", min_users=min_users, noise_sigma=struct.unpack("<d", sigma)[0], threads=threads)
+        s.run, s.round, s.stage = run, r.u64(), r.blob(32).decode()
+        if r.flag():
+            params = _params_from(r)
+            s._server = Server(0, params, r.array(2), threads)
+            s._server.import_requests(r.blob())
+            s._answered = {r.blob(64).decode() for _ in range(r.u64())}
+            s._uploads = {r.blob(64).decode(): AggregationUpload.from_bytes(r.blob()) for _ in range(r.u64())}
+        r.done()
+        return s
