@@ -215,3 +215,29 @@ def test_server0_view_holds_nothing_of_server1():
         if d == "up" and node != S1:
             lengths.setdefault(cfg["stage"], set()).update((i, len(b)) for i, b in enumerate(blobs))
     assert all(len({i for i, _ in v}) == len(v) for v in lengths.values()), lengths   # one length per part
+
+
+def test_view_check_catches_a_leaking_channel(monkeypatch):
+    """The check above has power: a channel whose plaintexts also reach the
+    relay (here in the replies' config) is caught."""
+    from secea_fast.protocols.secemb import channel
+    leaked = []
+    real_seal = channel.SealedChannel.seal
+
+    def seal(self, keypair, peer, rnd, stage, receiver, plaintext):
+        leaked.append(bytes(plaintext))
+        return real_seal(self, keypair, peer, rnd, stage, receiver, plaintext)
+    monkeypatch.setattr(channel.SealedChannel, "seal", seal)
+    real_handle = fsecemb.handle
+
+    def handle(*a, **kw):
+        rc, out, new, res = real_handle(*a, **kw)
+        return dict(rc, leak=b"".join(leaked[-1:])), out, new, res
+    monkeypatch.setattr(fsecemb, "handle", handle)
+    Q, items, grads = _setup(n_users=2, sizes=[1, 8])
+    loop, roster, _, me = make_loop(items, grads)
+    runner(loop, roster, 8).run(loop.nodes, Q)
+    secret = set().union(*(_chunks(p) for p in _server1_plaintexts(loop, roster, me)))
+    seen = [repr(sorted((k, v) for k, v in cfg.items())).encode() for _, _, cfg, _ in loop.view]
+    seen += [cfg["leak"] for _, _, cfg, _ in loop.view if "leak" in cfg]
+    assert len(secret & set().union(*map(_chunks, seen))) > 300
