@@ -38,7 +38,8 @@ from ..protocols.common.roster import Roster
 from .admission import NodeIdentity, node_identity
 
 __all__ = ["DEFAULTS", "demo_local", "party_of", "make_apps", "save_embeddings", "load_embeddings",
-           "SECEMB_DEFAULTS", "secemb_data", "secemb_role", "secemb_parties", "secemb_roster", "make_secemb_apps", "verify_secea",
+           "SECEMB_DEFAULTS", "secemb_data", "secemb_role", "secemb_parties", "secemb_roster",
+           "make_secemb_apps", "verify_secea",
            "verify_secemb", "make_example_apps", "measure_floor", "FLOOR_TYPE"]
 
 DEFAULTS = {"workload": "synthetic", "entities": 2000, "num-clients": 5, "d": 64, "T": 1, "K": 0,
