@@ -599,3 +599,20 @@ def test_replies_carry_no_timings_and_the_check_has_power():
                                                   lambda c, rc, out: (dict(rc, seconds=0.001), out)))
     tfs.runner(loop, roster, 6).run(loop.nodes, Q)
     assert scan(loop)
+
+
+def test_reordered_stages_and_other_runs_are_refused():
+    roster, ids, s1, users, table = setup()
+    with pytest.raises(ProtocolError, match="stage 'idle'"):
+        users[0].reconstruct(1, b"", b"")                        # an answer before any request
+    with pytest.raises(ProtocolError, match="answered nothing"):
+        s1.aggregate(1, {})                                      # an aggregate before any answer
+    s0 = Server0Session(roster, run=RUN)
+    with pytest.raises(ProtocolError, match="'answer' of round 1"):
+        s0.answer(1, "user-0", b"")                              # before the round began
+    s0.begin(1, P, table)
+    with pytest.raises(ProtocolError, match="'reconstruct' of round 1"):
+        s0.reconstruct(1, b"")                                   # a share before the uploads
+    other = Server1Session(roster, ids["server1"], run=b"run-2")  # server 1's genuine key of another run
+    with pytest.raises(ProtocolError, match="another run"):
+        users[0].retrieve(1, P, [1], other.key_message())
