@@ -194,7 +194,7 @@ def test_sessions_cost_against_raw_parties(benchmark):
     benchmark.pedantic(run, rounds=1, iterations=1)
     info = {"users": users, "m": M, "m_prime": MP, "d": D, "raw_s": min(raw), "sessions_s": min(ses),
             "overhead": min(ses) / min(raw) - 1}
-    flwr = pytest.importorskip("flwr")                      # noqa: F841
+    pytest.importorskip("flwr")
     from secea_fast.flower import secemb as fsecemb
     from secea_fast.flower.admission import NodeIdentity
     from secea_fast.flower.records import StageResult, pack, unpack

@@ -308,10 +308,9 @@ def test_server1_counts_only_roster_users():
     with pytest.raises(ProtocolError):
         stranger.retrieve(1, P, [1], s1.key_message())           # server 1's key does not verify for it
     # a request signed by another roster party (server 0 posing as a user)
-    reqs, _ = retrieve_all(*setup()[2:])
     forged = bytearray(users[0].retrieve(1, P, [1, 2], s1.key_message())[1])
     r = Reader(bytes(forged), b"SESQ", "q", 1)
-    rnd, name, eph, sig, box = r.u64(), r.blob(), r.blob(), r.blob(), r.blob()
+    rnd, _name, eph, sig, box = r.u64(), r.blob(), r.blob(), r.blob(), r.blob()
     for who in ("server0", "server1", "user-1"):
         data = Writer(b"SESQ", 1).u64(rnd).blob(who.encode()).blob(eph).blob(sig).blob(box).bytes()
         _, refused = s1.answer(1, P, table, {"x": data})
@@ -370,7 +369,7 @@ def _timings(stage, pad, samples=300, TP=TP):
         if stage == "retrieve":
             out[g].append(t1 - t0)
             continue
-        _, sq = r0, r1
+
         s1b = Server1Session.import_state(roster, ids["server1"], s1.export_state())
         ans, _ = s1b.answer(1, TP, table, {"u": r1})
         a0 = s0.answer(0, secemb.RetrievalRequest.from_bytes(r0)).to_bytes()

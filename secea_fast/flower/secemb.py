@@ -71,7 +71,7 @@ from ..protocols.common.wire import Reader, Writer
 from ..protocols.secemb import (MIN_USERS, ProtocolError, SecEmbParams, Server0Session, Server1Session,
                                 UserSession, encode_table)
 from .admission import HELLO, NodeIdentity, hello_reply, identify_nodes, node_identity
-from .records import Exchange, StageResult, grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
+from .records import Exchange, grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
 
 __all__ = ["MESSAGE_TYPE", "STATE_KEY", "ROLES", "handle", "handle_message", "SecEmbStageRunner",
            "SecEmbFlowerResult", "run_secemb", "config_int"]

@@ -11,7 +11,7 @@ import secrets
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field as dc_field
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
