@@ -86,12 +86,12 @@ _PARAM_KEYS = {"m": 1, "d": 1, "m_prime": 1, "frac_bits": 0, "n_users": 1, "dens
 def config_int(cfg: dict[str, Any], key: str, minimum: int = 0) -> int:
     """``cfg[key]`` as an int >= ``minimum``; ValueError naming the field."""
     if key not in cfg:
-        raise ValueError(f"SecEmb stage config: field {key!r} is missing")
+        raise ValueError(f"SecEmb config: field {key!r} is missing")
     v = cfg[key]
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise ValueError(f"SecEmb stage config: field {key!r} must be an int, got {type(v).__name__}")
+        raise ValueError(f"SecEmb config: field {key!r} must be an int, got {type(v).__name__}")
     if v < minimum:
-        raise ValueError(f"SecEmb stage config: field {key!r} must be >= {minimum}, got {v}")
+        raise ValueError(f"SecEmb config: field {key!r} must be >= {minimum}, got {v}")
     return int(v)
 
 
@@ -100,7 +100,7 @@ def _params(cfg: dict) -> SecEmbParams:
     try:
         return SecEmbParams(**vals)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"SecEmb stage config: {exc}") from None
+        raise ValueError(f"SecEmb config: {exc}") from None
 
 
 def _cfg_bytes(cfg: dict, key: str) -> bytes:
@@ -219,7 +219,8 @@ def handle_message(msg: FlowerMessage, context: Context, role: str, items: Array
     context, rows)`` is called with the user's retrieved rows."""
     cfg, blobs = unpack(msg.content)
     me = me or node_identity(context.node_config, context.run_config)
-    min_users = int(context.node_config.get("min-users", MIN_USERS))
+    nc = dict(context.node_config)
+    min_users = config_int(nc, "min-users", 1) if "min-users" in nc else MIN_USERS
     reply, out, new, rows = handle(cfg, blobs, load_state(context, STATE_KEY), role, items, grads_fn, me=me,
                                    node_id=int(context.node_id), run=int(context.run_id), min_users=min_users)
     save_state(context, STATE_KEY, new)
