@@ -146,3 +146,81 @@ def test_upload_bytes_per_user(benchmark, name):
     fedrec = 2 * m * D * 8
     benchmark.extra_info.update(impl="secea_fast", dataset=name, m=m, secemb_upload_mib=total / 2**20,
                                 secure_fedrec_upload_mib=fedrec / 2**20, reduction=fedrec / total)
+
+
+def _raw_round(Q, items, grads, m_prime, threads=1):
+    """The same round with the raw parties (``User``, ``Server``), messages
+    round-tripped through bytes but no session: no signatures, no sealed
+    channel, no stage, round or once checks -- the baseline of the sessions'
+    cost."""
+    P = secemb.SecEmbParams(m=Q.shape[0], d=Q.shape[1], m_prime=m_prime, n_users=len(items))
+    table = secemb.encode_table(Q, P)
+    servers = [secemb.Server(b, P, table, threads) for b in (0, 1)]
+    users = [secemb.User(P, it) for it in items]
+    ups = [{}, {}]
+    for u, user in enumerate(users):
+        reqs = [r.to_bytes() for r in user.retrieval_request()]
+        ans = [secemb.RetrievalResponse.from_bytes(
+            servers[b].answer(u, secemb.RetrievalRequest.from_bytes(reqs[b])).to_bytes()) for b in (0, 1)]
+        user.reconstruct(*ans)
+        for b, up in enumerate(user.aggregation_upload(grads[u])):
+            ups[b][u] = secemb.AggregationUpload.from_bytes(up.to_bytes())
+    shares = [servers[b].aggregate(ups[b]) for b in (0, 1)]
+    return secemb.reconstruct_aggregate(shares[0], secemb.AggregateShare.from_bytes(shares[1].to_bytes()), P)[0]
+
+
+def test_sessions_cost_against_raw_parties(benchmark):
+    """The sessions' authentication and checks (roster signatures, the
+    sealed channel, stage/round/once checks, state) against the raw parties
+    on the same round, interleaved in one run: ``overhead`` = session round
+    / raw round - 1 (target <= 5%).  Also a round of the Flower runner over
+    an in-process loopback (no Flower transport), for scale.
+    Command: ``pytest bench/test_secemb.py -k sessions_cost --benchmark-only -s``."""
+    users = 10
+    Q, items, grads = _make_workload(users, seed=3)
+    raw, ses = [], []
+    clock = time.process_time          # this process's CPU seconds: robust to other load on the host
+
+    def run():
+        for _ in range(3):
+            t = clock()
+            a = _raw_round(Q, items, grads, MP)
+            raw.append(clock() - t)
+            t = clock()
+            b = secemb.run_round(Q, items, grads, MP, threads=1).aggregate
+            ses.append(clock() - t)
+            assert a.shape == b.shape          # (users above m' keep a random m' items: sums differ)
+    benchmark.group = "secemb sessions vs raw parties"
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    info = {"users": users, "m": M, "m_prime": MP, "d": D, "raw_s": min(raw), "sessions_s": min(ses),
+            "overhead": min(ses) / min(raw) - 1}
+    pytest.importorskip("flwr")
+    from secea_fast.flower import secemb as fsecemb
+    from secea_fast.flower.admission import NodeIdentity
+    from secea_fast.flower.records import StageResult, pack, unpack
+    from secea_fast.protocols.common.roster import Roster
+    roster, ids = Roster.make([("server1", "server1")] + [(f"user-{u}", "user") for u in range(users)])
+    handlers = {1: lambda c, b, s: fsecemb.handle(c, b, s, "server1", me=NodeIdentity(roster, ids["server1"]),
+                                                  node_id=1, run=9)}
+    for u in range(users):
+        handlers[10 + u] = (lambda u: lambda c, b, s: fsecemb.handle(
+            c, b, s, "user", items[u], lambda r: grads[u], me=NodeIdentity(roster, ids[f"user-{u}"]),
+            node_id=10 + u, run=9))(u)
+    state = {}
+
+    def exchange(outbox, work=None):
+        res = StageResult()
+        if work is not None:
+            work()
+        for x, (cfg, blobs) in outbox.items():
+            cfg, blobs = unpack(pack(cfg, blobs))
+            rc, out, state[x], _ = handlers[x](cfg, blobs, state.get(x))
+            res.replies[x] = unpack(pack(rc, out))
+        return res
+    runner = fsecemb.SecEmbStageRunner(exchange, roster=roster, run=9, m_prime=MP)
+    t = clock()
+    runner.run(list(handlers), Q)
+    info["flower_loopback_round_s"] = clock() - t
+    info["overhead_of_flower_loopback"] = (min(ses) - min(raw)) / info["flower_loopback_round_s"]
+    benchmark.extra_info.update(info)
+    print(info)

@@ -33,20 +33,28 @@ def _secea_configs():
 
 @pytest.fixture(scope="class")
 def federation(tmp_path_factory):
-    """Four SuperNodes serving both demos: SecEA parties 0-3; for SecEmb,
-    node 0 is server 1 and nodes 1-3 are users 0-2."""
-    configs = [{"party-id": 0, "role": "server1"}] + [{"party-id": i, "role": "user", "user-id": i - 1}
-                                                       for i in (1, 2, 3)]
-    fed = LocalFederation(4, node_configs=configs, workdir=tmp_path_factory.mktemp("fed"))
+    """Four SuperNodes for the SecEA round: parties 0-3."""
+    fed = LocalFederation(4, node_configs=_secea_configs(), workdir=tmp_path_factory.mktemp("fed"))
     with fed:
         assert fed.tls and len(fed.pids()) == 5
         yield fed
     assert _all_gone(fed.started), "a process of the federation survived"
 
 
+@pytest.fixture(scope="class")
+def secemb_federation(tmp_path_factory):
+    """Four SuperNodes for SecEmb, each with its roster identity: "server1"
+    and "user-0".."user-2" (server 0 is the ServerApp, with the roster file)."""
+    fed = LocalFederation(4, node_configs=[{} for _ in range(4)], workdir=tmp_path_factory.mktemp("fedemb"),
+                          roster=demo.secemb_parties(3))
+    with fed:
+        yield fed
+    assert _all_gone(fed.started), "a process of the federation survived"
+
+
 class TestOneFederation:
-    """SecEA and SecEmb rounds on one set of SuperNodes (ended before the
-    tests that kill nodes start their own)."""
+    """The SecEA round on one set of SuperNodes (ended before the tests that
+    kill nodes start their own)."""
 
     def test_secea_round_equals_in_process(self, federation, tmp_path):
         cfg = {"protocol": "secea", "num-clients": 4, "entities": 150, "d": 8, "out-dir": str(tmp_path)}
@@ -55,11 +63,14 @@ class TestOneFederation:
         ok, why = demo.verify_secea(tmp_path, cfg)
         assert ok, why
 
-    def test_secemb_round(self, federation, tmp_path):
-        """Server 1 and three users as SuperNodes, server 0 the ServerApp."""
+
+class TestSecEmbFederation:
+    def test_secemb_round(self, secemb_federation, tmp_path):
+        """Server 1 and three users as SuperNodes, admitted by the roster,
+        server 0 the ServerApp: the round passes plaintext_check."""
         cfg = {"protocol": "secemb", "users": 3, "items": 80, "d": 4, "m-prime": 8,
-               "out-dir": str(tmp_path)}
-        federation.run(example_app(), run_config=cfg, timeout=300)
+               "out-dir": str(tmp_path), "roster-file": secemb_federation.roster_file}
+        secemb_federation.run(example_app(), run_config=cfg, timeout=300)
         ok, why = demo.verify_secemb(tmp_path, cfg)
         assert ok, why
 

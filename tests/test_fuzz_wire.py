@@ -165,6 +165,26 @@ def _samples():
     dpf.convert_gen(ps, 3, domain=9)
     out["dpf.PathSecret.import_secret"] = (dpf.PathSecret.import_secret, dpf.PathSecret.export_secret,
                                            [ps.export_secret(), dpf.path_gen(1, 3)[2].export_secret()])
+    # the SecEmb sessions' saved states, fresh and mid-round
+    from secea_fast.protocols.common.roster import Roster
+    roster, ids = Roster.make([("server1", "server1"), ("user-0", "user"), ("user-1", "user")])
+    s1s = secemb.Server1Session(roster, ids["server1"], run=7)
+    us = secemb.UserSession(roster, ids["user-0"], run=7)
+    fresh_u, fresh_s1 = us.export_state(), s1s.export_state()
+    _, sq = us.retrieve(1, prm, [1, 7, 19, 4], s1s.key_message())
+    s1s.answer(1, prm, np.zeros((20, 2), dtype=np.uint64), {"u": sq})
+    out["secemb.UserSession.import_state"] = (
+        lambda b: secemb.UserSession.import_state(roster, ids["user-0"], b),
+        secemb.UserSession.export_state, [fresh_u, us.export_state()])
+    out["secemb.Server1Session.import_state"] = (
+        lambda b: secemb.Server1Session.import_state(roster, ids["server1"], b),
+        secemb.Server1Session.export_state, [fresh_s1, s1s.export_state()])
+    s0s = secemb.Server0Session(roster, run=7)
+    fresh_s0 = s0s.export_state()
+    s0s.begin(1, prm, np.zeros((20, 2), dtype=np.uint64))
+    out["secemb.Server0Session.import_state"] = (
+        lambda b: secemb.Server0Session.import_state(roster, b),
+        secemb.Server0Session.export_state, [fresh_s0, s0s.export_state()])
     out["flower.secemb table"] = (lambda b: fsecemb._table_from(b, prm), fsecemb._table_bytes,
                                   [fsecemb._table_bytes(u64(20, 2))])
     roster, _ = Roster.make([("server1", "server1"), ("user-0", "user"), ("user-1", "user")])
@@ -204,7 +224,8 @@ def test_every_parser_is_fuzzed():
                "Server.import_requests", "PathSecret.import_secret", "_table_from", "KeyBatch.from_bytes",
                "PathKeyBatch.from_bytes", "PathSecretBatch.import_secret", "Frame.from_bytes",
                "ClientSession.import_state", "FederatorSession.import_state", "Federator.import_state",
-               "SchemeClient.import_state", "Roster.from_json"}
+               "SchemeClient.import_state", "Roster.from_json", "UserSession.import_state",
+               "Server1Session.import_state", "Server0Session.import_state"}
     assert found <= covered, f"parsers without a fuzz test: {sorted(found - covered)}"
     for name in NAMES:                               # and every valid sample parses and round-trips
         parse, ser, valid = SAMPLES[name]

@@ -80,7 +80,7 @@ def test_dp_noise_is_added_and_zero_mean():
     Q = rng.normal(size=(m, d))
     items = [np.array([0, 1])]
     grads = [np.zeros((2, d))]
-    rep = secemb.run_round(Q, items, grads, 2, noise_sigma=1.0)
+    rep = secemb.run_round(Q, items, grads, 2, noise_sigma=1.0, min_users=1)
     noise = rep.aggregate.ravel()
     assert noise.std() > 0.8 and noise.std() < 2.0 and abs(noise.mean()) < 0.5   # two servers: var 2
     assert secemb.gaussian_sigma(1.0, 1e-5, 1.0) == pytest.approx(np.sqrt(np.log(1.25e5)))

@@ -269,3 +269,58 @@ def test_server_and_user_coalition_learns_only_the_honest_users_sum(b):
     va = np.stack([coalition_view(b, [1, 5, 12], g3) for _ in range(500)])
     vb = np.stack([coalition_view(b, [1, 5, 12, 7], g4) for _ in range(500)])
     assert_same_distribution(va, vb)
+
+
+# ------------------------------------------------------------ through the sessions
+def session_view_server1(items, grads, dense):
+    """Server 1's view of one user's round through the sessions (what the
+    deployment runs): every plaintext it opens from the sealed channel (the
+    request's path keys, the upload's correction words and dense share) and
+    the lengths of the sealed parts; the signed metadata around them (the
+    user's name, its fresh ephemeral key and signature) does not depend on
+    the inputs."""
+    from secea_fast.protocols.secemb import channel
+    roster, ids = _SESSION_FED
+    s1 = secemb.Server1Session(roster, ids["server1"], run=b"view", min_users=1)
+    u = secemb.UserSession(roster, ids["user-0"], run=b"view")
+    opened = []
+    real_open = channel.SealedChannel.open
+
+    def spy(self, *a):
+        out = real_open(self, *a)
+        opened.append(out)
+        return out
+    channel.SealedChannel.open = spy
+    try:
+        r0, r1 = u.retrieve(1, PARAMS, items, s1.key_message())
+        table = np.zeros((M, D), dtype=np.uint64)
+        ans, _ = s1.answer(1, PARAMS, table, {"u": r1})
+        a0 = Server(0, PARAMS, table).answer(0, secemb.RetrievalRequest.from_bytes(r0)).to_bytes()
+        channel.SealedChannel.open = real_open      # the user's own open is not server 1's view
+        u.reconstruct(1, a0, ans["u"])
+        channel.SealedChannel.open = spy
+        _, up1 = u.upload(1, grads, dense)
+        s1.aggregate(1, {"u": up1})
+    finally:
+        channel.SealedChannel.open = real_open
+    req = secemb.RetrievalRequest.from_bytes(opened[0])
+    up = secemb.AggregationUpload.from_bytes(opened[1])
+    words = request_words(req) + [up.cws.ravel(), up.dense.ravel(), np.array([len(r1), len(up1)], dtype=np.uint64)]
+    return np.concatenate(words).astype(np.uint64)
+
+
+def _session_fed():
+    from secea_fast.protocols.common.roster import Roster
+    return Roster.make([("server1", "server1"), ("user-0", "user")])
+
+
+_SESSION_FED = _session_fed()
+
+
+def test_server1_view_through_the_sessions_hides_items_and_gradients():
+    """The same view test on what server 1 opens in a round of the sessions
+    (sealed channel, signatures, stage checks): 3 real items against 8,
+    different gradients and dense updates, identically distributed."""
+    va = np.stack([session_view_server1(ITEMS_FEW, GRADS_FEW, DENSE_A) for _ in range(600)])
+    vb = np.stack([session_view_server1(ITEMS_MANY, GRADS_MANY_B, DENSE_B) for _ in range(600)])
+    assert_same_distribution(va, vb)

@@ -5,8 +5,9 @@ protocol in its own Flower node process, on one host or many.
   (``handle_message`` in their ClientApp) and the server as the ServerApp
   (``run_secea``).
 * :mod:`secea_fast.flower.secemb`: SecEmb with server 0 the ServerApp and
-  server 1 and the users SuperNodes, sealed end to end
-  (:mod:`secea_fast.flower.sealed`).
+  server 1 and the users SuperNodes, driving the protocol's sessions
+  (:mod:`secea_fast.protocols.secemb.session`; sealed end to end by
+  :mod:`secea_fast.protocols.secemb.channel`).
 * :mod:`secea_fast.flower.records`: the package's byte messages in Flower
   records, one protocol stage over a ``Grid``, node state in
   ``context.state``.

@@ -34,9 +34,12 @@ from ..protocols import secea, secemb, workloads
 from . import secea as fsecea
 from .records import wait_nodes
 from . import secemb as fsecemb
+from ..protocols.common.roster import Roster
+from .admission import NodeIdentity, node_identity
 
 __all__ = ["DEFAULTS", "demo_local", "party_of", "make_apps", "save_embeddings", "load_embeddings",
-           "SECEMB_DEFAULTS", "secemb_data", "secemb_role", "make_secemb_apps", "verify_secea",
+           "SECEMB_DEFAULTS", "secemb_data", "secemb_role", "secemb_parties", "secemb_roster",
+           "make_secemb_apps", "verify_secea",
            "verify_secemb", "make_example_apps", "measure_floor", "FLOOR_TYPE"]
 
 DEFAULTS = {"workload": "synthetic", "entities": 2000, "num-clients": 5, "d": 64, "T": 1, "K": 0,
@@ -147,6 +150,7 @@ def make_apps(**overrides: Any) -> tuple[ServerApp, ClientApp]:
 
 # ----------------------------------------------------------------- SecEmb
 SECEMB_DEFAULTS = {"users": 5, "items": 3883, "d": 64, "m-prime": 300, "frac-bits": 16, "seed": 0,
+                   "min-users": 2, "roster-file": "", "roster-dir": "",
                    "stage-timeout": 300.0, "out-dir": ""}
 
 
@@ -166,28 +170,52 @@ def secemb_data(cfg: dict[str, Any]) -> tuple[np.ndarray, list[list[int]], list[
     return Q, items, grads
 
 
-def secemb_role(context: Context) -> tuple[str, int | None]:
-    """("server1", None) or ("user", data index) of a node: ``role`` and
-    ``user-id`` (or ``party-id``) of its node config in deployment, so one
-    set of SuperNodes can serve both demos; in the simulation engine
-    partition 0 is server 1 and partition u + 1 is user u."""
+def secemb_parties(users: int) -> list[tuple[str, str]]:
+    """The SecEmb demo's roster: ("server1", "server1") and ("user-<u>", "user")."""
+    return [("server1", "server1")] + [(f"user-{u}", "user") for u in range(int(users))]
+
+
+def secemb_roster(cfg: dict[str, Any]) -> Roster:
+    """Server 0's copy of the federation roster: run config ``roster-file``
+    (deployment), else ``roster-dir``/roster.json (the simulation's
+    :func:`~secea_fast.protocols.common.roster.write_federation` directory)."""
+    if cfg.get("roster-file"):
+        return Roster.load(str(cfg["roster-file"]))
+    if cfg.get("roster-dir"):
+        return Roster.load(Path(str(cfg["roster-dir"])) / "roster.json")
+    raise ValueError("run config: 'roster-file' (or, in simulation, 'roster-dir') is missing: SecEmb takes "
+                     "exactly the roster's parties")
+
+
+def secemb_role(context: Context, cfg: dict[str, Any] | None = None) -> tuple[str, int | None, NodeIdentity]:
+    """("server1", None, identity) or ("user", data index, identity) of a
+    node: its roster identity from its node config's ``roster-file`` and
+    ``identity-file`` (deployment) or, in the simulation engine, the run
+    config's ``roster-dir`` with partition 0 as "server1" and partition
+    u + 1 as "user-<u>".  A user's data index is u of its name "user-<u>"."""
     nc = context.node_config
-    if "role" in nc:
-        role = str(nc["role"])
-        if role == "server1":
-            return role, None
-        return role, int(nc["user-id"] if "user-id" in nc else nc["party-id"])
-    p = int(nc["partition-id"])
-    return ("server1", None) if p == 0 else ("user", p - 1)
+    default = None
+    if "partition-id" in nc:
+        p = int(nc["partition-id"])
+        default = "server1" if p == 0 else f"user-{p - 1}"
+    me = node_identity(nc, cfg if cfg is not None else dict(context.run_config), default)
+    if me.role == "server1":
+        return "server1", None, me
+    try:
+        return me.role, int(me.name.rsplit("-", 1)[1]), me
+    except (IndexError, ValueError):
+        raise ValueError(f"SecEmb demo: user {me.name!r} is not named user-<index>") from None
 
 
 def secemb_server_main(grid: Grid, context: Context, overrides: dict) -> None:
-    """The SecEmb demo's ServerApp body (server 0): one round; the aggregate
-    and the summary to ``out-dir``."""
+    """The SecEmb demo's ServerApp body (server 0): one round among exactly
+    the roster's parties; the aggregate and the summary to ``out-dir``."""
     cfg = _cfg(context, overrides, SECEMB_DEFAULTS)
     Q, _, _ = secemb_data(cfg)
-    res = fsecemb.run_secemb(grid, Q, m_prime=int(cfg["m-prime"]), frac_bits=int(cfg["frac-bits"]),
-                             min_nodes=int(cfg["users"]) + 1, timeout=float(cfg["stage-timeout"]))
+    res = fsecemb.run_secemb(grid, Q, roster=secemb_roster(cfg), run=int(context.run_id),
+                             m_prime=int(cfg["m-prime"]), frac_bits=int(cfg["frac-bits"]),
+                             min_users=int(cfg["min-users"]), min_nodes=int(cfg["users"]) + 1,
+                             timeout=float(cfg["stage-timeout"]))
     assert res.aggregate is not None          # run_secemb sets it or raises
     if cfg["out-dir"]:
         np.save(_out(cfg) / "aggregate.npy", res.aggregate)
@@ -198,9 +226,9 @@ def secemb_client_stage(msg, context: Context, overrides: dict):
     """The SecEmb demo's ClientApp handler: server 1 or a user
     (:func:`secemb_role`); a user's retrieved rows go to ``out-dir``."""
     cfg = _cfg(context, overrides, SECEMB_DEFAULTS)
-    role, u = secemb_role(context)
+    role, u, me = secemb_role(context, cfg)
     if role == "server1":
-        return fsecemb.handle_message(msg, context, "server1")
+        return fsecemb.handle_message(msg, context, "server1", me=me)
     assert u is not None                      # secemb_role gives every user its index
     _, items, grads = secemb_data(cfg)
 
@@ -208,7 +236,7 @@ def secemb_client_stage(msg, context: Context, overrides: dict):
         if cfg["out-dir"]:
             np.save(_out(cfg) / f"rows-{u}.npy", rows)
     return fsecemb.handle_message(msg, context, "user", items[u], lambda rows: grads[u],
-                                  on_retrieved=keep)
+                                  on_retrieved=keep, me=me)
 
 
 def make_secemb_apps(**overrides: Any) -> tuple[ServerApp, ClientApp]:

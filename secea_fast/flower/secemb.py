@@ -6,45 +6,53 @@ its SuperLink, so:
 
 * server 0 is the ServerApp (:func:`run_secemb`);
 * server 1 is a SuperNode whose ClientApp calls :func:`handle_message` with
-  ``role="server1"`` (its node config says so, e.g. ``role=server1``);
+  ``role="server1"``;
 * each user is a SuperNode whose ClientApp calls :func:`handle_message`
   with ``role="user"``, its item ids and a function from the retrieved rows
   to its gradient rows.
 
-Why neither server's process ever holds the other's keys: everything a user
-sends to server 1 (its retrieval keys, its aggregation upload) and
-everything server 1 sends back to a user (its retrieval answer) is sealed
-end to end (:mod:`secea_fast.flower.sealed`: the user's ephemeral X25519
-key with server 1's key, AES-256-GCM) before it reaches Flower, so server 0
-and the SuperLink relay ciphertext of a fixed length.  Server 1's X25519
-private key is made in server 1's node and stays in its ``context.state``.
-The only plaintext server 1 sends to server 0 is its share of the
-aggregate, which SecEmb gives server 0 to reconstruct the sum.
-``tests/test_flower_secemb.py`` checks that server 0's whole view holds no
-byte string of server 1's keys, answers or uploads.
+This module only packs messages, keeps each node's session in its
+``context.state`` and makes the Flower calls: every protocol rule lives in
+the sessions of :mod:`secea_fast.protocols.secemb.session` (authenticated
+keys, stage order, round binding, answer once, aggregate once over at least
+``min_users``, the sealed channel whose key and nonce never serve twice),
+which ``run_round`` drives in process too.  Parties are the federation's
+roster (:mod:`secea_fast.protocols.common.roster`): server 1 is the roster
+party of role ``server1``, users those of role ``user``.  Everything a user
+sends to server 1 and back is sealed end to end, under server 1's key that
+server 1 signed with its roster identity and each user checks against its
+own roster copy, so server 0 and the SuperLink relay ciphertext of a fixed
+length.  No reply carries timings: a node's compute seconds go to its own
+log.
 
 Stages (each one Flower message per addressed node and its reply)
 -------------------------------------------------------------------
-1. ``hello`` (once per runner) to every node: its role; server 1 answers
-   with its public key.
-2. ``retrieve`` to the users: the public parameters and server 1's key;
-   each user answers with its request to server 0 and its sealed request to
-   server 1 (PadOrTrunc to m', PathGen, retrieval keys).
+1. ``hello`` (once per runner) to every node
+   (:func:`secea_fast.flower.admission.identify_nodes`): each node proves
+   its roster name; the runner takes exactly the roster's server 1 and
+   users and refuses to start with a stranger or a missing party.  Server
+   1 adds its signed key (bound to the run).
+2. ``retrieve`` to the users: the round, the public parameters and server
+   1's signed key; each user answers with its request to server 0 and its
+   signed, sealed request to server 1.
 3. ``answer`` to server 1: the public table and the sealed requests; server
-   1 answers every user (eq. 3), sealed.  Server 0 answers its own requests
-   while it waits.
+   1 answers each user once (eq. 3), sealed.  Server 0 answers its own
+   requests.
 4. ``upload`` to the users: server 0's answer and server 1's sealed answer;
    each user reconstructs its rows (eq. 4), computes its gradient rows and
-   answers with its aggregation upload to server 0 and, sealed, to server 1.
-5. ``aggregate`` to server 1: the sealed uploads; server 1 answers with its
-   share of the aggregate.  Server 0 computes its share while it waits and
-   reconstructs the sum.
+   answers with its upload to server 0 and, sealed, to server 1.
+5. ``aggregate`` to server 1: the sealed uploads; server 1 aggregates once,
+   over the users it answered whose upload opened, if they are at least
+   its ``min_users``, and answers with its share and the users it covers.
+   Server 0 computes its share over the same users and reconstructs.
 
-Dropouts: a user lost in ``retrieve`` is left out of the round; a user lost
-in ``upload`` is a SecEmb dropout (it retrieved but does not upload,
-Appendix L.2): the aggregate is the sum over the users that uploaded.
-Losing server 1 ends the round with a RuntimeError: no aggregate can be
-formed without both servers.
+Bad nodes: a user whose reply does not parse, verify or fit its stage (an
+unopenable sealed part, a flipped bit, a reply with one part, a garbage
+request) is a dropout, logged with the reason; a user lost in ``upload`` is
+a SecEmb dropout (Appendix L.2).  Past the tolerance -- server 1 lost or
+deviating, or fewer than ``min_users`` users left -- the round fails with
+one RuntimeError naming the nodes.  Malformed stage config at a handler is a
+ValueError naming the field.
 """
 from __future__ import annotations
 
@@ -58,28 +66,48 @@ from flwr.app import Context, Message as FlowerMessage
 from flwr.serverapp import Grid
 from numpy.typing import ArrayLike
 
-from ..prg import X25519KeyPair
+from ..protocols.common.roster import Roster
 from ..protocols.common.wire import Reader, Writer
-from ..protocols.secemb import (AggregateShare, AggregationUpload, RetrievalRequest,
-                                RetrievalResponse, SecEmbParams, Server, User, encode_table,
-                                reconstruct_aggregate)
-from .records import Exchange, StageResult, grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
-from .sealed import open_sealed, seal
+from ..protocols.secemb import (MIN_USERS, ProtocolError, SecEmbParams, Server0Session, Server1Session,
+                                UserSession, encode_table)
+from .admission import HELLO, NodeIdentity, hello_reply, identify_nodes, node_identity
+from .records import Exchange, grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
 
-__all__ = ["MESSAGE_TYPE", "STATE_KEY", "handle", "handle_message", "SecEmbStageRunner",
-           "SecEmbFlowerResult", "run_secemb"]
+__all__ = ["MESSAGE_TYPE", "STATE_KEY", "ROLES", "handle", "handle_message", "SecEmbStageRunner",
+           "SecEmbFlowerResult", "run_secemb", "config_int"]
 
 
 MESSAGE_TYPE = "query.secemb"
 STATE_KEY = "secea_fast.secemb"
-_NODE_MAGIC = b"SEFe"
 ROLES = ("user", "server1")
+_PARAM_KEYS = {"m": 1, "d": 1, "m_prime": 1, "frac_bits": 0, "n_users": 1, "dense_size": 0, "agg_bits": 32}
+
+
+def config_int(cfg: dict[str, Any], key: str, minimum: int = 0) -> int:
+    """``cfg[key]`` as an int >= ``minimum``; ValueError naming the field."""
+    if key not in cfg:
+        raise ValueError(f"SecEmb config: field {key!r} is missing")
+    v = cfg[key]
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise ValueError(f"SecEmb config: field {key!r} must be an int, got {type(v).__name__}")
+    if v < minimum:
+        raise ValueError(f"SecEmb config: field {key!r} must be >= {minimum}, got {v}")
+    return int(v)
 
 
 def _params(cfg: dict) -> SecEmbParams:
-    return SecEmbParams(m=int(cfg["m"]), d=int(cfg["d"]), m_prime=int(cfg["m_prime"]),
-                        frac_bits=int(cfg["frac_bits"]), n_users=int(cfg["n_users"]),
-                        dense_size=int(cfg["dense_size"]), agg_bits=int(cfg.get("agg_bits", 64)))
+    vals = {k: config_int(cfg, k, lo) for k, lo in _PARAM_KEYS.items()}
+    try:
+        return SecEmbParams(**vals)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"SecEmb config: {exc}") from None
+
+
+def _cfg_bytes(cfg: dict, key: str) -> bytes:
+    v = cfg.get(key)
+    if not isinstance(v, (bytes, bytearray)):
+        raise ValueError(f"SecEmb stage config: field {key!r} is missing or not bytes")
+    return bytes(v)
 
 
 def _table_bytes(table: np.ndarray) -> bytes:
@@ -96,123 +124,105 @@ def _table_from(data, params: SecEmbParams) -> np.ndarray:
 
 
 # ======================================================================= nodes
-def _node_state(data):
-    """(key pair or None, round, party state bytes) of a saved node state."""
-    if data is None:
-        return None, 0, b""
-    r = Reader(data, _NODE_MAGIC, "SecEmb node state")
-    sk, rnd, party = r.blob(32), r.u64(), r.blob()
-    r.done()
-    return (X25519KeyPair.from_private_bytes(sk) if sk else None), rnd, party
-
-
-def node_keypair(state):
-    """The X25519 key pair saved in a node's SecEmb state (server 1's: for
-    its operator's audits and the tests)."""
-    return _node_state(state)[0]
-
-
-def _save(keypair, rnd, party=b"") -> bytes:
-    return (Writer(_NODE_MAGIC).blob(keypair.private_bytes() if keypair else b"")
-            .u64(rnd).blob(party).bytes())
-
-
 def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, role: str, items: ArrayLike | None = None,
-           grads_fn: Callable[[np.ndarray], Any] | None = None
+           grads_fn: Callable[[np.ndarray], Any] | None = None, *, me: NodeIdentity, node_id: int,
+           run: int | str | bytes, min_users: int = MIN_USERS
            ) -> tuple[dict[str, Any], list[bytes], bytes, np.ndarray | None]:
     """One SecEmb stage at a node, independent of the transport: returns
     ``(reply_cfg, reply_blobs, new_state, retrieved)``.
 
-    ``role``: "user" or "server1".  A user passes ``items`` (its rated item
-    ids) and ``grads_fn(rows) -> grads`` or ``(grads, dense)``: from the
-    retrieved rows (|items| x d, NaN for items truncated away) to its
-    gradient rows (|items| x d) and optional dense update.  ``retrieved``
-    is the user's rows at the ``upload`` stage, else None."""
+    ``role``: "user" or "server1" (must be this node's role in ``me``'s
+    roster); ``me``: the node's roster and identity; ``node_id``: its
+    Flower node id (signed in the hello stage); ``run``: the run id every
+    key and signature is bound to; ``min_users``: server 1's least number
+    of users in an aggregate (its own node's setting).  A user passes
+    ``items`` and ``grads_fn(rows) -> grads`` or ``(grads, dense)``.
+    ``retrieved`` is the user's rows at the ``upload`` stage, else None.
+    Malformed config: ValueError naming the field; a message that breaks a
+    protocol rule: :class:`~secea_fast.protocols.secemb.ProtocolError`."""
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+    if me.role != role:
+        raise ValueError(f"role: this node is {me.name!r} of role {me.role!r} in the roster, not {role!r}")
+    if not isinstance(cfg, dict):
+        raise ValueError("SecEmb stage config must be a dict")
     stage = cfg.get("stage")
-    keypair, srnd, party = _node_state(state)
     t0 = time.perf_counter()
-    if stage == "hello":
-        if role == "server1":
-            keypair = keypair or X25519KeyPair()        # one key per run, kept in the node
-            out = [keypair.public_bytes]
-        else:
-            out = []
-        return {"stage": stage, "role": role}, out, _save(keypair, srnd, party), None
-    rnd, uid = int(cfg["round"]), int(cfg.get("uid", 0))
-    params = _params(cfg)
-    reply = {"stage": stage}
     retrieved = None
     if role == "user":
-        if items is None or grads_fn is None:
+        user = (UserSession(me.roster, me.identity, run=run) if not state
+                else UserSession.import_state(me.roster, me.identity, state))
+        if stage == HELLO:
+            reply, out = hello_reply(cfg, me, node_id, MESSAGE_TYPE)
+        elif items is None or grads_fn is None:
             raise ValueError("a SecEmb user needs items and grads_fn")
-        if stage == "retrieve":
-            s1 = bytes(cfg["server1_key"])
-            user = User(params, items)
-            eph = X25519KeyPair()
-            r0, r1 = user.retrieval_request()
-            out = [r0.to_bytes(), seal(eph, s1, r1.to_bytes(), "request", rnd, uid)]
-            new = _save(eph, rnd, Writer(b"SEUk").blob(s1).blob(user.export_state()).bytes())
+        elif stage == "retrieve":
+            rnd, params = config_int(cfg, "round", 1), _params(cfg)
+            reply, out = {"stage": stage}, list(user.retrieve(rnd, params, items, _cfg_bytes(cfg, "server1_key")))
         elif stage == "upload":
-            if srnd != rnd or keypair is None:
-                raise ValueError(f"upload of round {rnd} without this user's retrieval of that round")
-            r = Reader(party, b"SEUk", "SecEmb user keys")
-            s1, ustate = r.blob(32), r.blob()
-            r.done()
-            user = User.import_state(params, items, ustate)
-            a0 = RetrievalResponse.from_bytes(blobs[0])
-            a1 = RetrievalResponse.from_bytes(open_sealed(keypair, blobs[1], "response", rnd, uid, s1)[0])
-            retrieved = user.reconstruct(a0, a1)
+            rnd = config_int(cfg, "round", 1)
+            if len(blobs) != 2:
+                raise ValueError(f"SecEmb upload stage: {len(blobs)} parts, expected 2 (server 0's and server "
+                                 "1's answers)")
+            retrieved = user.reconstruct(rnd, blobs[0], blobs[1])
             got = grads_fn(retrieved)
             grads, dense = got if isinstance(got, tuple) else (got, None)
-            up0, up1 = user.aggregation_upload(grads, dense)
-            out = [up0.to_bytes(), seal(keypair, s1, up1.to_bytes(), "upload", rnd, uid)]
-            new = _save(None, rnd)                       # the paths are spent: nothing to keep
+            reply, out = {"stage": stage}, list(user.upload(rnd, grads, dense))
         else:
-            raise ValueError(f"unknown SecEmb user stage {stage!r}")
+            raise ValueError(f"SecEmb stage config: field 'stage' is {stage!r}, not a user stage")
+        new = user.export_state()
     else:
-        if keypair is None:
-            raise ValueError("server 1 has no key: the hello stage did not reach it")
-        uids = [int(u) for u in cfg["uids"]]
-        if len(blobs) != len(uids) + (stage == "answer"):
-            raise ValueError(f"server 1 stage {stage!r}: {len(blobs)} parts for {len(uids)} users")
-        # the aggregation reads no table: a zero table of the right shape
-        table = (_table_from(blobs[0], params) if stage == "answer"
-                 else np.zeros((params.m, params.d), dtype=np.uint64))
-        server = Server(1, params, table)
-        if stage == "answer":
-            out = []
-            for u, sealed in zip(uids, blobs[1:]):
-                req, eph = open_sealed(keypair, sealed, "request", rnd, u)
-                ans = server.answer(u, RetrievalRequest.from_bytes(req))
-                out.append(seal(keypair, eph, ans.to_bytes(), "response", rnd, u))
-            new = _save(keypair, rnd, server.export_requests())
+        s1 = (Server1Session(me.roster, me.identity, run=run, min_users=min_users) if not state
+              else Server1Session.import_state(me.roster, me.identity, state))
+        if stage == HELLO:
+            reply, out = hello_reply(cfg, me, node_id, MESSAGE_TYPE)
+            reply["server1_key"] = s1.key_message()
+        elif stage == "answer":
+            rnd, params = config_int(cfg, "round", 1), _params(cfg)
+            n = config_int(cfg, "count", 0)
+            if len(blobs) != n + 1:
+                raise ValueError(f"SecEmb answer stage: {len(blobs)} parts for field 'count' = {n} users "
+                                 "(the table and one sealed request each)")
+            answers, refused = s1.answer(rnd, params, _table_from(blobs[0], params),
+                                         {str(i): b for i, b in enumerate(blobs[1:])})
+            out = [answers.get(str(i), b"") for i in range(n)]
+            reply = {"stage": stage, "refused": [f"{k}: {v}" for k, v in refused.items()]}
         elif stage == "aggregate":
-            if srnd != rnd:
-                raise ValueError(f"aggregate of round {rnd}, but server 1 answered round {srnd}")
-            server.import_requests(party)
-            ups = {}
-            for u, sealed in zip(uids, blobs):
-                ups[u] = AggregationUpload.from_bytes(open_sealed(keypair, sealed, "upload", rnd, u)[0])
-            share = server.aggregate(ups, float(cfg.get("noise_sigma", 0.0)))
-            out = [share.to_bytes()]
-            new = _save(keypair, rnd)
+            rnd = config_int(cfg, "round", 1)
+            sigma = cfg.get("noise_sigma", 0.0)
+            if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not sigma >= 0:
+                raise ValueError(f"SecEmb stage config: field 'noise_sigma' must be a number >= 0, got {sigma!r}")
+            try:
+                share, refused = s1.aggregate(rnd, {str(i): b for i, b in enumerate(blobs)}, float(sigma))
+                reply, out = {"stage": stage, "refused": [f"{k}: {v}" for k, v in refused.items()]}, [share]
+            except ProtocolError as exc:           # a refusal server 0 must report, not a lost node
+                reply, out = {"stage": stage, "error": str(exc)}, []
         else:
-            raise ValueError(f"unknown SecEmb server stage {stage!r}")
-    reply["seconds"] = time.perf_counter() - t0
+            raise ValueError(f"SecEmb stage config: field 'stage' is {stage!r}, not a server 1 stage")
+        new = s1.export_state()
+    # a node's compute seconds go to its own log, never into a reply (they would tell |I_u|)
+    log.info("SecEmb %s %s stage %s: %.4f s", role, me.name, stage, time.perf_counter() - t0)
     return reply, out, new, retrieved
 
 
 def handle_message(msg: FlowerMessage, context: Context, role: str, items: ArrayLike | None = None,
                    grads_fn: Callable[[np.ndarray], Any] | None = None,
-                   on_retrieved: Callable[[Context, np.ndarray], object] | None = None) -> FlowerMessage:
+                   on_retrieved: Callable[[Context, np.ndarray], object] | None = None,
+                   me: NodeIdentity | None = None) -> FlowerMessage:
     """The ClientApp side of a SecEmb stage (``@app.query("secemb")``):
     ``role`` "server1" for SecEmb's second server, "user" for a user, with
-    its ``items`` and ``grads_fn`` (see :func:`handle`).  ``on_retrieved(
+    its ``items`` and ``grads_fn`` (see :func:`handle`).  ``me``: the
+    node's roster identity (default: from its node config's
+    ``roster-file``/``identity-file``, :func:`~.admission.node_identity`);
+    server 1's ``min_users`` is its node config's ``min-users`` (default
+    :data:`~secea_fast.protocols.secemb.MIN_USERS`).  ``on_retrieved(
     context, rows)`` is called with the user's retrieved rows."""
     cfg, blobs = unpack(msg.content)
-    reply, out, new, rows = handle(cfg, blobs, load_state(context, STATE_KEY), role, items, grads_fn)
+    me = me or node_identity(context.node_config, context.run_config)
+    nc = dict(context.node_config)
+    min_users = config_int(nc, "min-users", 1) if "min-users" in nc else MIN_USERS
+    reply, out, new, rows = handle(cfg, blobs, load_state(context, STATE_KEY), role, items, grads_fn, me=me,
+                                   node_id=int(context.node_id), run=int(context.run_id), min_users=min_users)
     save_state(context, STATE_KEY, new)
     if rows is not None and on_retrieved is not None:
         on_retrieved(context, rows)
@@ -223,10 +233,10 @@ def handle_message(msg: FlowerMessage, context: Context, role: str, items: Array
 @dataclass
 class SecEmbFlowerResult:
     """Server 0's outcome of a SecEmb round on Flower: the aggregate (m x d
-    sum of the uploading users' quantized gradient rows) and dense sum,
-    ``users`` (node id -> user id), ``dropouts`` (node id -> (stage,
-    reason)), ``stages`` (per stage: wall, largest node compute, server 0's
-    compute, bytes down / up)."""
+    sum of the summed users' quantized gradient rows) and dense sum,
+    ``users`` (node id -> roster name), ``uploaded`` (the nodes summed),
+    ``dropouts`` (node id -> (stage, reason)), ``stages`` (per stage: wall,
+    server 0's compute, bytes down / up; no node timings: nodes keep them)."""
     aggregate: np.ndarray | None = None
     dense: np.ndarray | None = None
     users: dict = dc_field(default_factory=dict)
@@ -244,127 +254,175 @@ class SecEmbFlowerResult:
 
 class SecEmbStageRunner:
     """Server 0 of SecEmb over any transport (``exchange(outbox, work=None)``,
-    as :func:`secea_fast.flower.records.grid_exchange`).  ``Q``: the m x d
-    float item table (public to both servers); ``m_prime``, ``frac_bits``,
-    ``n_users`` (default: the number of users), ``dense_size``,
-    ``noise_sigma`` (each server's Gaussian noise, Appendix G), ``agg_bits``
-    (the aggregation ring Z_2^b, 64 or 32: ``SecEmbParams``)."""
+    as :func:`secea_fast.flower.records.grid_exchange`), driving a
+    :class:`~secea_fast.protocols.secemb.Server0Session`.  ``roster``: the
+    federation (one ``server1``, the ``user`` parties); ``run``: the run id
+    (Flower's ``context.run_id``: the nodes bind to theirs);
+    ``m_prime``, ``frac_bits``, ``n_users`` (default: the number of users),
+    ``dense_size``, ``noise_sigma`` (each server's Gaussian noise, Appendix
+    G), ``agg_bits`` (64 or 32: ``SecEmbParams``), ``min_users``."""
 
-    def __init__(self, exchange: Exchange, *, m_prime: int, frac_bits: int = 16, n_users: int | None = None,
-                 dense_size: int = 0, noise_sigma: float = 0.0, threads: int | None = None,
-                 agg_bits: int = 64) -> None:
+    def __init__(self, exchange: Exchange, *, roster: Roster, run: int | str | bytes, m_prime: int,
+                 frac_bits: int = 16, n_users: int | None = None, dense_size: int = 0, noise_sigma: float = 0.0,
+                 threads: int | None = None, agg_bits: int = 64, min_users: int = MIN_USERS) -> None:
         self.exchange = exchange
-        self.agg_bits = agg_bits
+        self.roster = roster
+        self.session = Server0Session(roster, run=run, min_users=min_users, noise_sigma=noise_sigma,
+                                      threads=threads)
+        self.agg_bits, self.min_users = agg_bits, min_users
         self.m_prime, self.frac_bits, self.n_users = m_prime, frac_bits, n_users
         self.dense_size, self.noise_sigma, self.threads = dense_size, float(noise_sigma), threads
+        self.names: dict[int, str] = {}
         self.server1: int | None = None
         self.server1_key: bytes | None = None
-        self.roles: dict[int, str] = {}
 
     def _stage(self, name, outbox, res, work=None):
         r = self.exchange(outbox, work) if work is not None else self.exchange(outbox)
-        res.stages.append({"stage": name, "nodes": len(outbox), "wall": r.wall, "bytes_down": r.bytes_down,
-                           "bytes_up": r.bytes_up, "server_seconds": getattr(r, "work", 0.0),
-                           "client_seconds": max((float(c.get("seconds", 0.0)) for c, _ in r.replies.values()),
-                                                 default=0.0)})
+        self._record(name, len(outbox), r, res)
         return r
 
+    @staticmethod
+    def _record(name, nodes, r, res):
+        res.stages.append({"stage": name, "nodes": nodes, "wall": r.wall, "bytes_down": r.bytes_down,
+                           "bytes_up": r.bytes_up, "server_seconds": getattr(r, "work", 0.0)})
+
     def hello(self, nodes: Sequence[int], res: SecEmbFlowerResult) -> None:
-        """The hello stage: find server 1 among ``nodes`` and take its public key."""
-        r = self._stage("hello", {x: ({"stage": "hello"}, []) for x in nodes}, res)
-        self.roles = {x: c["role"] for x, (c, _) in r.replies.items()}
-        s1 = [x for x, role in self.roles.items() if role == "server1"]
-        if len(s1) != 1:
-            raise RuntimeError(f"SecEmb needs exactly one node with role server1, found {len(s1)}")
-        self.server1 = s1[0]
-        self.server1_key = bytes(r.replies[self.server1][1][0])
-        if len(self.server1_key) != 32:
-            raise ValueError("server 1's public key must be 32 bytes")
+        """The hello stage: map ``nodes`` to exactly the roster's server 1 and
+        users (AdmissionError otherwise) and take server 1's signed key."""
+        names, r = identify_nodes(self.exchange, self.roster, nodes, MESSAGE_TYPE, roles=ROLES)
+        self._record(HELLO, len(list(nodes)), r, res)
+        s1 = [x for x, n in names.items() if self.roster.role(n) == "server1"]
+        self.names, self.server1 = names, s1[0]
+        try:
+            self.server1_key = _cfg_bytes(r.replies[self.server1][0], "server1_key")
+            self.session.server1_key(self.server1_key)
+        except ValueError as exc:
+            raise RuntimeError(f"SecEmb: server 1 (node {self.server1}) sent no valid signed key: {exc}") from None
+
+    def _fail(self, res, why):
+        raise RuntimeError(f"SecEmb round failed: {why}; dropped users: "
+                           + (", ".join(f"node {x} ({self.names.get(x)}) at {s}: {w}"
+                                        for x, (s, w) in res.dropouts.items()) or "none"))
+
+    def _drop(self, res, x, stage, why):
+        res.dropouts[x] = (stage, why)
+        log.warning("SecEmb: user node %d (%s) dropped at stage %s: %s", x, self.names.get(x), stage, why)
+
+    def _check_server1(self, r, stage, res):
+        if self.server1 in r.failed:
+            self._fail(res, f"server 1 (node {self.server1}) was lost in stage {stage}: {r.failed[self.server1]}; "
+                       "no aggregate can be formed without it")
+        rcfg, _ = r.replies[self.server1]
+        if rcfg.get("error"):
+            self._fail(res, f"server 1 (node {self.server1}) refused stage {stage}: {rcfg['error']}")
+
+    def _enough(self, live, res, stage):
+        if len(live) < self.min_users:
+            self._fail(res, f"after stage {stage} only {len(live)} user(s) are left, below min_users = "
+                            f"{self.min_users}")
 
     def run(self, nodes: Sequence[int], Q: ArrayLike, *, round_index: int = 1) -> SecEmbFlowerResult:
-        """One round among ``nodes`` (server 1 and the users)."""
+        """One round among ``nodes`` (server 1 and the users, exactly the roster's)."""
         if isinstance(round_index, bool) or not isinstance(round_index, int) or round_index < 1:
             raise ValueError(f"round_index must be an int >= 1, got {round_index!r}")
         res = SecEmbFlowerResult()
         t_start = time.perf_counter()
         nodes = sorted(int(x) for x in nodes)
-        if self.server1 is None or self.server1 not in nodes:
+        if set(nodes) != set(self.names):
             self.hello(nodes, res)
-        users = [x for x in nodes if self.roles.get(x) == "user"]
-        if not users:
-            raise RuntimeError("SecEmb needs at least one user node")
+        s0, rnd = self.session, int(round_index)
+        users = [x for x in nodes if self.roster.role(self.names[x]) == "user"]
         Q = np.asarray(Q, dtype=np.float64)
         params = SecEmbParams(m=Q.shape[0], d=Q.shape[1], m_prime=self.m_prime, frac_bits=self.frac_bits,
                               n_users=self.n_users or len(users), dense_size=self.dense_size,
                               agg_bits=self.agg_bits)
         table = encode_table(Q, params)
-        base = {"round": int(round_index), "m": params.m, "d": params.d, "m_prime": params.m_prime,
+        s0.begin(rnd, params, table)
+        base = {"round": rnd, "m": params.m, "d": params.d, "m_prime": params.m_prime,
                 "frac_bits": params.frac_bits, "n_users": params.n_users,
                 "dense_size": params.dense_size, "agg_bits": params.agg_bits}
-        uid = {x: i for i, x in enumerate(users)}
-        res.users = dict(uid)
+        res.users = {x: self.names[x] for x in users}
         # 2. retrieval requests
-        r = self._stage("retrieve", {x: (dict(base, stage="retrieve", uid=uid[x],
-                                                 server1_key=self.server1_key), []) for x in users}, res)
-        for x, why in r.failed.items():
-            res.dropouts[x] = ("retrieve", why)
-        live = [x for x in users if x in r.replies]
-        reqs = {x: r.replies[x][1] for x in live}
-        # 3. server 1 answers (sealed); server 0 answers while it waits
-        server0 = Server(0, params, table, self.threads)
-        answers0 = {}
-
-        def answer0():
-            for x in live:
-                answers0[x] = server0.answer(uid[x], RetrievalRequest.from_bytes(reqs[x][0])).to_bytes()
-        s1cfg = dict(base, stage="answer", uids=[uid[x] for x in live])
-        r = self._stage("answer", {self.server1: (s1cfg, [_table_bytes(table)] + [reqs[x][1] for x in live])},
-                        res, answer0)
-        self._check_server1(r, "answer")
-        if len(r.replies[self.server1][1]) != len(live):
-            raise ValueError("server 1 answered a different number of users than it was sent")
-        sealed1 = dict(zip(live, r.replies[self.server1][1]))
+        r = self._stage("retrieve", {x: (dict(base, stage="retrieve", server1_key=self.server1_key), [])
+                                     for x in users}, res)
+        answers0, sealed_req = {}, {}
+        for x in users:
+            try:
+                if x in r.failed:
+                    raise ProtocolError(r.failed[x])
+                parts = r.replies[x][1]
+                if len(parts) != 2:
+                    raise ProtocolError(f"a retrieve reply with {len(parts)} part(s), expected 2")
+                answers0[x] = s0.answer(rnd, self.names[x], parts[0])
+                sealed_req[x] = parts[1]
+            except ProtocolError as exc:
+                self._drop(res, x, "retrieve", str(exc))
+        live = list(answers0)
+        self._enough(live, res, "retrieve")
+        # 3. server 1 answers (sealed)
+        r = self._stage("answer", {self.server1: (dict(base, stage="answer", count=len(live)),
+                                                  [_table_bytes(table)] + [sealed_req[x] for x in live])}, res)
+        self._check_server1(r, "answer", res)
+        sealed1 = r.replies[self.server1][1]
+        if len(sealed1) != len(live):
+            self._fail(res, f"server 1 (node {self.server1}) answered {len(sealed1)} parts for {len(live)} users")
+        why = dict(str(w).split(": ", 1) for w in r.replies[self.server1][0].get("refused", []) if ": " in str(w))
+        for i, x in enumerate(list(live)):
+            if not sealed1[i]:
+                self._drop(res, x, "answer", f"server 1 refused its request: {why.get(str(i), 'no reason')}")
+                live.remove(x)
+        ans1 = {x: sealed1[i] for i, x in enumerate(answers0) if sealed1[i]}
+        self._enough(live, res, "answer")
         # 4. users reconstruct and upload
-        r = self._stage("upload", {x: (dict(base, stage="upload", uid=uid[x]),
-                                       [answers0[x], sealed1[x]]) for x in live}, res)
-        for x, why in r.failed.items():
-            res.dropouts[x] = ("upload", why)
-        up = [x for x in live if x in r.replies]
-        res.uploaded = up
+        r = self._stage("upload", {x: (dict(base, stage="upload"), [answers0[x], ans1[x]]) for x in live}, res)
+        ups0, ups1 = {}, {}
+        for x in live:
+            if x in r.failed:
+                self._drop(res, x, "upload", r.failed[x])
+            elif len(r.replies[x][1]) != 2:
+                self._drop(res, x, "upload", f"an upload reply with {len(r.replies[x][1])} part(s), expected 2")
+            else:
+                ups0[self.names[x]], ups1[x] = r.replies[x][1]
+        for name, why0 in s0.aggregate(rnd, ups0).items():
+            x = next(x for x in live if self.names[x] == name)
+            self._drop(res, x, "upload", why0)
+            ups1.pop(x, None)
+        up = list(ups1)
+        self._enough(up, res, "upload")
         # 5. server 1's share; server 0's own while it waits
-        shares = {}
-
-        def aggregate0():
-            ups = {uid[x]: AggregationUpload.from_bytes(r.replies[x][1][0]) for x in up}
-            shares[0] = server0.aggregate(ups, self.noise_sigma)
-        r2 = self._stage("aggregate", {self.server1: (dict(base, stage="aggregate", uids=[uid[x] for x in up],
-                                                            noise_sigma=self.noise_sigma),
-                                                       [r.replies[x][1][1] for x in up])}, res, aggregate0)
-        self._check_server1(r2, "aggregate")
-        share1 = AggregateShare.from_bytes(r2.replies[self.server1][1][0])
-        res.aggregate, res.dense = reconstruct_aggregate(shares[0], share1, params)
+        r2 = self._stage("aggregate", {self.server1: (dict(base, stage="aggregate", noise_sigma=self.noise_sigma),
+                                                      [ups1[x] for x in up])}, res, s0.precompute)
+        self._check_server1(r2, "aggregate", res)
+        why = dict(str(w).split(": ", 1) for w in r2.replies[self.server1][0].get("refused", []) if ": " in str(w))
+        for k, w in why.items():
+            if k.isdigit() and int(k) < len(up):
+                self._drop(res, up[int(k)], "aggregate", f"server 1 refused its upload: {w}")
+        parts = r2.replies[self.server1][1]
+        try:
+            if len(parts) != 1:
+                raise ProtocolError(f"a share reply with {len(parts)} parts")
+            res.aggregate, res.dense, summed = s0.reconstruct(rnd, parts[0])
+        except ProtocolError as exc:
+            self._fail(res, f"server 1 (node {self.server1}): {exc}")
+        res.uploaded = [x for x in up if self.names[x] in summed]
         res.wall = time.perf_counter() - t_start
         return res
 
-    def _check_server1(self, r, stage):
-        if self.server1 in r.failed:
-            raise RuntimeError(f"SecEmb: server 1 (node {self.server1}) was lost in stage {stage}: "
-                               f"{r.failed[self.server1]}; no aggregate can be formed without it")
 
-
-def run_secemb(grid: Grid, Q: ArrayLike, *, m_prime: int, frac_bits: int = 16, n_users: int | None = None,
-               dense_size: int = 0, noise_sigma: float = 0.0, min_nodes: int = 2, wait_nodes_s: float = 120.0,
-               timeout: float = 300.0, poll: float = 0.05, round_index: int = 1,
+def run_secemb(grid: Grid, Q: ArrayLike, *, roster: Roster, run: int | str | bytes, m_prime: int,
+               frac_bits: int = 16, n_users: int | None = None, dense_size: int = 0, noise_sigma: float = 0.0,
+               min_users: int = MIN_USERS, min_nodes: int = 2, wait_nodes_s: float = 120.0, timeout: float = 300.0,
+               poll: float = 0.05, round_index: int = 1,
                runner: SecEmbStageRunner | None = None) -> SecEmbFlowerResult:
     """One SecEmb round from the ServerApp (server 0): the SuperNodes
-    connected to ``grid`` are server 1 and the users.  Pass the previous
-    round's ``runner`` (a :class:`SecEmbStageRunner`) to keep server 1's
-    key and skip the hello stage."""
+    connected to ``grid`` must be exactly ``roster``'s server 1 and users.
+    Pass the previous round's ``runner`` (a :class:`SecEmbStageRunner`) to
+    keep the node mapping and server 1's key and skip the hello stage."""
     nodes = wait_nodes(grid, min_nodes, wait_nodes_s)
     if runner is None:
-        runner = SecEmbStageRunner(grid_exchange(grid, MESSAGE_TYPE, timeout=timeout, poll=poll),
-                                   m_prime=m_prime, frac_bits=frac_bits, n_users=n_users,
-                                   dense_size=dense_size, noise_sigma=noise_sigma)
+        runner = SecEmbStageRunner(grid_exchange(grid, MESSAGE_TYPE, timeout=timeout, poll=poll), roster=roster,
+                                   run=run, m_prime=m_prime, frac_bits=frac_bits, n_users=n_users,
+                                   dense_size=dense_size, noise_sigma=noise_sigma, min_users=min_users)
     res = runner.run(nodes, Q, round_index=round_index)
-    log.info("SecEmb on Flower: %d users (%d uploaded), %.2f s", len(res.users), len(res.uploaded), res.wall)
+    log.info("SecEmb on Flower: %d users (%d summed), %.2f s", len(res.users), len(res.uploaded), res.wall)
     return res

@@ -47,7 +47,7 @@ __all__ = ["TRAIN_DEFAULTS", "make_train_apps", "dataset", "silos_of"]
 TRAIN_DEFAULTS = {"setting": "cross-silo", "aggregation": "secea", "rounds": 5, "d": 16, "silos": 5,
                   "users": 300, "items": 400, "ratings": 15000, "ratings-file": "", "seed": 0,
                   "epochs": 2, "lr": 0.05, "device-lr": 0.1, "m-prime": 40, "precision": 8,
-                  "stage-timeout": 300.0, "out-dir": ""}
+                  "stage-timeout": 300.0, "out-dir": "", "roster-file": "", "roster-dir": ""}
 MESSAGE_TYPE = "query.mf"
 _EMB = "secea_fast.train.emb"
 _LOCAL = "secea_fast.train.local"
@@ -215,13 +215,13 @@ def _device_stage(msg, context: Context, overrides):
     """A cross-device node: server 1 (role server1), or user ``user-id`` /
     ``partition-id - 1``; SecEmb stages and the eval stage."""
     cfg = _cfg(context, overrides)
-    nc = context.node_config
-    role = str(nc.get("role", "server1" if int(nc.get("partition-id", -1)) == 0 else "user"))
+    from .demo import secemb_role
+    role, u, me = secemb_role(context, cfg)
     if msg.metadata.message_type == fsecemb.MESSAGE_TYPE and role == "server1":
-        return fsecemb.handle_message(msg, context, "server1")
+        return fsecemb.handle_message(msg, context, "server1", me=me)
     if msg.metadata.message_type == fsecemb.MESSAGE_TYPE and unpack(msg.content)[0].get("stage") == "hello":
-        return fsecemb.handle_message(msg, context, "user")
-    u = int(nc["user-id"]) if "user-id" in nc else int(nc["partition-id"]) - 1
+        return fsecemb.handle_message(msg, context, "user", me=me)
+    assert u is not None
     r, sp, pos = _device_data(cfg)
     state = load_state(context, "secea_fast.train.user")
     p_u = (np.frombuffer(state, dtype=np.float64).copy() if state is not None
@@ -241,7 +241,7 @@ def _device_stage(msg, context: Context, overrides):
         new, grads = recsys.device_step(p_u, rows, mask, lr=float(cfg["device-lr"]), reg=1e-4)
         save_state(context, "secea_fast.train.user", new.tobytes())
         return grads
-    return fsecemb.handle_message(msg, context, "user", items, step)
+    return fsecemb.handle_message(msg, context, "user", items, step, me=me)
 
 
 def _cross_device_main(grid: Grid, context: Context, overrides):
@@ -250,8 +250,10 @@ def _cross_device_main(grid: Grid, context: Context, overrides):
     nodes = wait_nodes(grid, r.n_users + 1)
     _, Q = recsys.device_init(r.n_users, r.n_items, int(cfg["d"]), int(cfg["seed"]))
     params = _device_params(cfg, r)
+    from .demo import secemb_roster
     runner = fsecemb.SecEmbStageRunner(grid_exchange(grid, fsecemb.MESSAGE_TYPE,
                                                      timeout=float(cfg["stage-timeout"])),
+                                       roster=secemb_roster(cfg), run=int(context.run_id),
                                        m_prime=params.m_prime, frac_bits=params.frac_bits,
                                        n_users=params.n_users)
     stage = grid_exchange(grid, MESSAGE_TYPE, timeout=float(cfg["stage-timeout"]))
@@ -266,7 +268,7 @@ def _cross_device_main(grid: Grid, context: Context, overrides):
         t1 = time.perf_counter()
         buf = io.BytesIO()
         np.save(buf, Q, allow_pickle=False)
-        users = [x for x in nodes if runner.roles.get(x) == "user"]
+        users = list(res.users)
         ev = stage({x: ({"stage": "eval"}, [buf.getvalue()]) for x in users})
         _fail(ev, "eval")
         cases = sum(c["cases"] for c, _ in ev.replies.values()) or 1

@@ -4,7 +4,12 @@ Appendix D; DP noise Appendix G; dropout and range limits Appendix L.2;
 references in docs/papers.md).
 
 Modules: ``params`` (parameters, fixed point, shares, padding), ``messages``,
-``parties`` (``User``, ``Server``), ``round`` (``run_round``,
+``parties`` (``User``, ``Server``: the computations), ``session``
+(``UserSession``, ``Server1Session``, ``Server0Session``: every rule of a
+deployment -- authenticated keys, stage order, round binding, answer once,
+aggregate once over at least ``min_users``, no replay), ``channel`` (the
+sealed user <-> server 1 channel), ``transport`` (the in-memory loopback
+and its fault wrapper), ``round`` (``run_round`` over the sessions,
 ``plaintext_check``).  Everything public is re-exported here.
 
 Parties
@@ -83,9 +88,14 @@ from .params import (AGGREGATION_DOMAIN, REQUEST_VERSION, UPLOAD_VERSION, SecEmb
                      unified_m_prime)
 from .parties import Server, User, reconstruct_aggregate
 from .round import SecEmbRoundResult, plaintext_check, run_round
+from .channel import ProtocolError, SealedChannel, SealError
+from .session import MIN_USERS, Server0Session, Server1Session, UserSession
+from .transport import Envelope, Faults, Loopback
 
 __all__ = ["SecEmbParams", "User", "Server", "RetrievalRequest", "RetrievalResponse",
            "AggregationUpload", "AggregateShare", "pad_or_trunc_idx", "run_round",
            "SecEmbRoundResult", "plaintext_check", "reconstruct_aggregate", "gaussian_sigma",
            "count_shares", "unified_m_prime", "encode_fixed", "decode_fixed", "encode_table",
-           "additive_shares", "AGGREGATION_DOMAIN", "REQUEST_VERSION", "UPLOAD_VERSION"]
+           "additive_shares", "AGGREGATION_DOMAIN", "REQUEST_VERSION", "UPLOAD_VERSION",
+           "ProtocolError", "SealError", "SealedChannel", "UserSession", "Server1Session", "Server0Session",
+           "MIN_USERS", "Envelope", "Loopback", "Faults"]

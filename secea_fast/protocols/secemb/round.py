@@ -1,20 +1,26 @@
 """A SecEmb round with both servers and every user simulated in this
 process, the messages round-tripped through their byte encodings
-(Mai et al. 2025, Sec. 4, Algorithm 3), and its check against plaintext."""
+(Mai et al. 2025, Sec. 4, Algorithm 3), and its check against plaintext.
+
+The round drives the sessions of :mod:`.session` (the rules live there,
+once) over the in-memory transport of :mod:`.transport`; fault injection is
+a wrapper around that transport."""
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field as dc_field
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..common.rounds import RoundResult
-from .messages import AggregateShare, AggregationUpload, RetrievalRequest, RetrievalResponse
+from ..common.roster import Roster
 from .params import SecEmbParams, check_real, encode_table
-from .parties import Server, User, reconstruct_aggregate
+from .session import MIN_USERS, ProtocolError, Server0Session, Server1Session, UserSession
+from .transport import Envelope, Faults, Loopback
 
 __all__ = ["SecEmbRoundResult", "run_round", "plaintext_check"]
 
@@ -29,6 +35,9 @@ class SecEmbRoundResult(RoundResult[SecEmbParams]):
     * ``aggregate``: the m x d sum of the users' quantized gradient rows
       (users in ``dropouts`` retrieved but did not upload), ``dense`` the sum
       of their dense updates;
+    * ``dropped``: user name -> (stage, reason) of users a session refused
+      (``summed``: the users in the aggregate); ``refused``: (stage, party,
+      reason) of refused duplicates;
     * ``bytes_up`` / ``bytes_down``: bytes per user and server of the
       retrieval and aggregation stages (the unit of the paper's Table 15)."""
     params: SecEmbParams  # the type argument, named here for the API reference (pdoc)
@@ -37,6 +46,9 @@ class SecEmbRoundResult(RoundResult[SecEmbParams]):
     dense: Optional[np.ndarray] = None
     bytes_up: dict = dc_field(default_factory=dict)
     bytes_down: dict = dc_field(default_factory=dict)
+    dropped: dict = dc_field(default_factory=dict)
+    refused: list = dc_field(default_factory=list)
+    summed: list = dc_field(default_factory=list)
 
     PROTOCOL = "secemb"
     PHASES = ("user_keygen", "server_retrieval", "user_upload", "server_aggregation")
@@ -87,19 +99,27 @@ def plaintext_check(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[Ar
 def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLike], m_prime: int, *,
               dense: Sequence[ArrayLike] | None = None, frac_bits: int = 16, n_users: int | None = None,
               dropouts: Iterable[int] = (), noise_sigma: float = 0.0, clip: float | None = None,
-              threads: int | None = None, verify: bool = False, agg_bits: int = 64) -> SecEmbRoundResult:
-    """One SecEmb round run locally with real messages (bytes round-tripped).
+              threads: int | None = None, verify: bool = False, agg_bits: int = 64,
+              min_users: int = MIN_USERS, transport: Loopback | Faults | None = None,
+              round_index: int = 1) -> SecEmbRoundResult:
+    """One SecEmb round run locally: the three sessions (:mod:`.session`:
+    every user, server 1, server 0 as the relay) exchange their byte
+    messages over ``transport`` (default a fresh :class:`~.transport.Loopback`;
+    pass a :class:`~.transport.Faults` to drop, corrupt, delay, replay or
+    reorder), with a fresh roster of "server1" and "user-<u>".
 
     ``Q``: m x d float item table; ``items[u]``: user u's rated item ids;
     ``grads[u]``: |items[u]| x d gradient rows; ``dense[u]``: optional dense
     updates; ``dropouts``: users that retrieve but do not upload;
     ``noise_sigma``: the servers' Gaussian noise (Appendix G); ``clip``:
     per-row gradient clipping; ``agg_bits``: the aggregation ring Z_2^b
-    (64, or the paper's 32: ``SecEmbParams``).  ``verify``: compare with plaintext
-    (:func:`plaintext_check`) and raise AssertionError on any difference
-    (needs ``noise_sigma == 0``).  Core and wall seconds are equal: the
-    parties run one after another.  A user's seconds include serialising its
-    messages; a server's include parsing the ones it receives."""
+    (64, or the paper's 32: ``SecEmbParams``); ``min_users``: the least
+    number of users both servers aggregate (``session.MIN_USERS``).
+    ``verify``: compare with plaintext (:func:`plaintext_check`) and raise
+    AssertionError on any difference (needs ``noise_sigma == 0``).  Users a
+    session refuses (a fault) are in ``res.dropped`` with the stage and
+    reason, their rows NaN.  Core and wall seconds are equal: the parties
+    run one after another."""
     Q = np.asarray(Q, dtype=np.float64)
     if Q.ndim != 2:
         raise ValueError(f"Q must be 2-D (m, d), got shape {Q.shape}")
@@ -126,46 +146,127 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
     params = SecEmbParams(m=m, d=d, m_prime=m_prime, frac_bits=frac_bits,
                           n_users=n_users or max(1, nu), dense_size=dense_size, agg_bits=agg_bits)
     table = encode_table(Q, params)
-    servers = [Server(0, params, table, threads), Server(1, params, table, threads)]
-    users = [User(params, it) for it in items]
-    secs, nbytes = {}, {}
-    up, down = {}, {}
+    names = [f"user-{u}" for u in range(nu)]
+    roster, ids = Roster.make([("server1", "server1")] + [(n, "user") for n in names])
+    run = secrets.token_bytes(16)
+    s1 = Server1Session(roster, ids["server1"], run=run, min_users=min_users, threads=threads)
+    s0 = Server0Session(roster, run=run, min_users=min_users, noise_sigma=noise_sigma, threads=threads)
+    users = {n: UserSession(roster, ids[n], run=run) for n in names}
+    net = Loopback() if transport is None else transport
+    rnd = round_index
+    dropped: dict[str, tuple[str, str]] = {}
+    refused: list[tuple[str, str, str]] = []
+    secs, nbytes, up, down = {}, {}, {}, {}
     t = time.perf_counter
+
+    def hop(env: Envelope) -> None:
+        net.post(env)
+
+    def fail(stage: str, who: str, why: str) -> None:
+        if who in dropped or who not in users:
+            refused.append((stage, who, why))
+        else:
+            dropped[who] = (stage, why)
+
+    def settle(stage: str, batch: dict[str, Envelope], ref: dict[str, str]) -> None:
+        # a refused copy of a message whose sender had another copy taken is a refused
+        # duplicate (a replay), not a reason to drop that sender
+        taken = {e.about for k, e in batch.items() if k not in ref}
+        for k, why in ref.items():
+            if batch[k].about in taken:
+                refused.append((stage, batch[k].about, why))
+            else:
+                fail(stage, batch[k].about, why)
+
+    # server 1's signed key, relayed by server 0 to every user
+    hop(Envelope("key", "server1", "server0", "server1", (s1.key_message(),)))
+    key = [e.parts[0] for e in net.deliver() if e.stage == "key" and e.sender == "server1"]
+    if not key:
+        raise RuntimeError("SecEmb: server 1's key did not arrive; no round without server 1")
+    s0.server1_key(key[0])
+    s0.begin(rnd, params, table)
     t0 = t()
-    reqs = [tuple(r.to_bytes() for r in u.retrieval_request()) for u in users]     # the user serialises
+    for n in names:
+        try:
+            hop(Envelope("request", n, "server0", n, users[n].retrieve(rnd, params, items[names.index(n)], key[0])))
+        except ProtocolError as exc:
+            fail("request", n, str(exc))
     secs["user_keygen"] = t() - t0
-    nbytes["user_keygen"] = sum(len(r) for pair in reqs for r in pair)
+    # server 0 answers and relays the sealed requests to server 1
+    t0 = t()
+    answers0: dict[str, bytes] = {}
+    for e in net.deliver():
+        try:
+            if e.stage != "request" or len(e.parts) != 2 or e.sender not in users or e.sender in dropped:
+                raise ProtocolError(f"a {e.stage!r} message with {len(e.parts)} part(s) at the request stage")
+            answers0[e.sender] = s0.answer(rnd, e.sender, e.parts[0])
+            hop(Envelope("answer", "server0", "server1", e.sender, (e.parts[1],)))
+        except ProtocolError as exc:
+            fail("request", e.sender, str(exc))
+    nbytes["user_keygen"] = sum(len(p) for e in net.log if e.stage == "request" for p in e.parts)
     up["retrieval"] = nbytes["user_keygen"] / max(1, nu) / 2
-    t0 = t()
-    answers = []
-    for uid, (r0, r1) in enumerate(reqs):
-        a0 = servers[0].answer(uid, RetrievalRequest.from_bytes(r0))
-        a1 = servers[1].answer(uid, RetrievalRequest.from_bytes(r1))
-        answers.append((a0, a1))
+    batch = {f"{e.about}#{i}": e for i, e in enumerate(net.deliver()) if e.stage == "answer"}
+    out, ref = s1.answer(rnd, params, table, {k: e.parts[0] for k, e in batch.items()})
+    settle("answer", batch, ref)
+    for k, sealed in out.items():
+        hop(Envelope("answered", "server1", "server0", batch[k].about, (sealed,)))
+    for e in net.deliver():
+        if e.about in answers0 and e.about not in dropped:
+            hop(Envelope("reply", "server0", e.about, e.about, (answers0[e.about], e.parts[0])))
     secs["server_retrieval"] = t() - t0
-    nbytes["server_retrieval"] = sum(a.nbytes for pair in answers for a in pair)
+    retrieved = {n: np.full((len(np.asarray(items[u])), d), np.nan) for u, n in enumerate(names)}
+    t0 = t()
+    replies = net.deliver()
+    nbytes["server_retrieval"] = sum(len(p) for e in replies if e.stage == "reply" for p in e.parts)
     down["retrieval"] = nbytes["server_retrieval"] / max(1, nu) / 2
-    retrieved = [u.reconstruct(RetrievalResponse.from_bytes(a0.to_bytes()),
-                               RetrievalResponse.from_bytes(a1.to_bytes()))
-                 for u, (a0, a1) in zip(users, answers)]
-    ups: list[dict[Any, Any]] = [{}, {}]   # bytes, then the parsed uploads
-    t0 = t()
-    for uid, u in enumerate(users):
-        if uid in drop:
-            continue
-        up0, up1 = u.aggregation_upload(grads[uid], None if dense is None else dense[uid], clip=clip)
-        ups[0][uid], ups[1][uid] = up0.to_bytes(), up1.to_bytes()     # the user serialises
+    for e in replies:
+        n = e.receiver
+        try:
+            if e.stage != "reply" or n not in users or len(e.parts) != 2:
+                raise ProtocolError(f"a {e.stage!r} message with {len(e.parts)} part(s) at the reply stage")
+            retrieved[n] = users[n].reconstruct(rnd, e.parts[0], e.parts[1])
+            u = names.index(n)
+            if u in drop:
+                continue
+            hop(Envelope("upload", n, "server0", n, users[n].upload(
+                rnd, grads[u], None if dense is None else dense[u], clip=clip)))
+        except ProtocolError as exc:
+            fail("reply", n, str(exc))
     secs["user_upload"] = t() - t0
-    nbytes["user_upload"] = sum(len(x) for s in ups for x in s.values())
-    up["aggregation"] = nbytes["user_upload"] / max(1, nu - len(drop)) / 2
     t0 = t()
-    ups = [{uid: AggregationUpload.from_bytes(x) for uid, x in s.items()} for s in ups]   # the servers parse
-    shares = [servers[b].aggregate(ups[b], noise_sigma) for b in (0, 1)]
+    uploads = [e for e in net.deliver() if e.stage == "upload" and len(e.parts) == 2 and e.sender in users]
+    nbytes["user_upload"] = sum(len(p) for e in uploads for p in e.parts)
+    up["aggregation"] = nbytes["user_upload"] / max(1, nu - len(drop)) / 2
+    first: dict[str, Envelope] = {}
+    for e in uploads:
+        if e.sender in first:
+            refused.append(("upload", e.sender, "a second upload this round"))
+        else:
+            first[e.sender] = e
+    for n, why in s0.aggregate(rnd, {n: e.parts[0] for n, e in first.items()}).items():
+        fail("upload", n, why)
+    s0.precompute()
+    for n, e in first.items():
+        hop(Envelope("aggregate", "server0", "server1", n, (e.parts[1],)))
+    batch = {f"{e.about}#{i}": e for i, e in enumerate(net.deliver()) if e.stage == "aggregate"}
+    try:
+        share, ref = s1.aggregate(rnd, {k: e.parts[0] for k, e in batch.items()}, noise_sigma)
+    except ProtocolError as exc:
+        raise RuntimeError(f"SecEmb round {rnd} failed: {exc}; dropped: {dropped}") from None
+    settle("aggregate", batch, ref)
+    hop(Envelope("share", "server1", "server0", "server1", (share,)))
+    got = [e for e in net.deliver() if e.stage == "share" and e.sender == "server1"]
+    if not got:
+        raise RuntimeError(f"SecEmb round {rnd} failed: server 1's share did not arrive")
+    try:
+        agg, dn, summed = s0.reconstruct(rnd, got[0].parts[0])
+    except ProtocolError as exc:
+        raise RuntimeError(f"SecEmb round {rnd} failed: {exc}") from None
     secs["server_aggregation"] = t() - t0
-    nbytes["server_aggregation"] = shares[1].nbytes        # server 1's share to the reconstructor
-    agg, dn = reconstruct_aggregate(shares[0], AggregateShare.from_bytes(shares[1].to_bytes()), params)
+    nbytes["server_aggregation"] = len(share)
     res = SecEmbRoundResult(params=params, seconds=secs, wall=dict(secs), bytes=nbytes,
-                            retrieved=retrieved, aggregate=agg, dense=dn, bytes_up=up, bytes_down=down)
+                            retrieved=[retrieved[n] for n in names], aggregate=agg, dense=dn, bytes_up=up,
+                            bytes_down=down, dropped=dropped, refused=refused, summed=summed)
     if verify:
         ok, what = plaintext_check(Q, items, grads, params, res, dense=dense, dropouts=drop, clip=clip)
         if not ok:
