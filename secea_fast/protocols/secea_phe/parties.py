@@ -31,20 +31,29 @@ class Client(secea.Client):
         if not isinstance(params, PHEParams):
             raise TypeError("params must be PHEParams")
         super().__init__(index, params.base, entities)
-        self.phe = params
         if keypair is None:
             keypair = paillier.keygen(params.key_bits, insecure=params.insecure_keys)
+        self._set_paillier(params, keypair)
+
+    def _set_paillier(self, params, keypair) -> None:
         pk, sk = keypair
         if not isinstance(sk, paillier.PrivateKey) or sk.public_key != pk:
             raise ValueError("keypair must be (PublicKey, matching PrivateKey)")
-        self._pk = check_key(pk, params, f"client {index}")
-        self._sk = sk
+        self.phe = params
+        self._pk = check_key(pk, params, f"client {self.index}")
+        self._sk: paillier.PrivateKey | None = sk
         self._peer_pks: list[paillier.PublicKey] | None = None
         self.encrypt_seconds = 0.0
 
     @property
     def paillier_public_key(self) -> paillier.PublicKey:
         return self._pk
+
+    @property
+    def can_decrypt(self) -> bool:
+        """Whether this object holds the client's Paillier private key (an
+        executor's worker copy does not: ``secea_fast._secrets``)."""
+        return self._sk is not None
 
     def set_paillier_keys(self, public_keys: Iterable[paillier.PublicKey | bytes]) -> None:
         """pk_v of every client (index order; PublicKey or its bytes)."""
@@ -120,6 +129,9 @@ class Client(secea.Client):
         if msg.cols != lay.cols or (rows is not None and msg.rows != rows):
             raise ValueError(f"response has shape {msg.rows} x {msg.cols}, expected "
                              f"{rows if rows is not None else msg.rows} x {lay.cols}")
+        if self._sk is None:
+            raise RuntimeError(f"this worker copy of client {self.index} has no Paillier private key: "
+                               "decrypt in the client's own process")
         vals = self._sk.decrypt_packed(msg.cts, lay.slot_bits, msg.rows * lay.row_values)
         sub, p = self.params.sub, self.params.p
         V = np.array(vals, dtype=object).reshape(msg.rows, lay.row_values)[:, :sub]
