@@ -143,7 +143,9 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     need ``insecure_keys=True``); ``keys``: optional list of N (pk, sk) pairs
     to reuse instead of generating fresh ones; ``processes``: worker
     processes (fork) for the per-block phases, or ``executor``: any
-    ``secea_fast.executor.Executor``; ``block_size``: query rows
+    ``secea_fast.executor.Executor`` (one that serialises its state, such as
+    Ray, gets no Paillier private key: its workers return each block's
+    noised responses and this process decrypts them); ``block_size``: query rows
     per block (default 16); ``drop``: (querier, responder) pairs whose
     responses are lost; ``verify``: compare with ``secea.plaintext_sums``
     and raise AssertionError on any difference; ``params``: a ``PHEParams``
