@@ -59,28 +59,36 @@ caller's: ``secea_fast.tune_memory()`` applies the same settings to it (the
 command line and the benchmarks call it); ``SECEA_FAST_MALLOC=default``
 turns both off (``secea_fast._memory``).
 
-Secrets.  Protocol parties (``secea.Client``, ``secea.Server``...) refuse to
-be pickled, so their seeds cannot leak into a log, a cache or a file by
-accident.  An executor lifts that refusal only while it serialises its own
-``state`` (:func:`party_transfer`), and the copies it makes carry no
-long-term private key (X25519 keys stay with the original party; the
-pairwise seeds already derived travel).  With Ray, those seeds then sit in
-the object store of the cluster and cross the network between nodes: run
-the parties of one trust domain per cluster, with Ray's TLS
-(``RAY_USE_TLS=1``) between nodes.  The local pool serialises nothing.
+Secrets.  Every class holding a secret (``secea_fast._secrets.SecretHolder``:
+protocol parties, private keys, PRG streams, DPF path secrets) refuses to
+be pickled or copied, so its secrets cannot leak into a log, a cache or a
+file by accident.  An executor lifts that refusal only while it serialises
+its own ``state`` (:func:`party_transfer`), and then a party pickles only
+the attributes ``secea_fast._secrets.TRANSFER`` declares for its class
+(the others are None in the copy; a class without an entry is refused).
+The copies carry no long-term private key: a SecEA client sends the
+pairwise, self and query seeds it has derived, not its X25519 key; a
+SecEA-PHE client sends its Paillier public keys, not its private key, and
+``secea_phe.run_round`` decrypts in the calling process when the workers'
+copies cannot; servers send their noise seeds.  With Ray, those seeds then
+sit in the object store of the cluster and cross the network between
+nodes: run the parties of one trust domain per cluster, with Ray's TLS
+(``RAY_USE_TLS=1``) between nodes.  The local pool serialises nothing: its
+forked workers are the calling process's own image for one call (every key
+of the simulated parties included) and exit when it returns.
 """
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar, overload
 
 from ._checks import check_int
 from ._memory import release_free_heap, tune_malloc
 from ._native import available_cpus
+from ._secrets import transfer
 from ._workers import run_shards
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "party_transfer",
@@ -89,38 +97,14 @@ __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "party_tr
 _THREADS_ENV = "SECEA_FAST_NUM_THREADS"
 _J = TypeVar("_J")
 _R = TypeVar("_R")
-_TRANSFER = threading.local()
 
 
-@contextmanager
-def party_transfer() -> Iterator[None]:
-    """Allow protocol parties to be pickled inside this block (the executor
-    serialising its state for its own workers; see the module docstring)."""
-    prev = getattr(_TRANSFER, "allowed", False)
-    _TRANSFER.allowed = True
-    try:
-        yield
-    finally:
-        _TRANSFER.allowed = prev
-
-
-def party_reduce(obj, drop=()):
-    """``__reduce__`` for objects holding secrets: refused outside
-    :func:`party_transfer`; inside, the object's attributes except ``drop``
-    (those are set to None in the copy)."""
-    if not getattr(_TRANSFER, "allowed", False):
-        raise TypeError(f"{type(obj).__name__} objects hold secret keys and are not picklable "
-                        "(an Executor moves parties to its own workers)")
-    state = dict(obj.__dict__)
-    for k in drop:
-        state[k] = None
-    return (_rebuild, (type(obj), state))
-
-
-def _rebuild(cls, state):
-    obj = cls.__new__(cls)
-    obj.__dict__.update(state)
-    return obj
+def party_transfer() -> AbstractContextManager[None]:
+    """The block inside which protocol parties pickle for this executor's
+    own workers: ``secea_fast._secrets.transfer``, where the one rule for
+    secrets says which attributes of which class cross (the module
+    docstring)."""
+    return transfer()
 
 
 def _check_map_args(fn, jobs, collect):

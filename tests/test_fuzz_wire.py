@@ -141,6 +141,13 @@ def _samples():
     sclients[0].receive_shares([shares[n][0] for n in range(3)])
     out["secea.Client.import_state"] = (lambda b: secea.Client.import_state(sprm, sets[0], b),
                                         secea.Client.export_state, [fresh, sclients[0].export_state()])
+    pprm = secea_phe.PHEParams(sprm, key_bits=BITS, insecure_keys=True)
+    pcs = [secea_phe.Client(n, pprm, sets[n], paillier.keygen(BITS, insecure=True)) for n in range(3)]
+    pfresh = pcs[0].export_state()
+    pcs[0].set_paillier_keys([c.paillier_public_key for c in pcs])
+    out["secea_phe.Client.import_state"] = (lambda b: secea_phe.Client.import_state(pprm, sets[0], b),
+                                            secea_phe.Client.export_state,
+                                            [pfresh, pcs[0].export_state()])
     from secea_fast.flower import secea as fsecea, secemb as fsecemb
     node = fsecea._NodeState(attempt=2, client=b"abc", own_share=b"xy", own_queries={1: b"q1", 4: b"q4"},
                              sums=np.arange(6, dtype=np.int64).reshape(3, 2) - 3,

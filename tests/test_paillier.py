@@ -682,10 +682,19 @@ def test_ciphertext_bytes(pk, sk, cts):
         P.ciphertexts_to_bytes(c, sk)
 
 
-def test_pickle_for_workers_only(pk, sk):
+def test_public_key_pickles_private_key_never(pk, sk):
+    """A public key pickles as n; the private key is a secret holder
+    (secea_fast._secrets): never pickled or copied, not even inside an
+    executor's transfer (batch workers inherit it by fork)."""
+    import copy
+    from secea_fast.executor import party_transfer
     assert pickle.loads(pickle.dumps(pk)) == pk
-    sk2 = pickle.loads(pickle.dumps(sk))
-    assert sk2 == sk and sk2.decrypt(pk.encrypt([5])) == [5]
+    for f in (pickle.dumps, copy.copy, copy.deepcopy):
+        with pytest.raises(TypeError, match="PrivateKey holds a secret"):
+            f(sk)
+    with party_transfer(), pytest.raises(TypeError, match="PrivateKey holds a secret"):
+        pickle.dumps(sk)
+    assert sk.decrypt(pk.encrypt([5], processes=2), processes=2) == [5]
     assert str(sk.p) not in repr(sk) and format(sk.p, "x") not in repr(sk)
 
 

@@ -84,6 +84,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._checks import check_int, check_prime
 from .._native import ffi, lib, resolve_threads
+from .._secrets import SecretHolder
 
 __all__ = ["Key", "KeyBatch", "PathKey", "PathKeyBatch", "PathSecret", "PathSecretBatch", "gen", "gen_batch", "eval_points", "eval_full",
            "eval_full_batch", "path_gen", "path_gen_batch", "convert_gen", "convert_gen_batch", "path_eval", "convert_eval", "path_eval_full",
@@ -518,7 +519,7 @@ class PathKeyBatch:
         return cls(b0.party, b0.log_domain, np.concatenate([b._bodies for b in batches]))
 
 
-class PathSecret:
+class PathSecret(SecretHolder):
     """The client's PathGen output (t_1^(n), s_0^(n), s_1^(n)), input of
     ``convert_gen``.  Secret: not printable, not picklable."""
 
@@ -530,9 +531,6 @@ class PathSecret:
 
     def __repr__(self):
         return f"PathSecret(log_domain={self.log_domain})"
-
-    def __reduce__(self):
-        raise TypeError("PathSecret holds secret seeds and is not picklable")
 
     def export_secret(self) -> bytes:
         """The secret seeds and the conversion domains used so far as bytes
@@ -569,7 +567,7 @@ class PathSecret:
         return obj
 
 
-class PathSecretBatch:
+class PathSecretBatch(SecretHolder):
     """``count`` path secrets (PathGen outputs) as one (count, 32) array;
     indexing gives ``PathSecret`` objects sharing the batch's record of used
     conversion domains (a payload converted through one of them claims the
@@ -604,9 +602,6 @@ class PathSecretBatch:
 
     def __repr__(self):
         return f"PathSecretBatch(count={len(self)}, log_domain={self.log_domain})"
-
-    def __reduce__(self):
-        raise TypeError("PathSecretBatch holds secret seeds and is not picklable")
 
     def export_secret(self) -> bytes:
         """As ``PathSecret.export_secret`` for the batch (magic ``SEPB``, then

@@ -36,9 +36,11 @@ Scheme (Paillier 1999, with g = n + 1 as in python-paillier ``phe``):
   k - 1 worker processes forked for the call (the package's one pool,
   ``secea_fast._workers``; see ``secea_fast.paillier._pool``): they import
   nothing, so this works from scripts read from stdin and notebooks, and a
-  dead worker's chunk is recomputed rather than lost.  Keys are picklable
-  (the private key's pickle holds p and q): never unpickle data from another
-  party.  ``shutdown_workers()`` drops cached key contexts.
+  dead worker's chunk is recomputed rather than lost; they inherit the key
+  (private-key work: its factors) by fork.  A public key pickles as n alone
+  (never unpickle data from another party); a private key is neither pickled
+  nor copied (``secea_fast._secrets``: one rule for every secret).
+  ``shutdown_workers()`` drops cached key contexts.
 * Wire formats without pickle: ``to_bytes`` / ``from_bytes`` and ``to_json`` /
   ``from_json`` on keys (versioned; the private forms contain p and q),
   ``ciphertexts_to_bytes`` / ``ciphertexts_from_bytes`` (fixed width

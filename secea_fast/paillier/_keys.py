@@ -20,6 +20,7 @@ from gmpy2 import mpz
 
 from .._checks import check_int
 from .._native import available_cpus
+from .._secrets import SecretHolder
 from . import _core, _packing, _pool, _serial
 
 MIN_BITS = 2048             # keygen and loaders refuse smaller moduli unless insecure=True
@@ -169,9 +170,6 @@ def keygen(bits: int = 3072, insecure: bool = False) -> tuple[PublicKey, Private
 def _restore_public_key(n):
     return PublicKey(n, insecure=True)
 
-
-def _restore_private_key(p, q):
-    return PrivateKey(PublicKey(p * q, insecure=True), p, q)
 
 
 class PublicKey:
@@ -522,7 +520,7 @@ class PublicKey:
 # private key
 
 
-class PrivateKey:
+class PrivateKey(SecretHolder):
     """Paillier private key: the factors p < q of n and the CRT constants.
 
     ``decrypt`` works mod p^2 and q^2 separately (hp = (-q)^-1 mod p,
@@ -532,8 +530,9 @@ class PrivateKey:
     ``encrypt`` / ``encrypt_packed`` / ``precompute`` use the factors to make
     obfuscators by CRT (about 2.5x faster than with the public key alone).
 
-    Pickling carries p and q and exists only for our own worker processes;
-    never unpickle data from another party.
+    Not picklable nor copied (``secea_fast._secrets``): batch workers
+    inherit the factors by fork, and the wire forms are ``to_bytes`` /
+    ``to_json`` (the key's owner's own storage only).
     """
 
     __slots__ = ("_pk", "_ctx", "__weakref__")
@@ -577,9 +576,6 @@ class PrivateKey:
 
     def __repr__(self):
         return f"PrivateKey(bits={self.public_key.bits})"   # never the factors
-
-    def __reduce__(self):
-        return (_restore_private_key, (self.p, self.q))
 
     # ---- encryption with the factors ------------------------------------------------
 

@@ -39,6 +39,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from .._checks import check_int, check_prime
 from .._native import ffi, lib, u8ptr
+from .._secrets import SecretHolder
 
 __all__ = ["aes128_ctr", "aes128_ctr_into", "aes128_ecb", "Prg", "random_seed", "uniform",
            "copy_stream", "X25519KeyPair", "pairwise_seed"]
@@ -191,7 +192,7 @@ def _check_out_src(out, src):
         raise ValueError("out must be writable and have src's shape")
 
 
-class Prg:
+class Prg(SecretHolder):
     """A forward-only AES-128-CTR stream bound to ``(seed, domain)``.
 
     ``seed``: 16 to 64 secret bytes; ``domain``: str or bytes naming the purpose
@@ -219,9 +220,6 @@ class Prg:
 
     def __repr__(self):  # never show the key
         return f"Prg(domain={self.domain!r}, position={self._pos})"
-
-    def __reduce__(self):
-        raise TypeError("Prg objects hold secret key material and are not picklable")
 
     def bytes(self, nbytes: int) -> builtins.bytes:
         """The next ``nbytes`` bytes of the stream."""
@@ -397,7 +395,7 @@ def uniform(count: int, p: int) -> np.ndarray:
     return Prg(random_seed(32), b"secea_fast.uniform").field(count, p)
 
 
-class X25519KeyPair:
+class X25519KeyPair(SecretHolder):
     """An X25519 key pair for pairwise seed agreement (RFC 7748).
 
     >>> a, b = X25519KeyPair(), X25519KeyPair()
@@ -414,9 +412,6 @@ class X25519KeyPair:
 
     def __repr__(self):
         return f"X25519KeyPair(public={self.public_bytes.hex()})"
-
-    def __reduce__(self):
-        raise TypeError("X25519KeyPair holds a private key and is not picklable")
 
     @classmethod
     def from_private_bytes(cls, private: bytes) -> "X25519KeyPair":

@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 
 from ... import field, linalg
 from ..._checks import check_elements, check_int
+from ..._secrets import SecretHolder
 from ...prg import Prg
 from ..common.wire import Reader, Writer, check_increasing
 from .messages import Answer, Query, ShareMessage
@@ -24,7 +25,7 @@ _U64 = np.uint64
 
 
 # ----------------------------------------------------------------- parties
-class Client:
+class Client(SecretHolder):
     """Client ``index`` (0-based): shares its labels (eq. 1), aggregates the
     shares it receives, answers the federator's query (Sec. V-c), adding the
     symmetric-privacy mask when it holds the clients' shared seed (Sec. VI,
@@ -226,7 +227,7 @@ def _mask_domain(session: bytes, f: int) -> bytes:
     return DOMAIN + b"sym-mask/" + len(session).to_bytes(4, "big") + session + f.to_bytes(8, "big")
 
 
-class Federator:
+class Federator(SecretHolder):
     """The federator with hidden objective ``j``: sends the queries of eq. 2 and
     decodes the answers (Sec. V-d)."""
 

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ... import field, linalg, poly, tuning
 from ..._checks import check_int
-from ...executor import party_reduce
+from ..._secrets import SecretHolder
 from ...prg import Prg, X25519KeyPair, copy_stream, pairwise_seed, random_seed, uniform
 from ..common.inputs import EntityId, entity_list, id_bytes, real_vector
 from ..common.wire import Reader, Writer, canonical_int, check_increasing
@@ -33,7 +33,7 @@ def _seed(r: Reader) -> bytes:
 
 
 # ----------------------------------------------------------------- client
-class Client:
+class Client(SecretHolder):
     """Client ``index`` (0-based) holding ``entities`` (ids: str, bytes, int).
 
     Secrets (X25519 key, pairwise seeds, union and query randomness) come
@@ -63,11 +63,6 @@ class Client:
         self._used: set[tuple[int, str, int]] = set()         # (round, purpose, block) already used for pads
         self.threads: int | None = None        # threads of the response product (None: library default)
         self.product_seconds = 0.0   # time spent in response products (for reports)
-
-    def __reduce__(self):
-        # refused except while an Executor ships the parties to its own
-        # workers; the copy keeps the derived seeds, not the X25519 key
-        return party_reduce(self, drop=("_keypair", "_y_packed", "_y_resp"))
 
     # --- state kept between the processes of a deployment
     def export_state(self) -> bytes:
@@ -531,7 +526,7 @@ class Client:
 
 
 # ----------------------------------------------------------------- server
-class Server:
+class Server(SecretHolder):
     """The honest-but-curious server: sums (eq. 4), relays, noises (eq. 20)."""
 
     def __init__(self, params: SecEAParams) -> None:
@@ -541,9 +536,6 @@ class Server:
         self._noise_seed = random_seed(32)
         self.union: np.ndarray | None = None
         self._psi: tuple[Any, ...] | None = None          # (round, n, block, size), psi evaluations of that block
-
-    def __reduce__(self):
-        return party_reduce(self)
 
     def psu_sum(self, uploads: Iterable[Message]) -> Message:
         """The server's broadcast: the sum of the clients' union uploads (eq. 4)."""

@@ -15,8 +15,11 @@ from ...prg import Prg
 from .. import secea
 from ..secea import DecodingError, Message, as_u64, pad_domain
 from ..common.inputs import EntityId
+from ..common.wire import Reader, Writer
 from .messages import CipherMessage
 from .params import PHEParams, check_key
+
+_STATE_MAGIC = b"SEPs"
 
 # ----------------------------------------------------------------- client
 class Client(secea.Client):
@@ -31,20 +34,65 @@ class Client(secea.Client):
         if not isinstance(params, PHEParams):
             raise TypeError("params must be PHEParams")
         super().__init__(index, params.base, entities)
-        self.phe = params
         if keypair is None:
             keypair = paillier.keygen(params.key_bits, insecure=params.insecure_keys)
+        self._set_paillier(params, keypair)
+
+    def _set_paillier(self, params, keypair) -> None:
         pk, sk = keypair
         if not isinstance(sk, paillier.PrivateKey) or sk.public_key != pk:
             raise ValueError("keypair must be (PublicKey, matching PrivateKey)")
-        self._pk = check_key(pk, params, f"client {index}")
-        self._sk = sk
+        self.phe = params
+        self._pk = check_key(pk, params, f"client {self.index}")
+        self._sk: paillier.PrivateKey | None = sk
         self._peer_pks: list[paillier.PublicKey] | None = None
         self.encrypt_seconds = 0.0
+
+    # --- state kept between the processes of a deployment
+    def export_state(self) -> bytes:
+        """``secea.Client.export_state`` followed by this client's Paillier
+        private key and, once set, every client's Paillier public key: the
+        party's own state, holding secrets, that never leaves its host.
+        :meth:`import_state` restores it with the same key (a key is never
+        regenerated on import)."""
+        if self._sk is None:
+            raise RuntimeError(f"this worker copy of client {self.index} has no Paillier private key")
+        w = Writer(_STATE_MAGIC).blob(super().export_state()).blob(self._sk.to_bytes())
+        w.u64(self._peer_pks is not None)
+        for pk in self._peer_pks or ():
+            w.blob(pk.to_bytes())
+        return w.bytes()
+
+    @classmethod
+    def import_state(cls, params: PHEParams, entities: Iterable[EntityId],  # type: ignore[override]  # PHE params
+                     data: bytes) -> Client:
+        """The client saved by :meth:`export_state`, with its own Paillier
+        key, for the same ``params`` and entities (ValueError otherwise, or
+        for state without a Paillier key, such as ``secea.Client``'s)."""
+        if not isinstance(params, PHEParams):
+            raise TypeError(f"params must be PHEParams, got {type(params).__name__}")
+        r = Reader(data, _STATE_MAGIC, "SecEA-PHE client state")
+        base, key = r.blob(), r.blob(1 << 20)
+        peers = [r.blob(1 << 20) for _ in range(params.N)] if r.flag() else None
+        r.done()
+        sk = paillier.PrivateKey.from_bytes(key, insecure=params.insecure_keys)
+        restored = secea.Client.import_state(params.base, entities, base)
+        c = cls.__new__(cls)
+        vars(c).update(vars(restored))
+        c._set_paillier(params, (sk.public_key, sk))
+        if peers is not None:
+            c.set_paillier_keys(peers)
+        return c
 
     @property
     def paillier_public_key(self) -> paillier.PublicKey:
         return self._pk
+
+    @property
+    def can_decrypt(self) -> bool:
+        """Whether this object holds the client's Paillier private key (an
+        executor's worker copy does not: ``secea_fast._secrets``)."""
+        return self._sk is not None
 
     def set_paillier_keys(self, public_keys: Iterable[paillier.PublicKey | bytes]) -> None:
         """pk_v of every client (index order; PublicKey or its bytes)."""
@@ -120,6 +168,9 @@ class Client(secea.Client):
         if msg.cols != lay.cols or (rows is not None and msg.rows != rows):
             raise ValueError(f"response has shape {msg.rows} x {msg.cols}, expected "
                              f"{rows if rows is not None else msg.rows} x {lay.cols}")
+        if self._sk is None:
+            raise RuntimeError(f"this worker copy of client {self.index} has no Paillier private key: "
+                               "decrypt in the client's own process")
         vals = self._sk.decrypt_packed(msg.cts, lay.slot_bits, msg.rows * lay.row_values)
         sub, p = self.params.sub, self.params.p
         V = np.array(vals, dtype=object).reshape(msg.rows, lay.row_values)[:, :sub]

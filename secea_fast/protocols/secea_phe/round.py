@@ -68,9 +68,13 @@ class PHERoundResult(RoundResult[PHEParams]):
 
 def _block_job(S, job):
     """One query block of client n (an executor shard; ``S``: the round's
-    parties and settings)."""
+    parties and settings).  A worker whose copy of client n has no Paillier
+    private key (a serialising executor: ``secea_fast._secrets.TRANSFER``)
+    returns the noised ciphertexts, and :func:`_finish_block` decrypts and
+    decodes them in the calling process."""
     n, b, members = job
     clients, server, drop, rnd = S["clients"], S["server"], S["drop"], S["round"]
+    here = clients[n].can_decrypt
     t = {ph: 0.0 for ph in ("offline", "responses", "encrypt", "noise", "decrypt", "decode")}
     nbytes = {"offline": 0, "responses": 0}
     B = len(members)
@@ -96,7 +100,7 @@ def _block_job(S, job):
         t2 = time.perf_counter()
         y = server.noise(c)
         t3 = time.perf_counter()
-        vals.append(clients[n].decrypt(y, B))
+        vals.append(clients[n].decrypt(y, B) if here else y)
         t4 = time.perf_counter()
         t["responses"] += t1 - t0
         t["encrypt"] += t2 - t1
@@ -104,11 +108,25 @@ def _block_job(S, job):
         t["decrypt"] += t4 - t3
         nbytes["responses"] += c.nbytes + y.nbytes
         cts += len(c.cts)
+    server._prepared.pop((rnd, n, b), None)      # dropped responders' noise is never used
+    if not here:
+        return (n, members, vals, cts), t, nbytes
     t0 = time.perf_counter()
     num, den, faulty = clients[n].decode_values(vals, members)
     t["decode"] += time.perf_counter() - t0
-    server._prepared.pop((rnd, n, b), None)      # dropped responders' noise is never used
     return (n, members, num, den, faulty, cts), t, nbytes
+
+
+def _finish_block(client, members, cipher, secs):
+    """Decrypt (with the client's own private key, in the calling
+    process) and decode a block a worker returned as ciphertexts."""
+    t0 = time.perf_counter()
+    vals = [None if y is None else client.decrypt(y, len(members)) for y in cipher]
+    t1 = time.perf_counter()
+    num, den, faulty = client.decode_values(vals, members)
+    secs["decrypt"] += t1 - t0
+    secs["decode"] += time.perf_counter() - t1
+    return num, den, faulty
 
 
 def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFAULT_KEY_BITS,
@@ -125,7 +143,9 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     need ``insecure_keys=True``); ``keys``: optional list of N (pk, sk) pairs
     to reuse instead of generating fresh ones; ``processes``: worker
     processes (fork) for the per-block phases, or ``executor``: any
-    ``secea_fast.executor.Executor``; ``block_size``: query rows
+    ``secea_fast.executor.Executor`` (one that serialises its state, such as
+    Ray, gets no Paillier private key: its workers return each block's
+    noised responses and this process decrypts them); ``block_size``: query rows
     per block (default 16); ``drop``: (querier, responder) pairs whose
     responses are lost; ``verify``: compare with ``secea.plaintext_sums``
     and raise AssertionError on any difference; ``params``: a ``PHEParams``
@@ -180,7 +200,11 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     counter = [0]
 
     def collect(res):
-        n, members, a, b_, bad, cts = res
+        if len(res) == 4:                   # ciphertexts from a worker copy without the key
+            n, members, cipher, cts = res
+            a, b_, bad = _finish_block(clients[n], members, cipher, secs)
+        else:
+            n, members, a, b_, bad, cts = res
         nums[n][members] = a
         dens[n][members] = b_
         faulty.update((n, v) for v in bad)

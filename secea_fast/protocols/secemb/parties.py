@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ... import dpf
+from ..._secrets import SecretHolder
 from ...prg import Prg, random_seed
 from ..common.wire import Reader, Writer
 from .messages import AggregateShare, AggregationUpload, RetrievalRequest, RetrievalResponse
@@ -23,7 +24,7 @@ _SERVER_STATE = b"SESr"
 
 
 # ----------------------------------------------------------------- parties
-class User:
+class User(SecretHolder):
     """One user's side of a SecEmb round (Algorithm 3, "User")."""
 
     def __init__(self, params: SecEmbParams, items: ArrayLike) -> None:
@@ -127,7 +128,7 @@ class User:
         return self._round
 
 
-class Server:
+class Server(SecretHolder):
     """Server b of SecEmb (Algorithm 3, "Server").  ``table``: the public item
     table Q as Z_2^64 fixed point (``encode_table``)."""
 
