@@ -35,6 +35,7 @@ from secea_fast.executor import Executor, party_transfer
 from secea_fast.paillier._core import PrivateContext
 from secea_fast.protocols import osfl, secea, secea_phe, secemb, workloads
 from secea_fast.protocols.common.roster import Identity, Roster, RosterEntry
+from secea_fast.protocols.secemb import session as secemb_session
 
 # an attribute whose name says it holds a secret
 SECRET_NAME = re.compile(r"seed|secret|private|(^|_)sk(_|$)|keypair|finals|(^|_)key$|_ctx$|identity",
@@ -206,7 +207,26 @@ FACTORIES = {
         lambda: osfl.Client(0, OSFL, np.zeros((2, 2, 1), np.int64), shared_seed=bytes(16),
                             session=b"s"),
     "secea_fast.protocols.osfl.parties.Federator": lambda: osfl.Federator(OSFL, 0),
+    "secea_fast.protocols.osfl.approaches.SchemeClient": lambda: _scheme_client(),
+    "secea_fast.protocols.osfl.session.ClientSession":
+        lambda: osfl.ClientSession(_scheme_client(), round_id=b"r" * 16),
+    "secea_fast.protocols.osfl.session._Session":
+        lambda: osfl.FederatorSession(osfl.Approach2(5, 1, 4, 1, 1, 1, K=1, p=101).federator(0),
+                                      round_id=b"r" * 16),
+    "secea_fast.protocols.osfl.session.FederatorSession":
+        lambda: osfl.FederatorSession(osfl.Approach2(5, 1, 4, 1, 1, 1, K=1, p=101).federator(0),
+                                      round_id=b"r" * 16),
+    "secea_fast.protocols.secemb.session.UserSession":
+        lambda: secemb_session.UserSession(SECEMB_ROSTER[0], SECEMB_ROSTER[1]["user-0"], run=1),
+    "secea_fast.protocols.secemb.session.Server1Session":
+        lambda: secemb_session.Server1Session(SECEMB_ROSTER[0], SECEMB_ROSTER[1]["server1"], run=1),
 }
+SECEMB_ROSTER = Roster.make([("server1", "server1"), ("user-0", "user"), ("user-1", "user")])
+
+
+def _scheme_client():
+    a2 = osfl.Approach2(5, 1, 4, 1, 1, 1, K=1, p=101)
+    return a2.client(0, {t: np.zeros((4, 1), np.int64) for t in a2.objectives(0)})
 
 
 def _public_objects():

@@ -180,7 +180,7 @@ class Frame:
         return cls(stage, round_id, sender, receiver, body, sig, raw)
 
 
-class _Session:
+class _Session(SecretHolder):
     party: int
     _wire_params: OSFLParams | None
 
@@ -255,7 +255,7 @@ class _Session:
 
 
 # ----------------------------------------------------------------- client
-class ClientSession(_Session, SecretHolder):
+class ClientSession(_Session):
     """Client ``engine.index`` of one round: ``start()`` shares (eq. 1),
     ``receive`` aggregates shares and answers the one query of the round.
 

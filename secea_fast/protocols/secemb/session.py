@@ -54,6 +54,7 @@ from collections.abc import Mapping
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..._secrets import SecretHolder
 from ...prg import X25519KeyPair
 from ..common.roster import AuthenticationError, Identity, Roster
 from ..common.wire import Reader, Writer
@@ -154,7 +155,7 @@ def sealed_sender(data: bytes) -> tuple[int, str]:
 
 
 # ======================================================================== user
-class UserSession:
+class UserSession(SecretHolder):
     """A user's side of SecEmb rounds in one run: ``retrieve`` ->
     ``reconstruct`` -> ``upload`` per round, rounds increasing."""
 
@@ -297,7 +298,7 @@ class _Round1:
     closed: bool = False
 
 
-class Server1Session:
+class Server1Session(SecretHolder):
     """Server 1's side of SecEmb rounds in one run: its signed key, then per
     round ``answer`` (any number of calls, each user once) and ``aggregate``
     (once).  ``min_users``: the least number of users an aggregate may
