@@ -15,7 +15,12 @@ Run config (defaults in ``DEFAULTS``): ``workload`` (a name of
 (M of ``synthetic``), ``num-clients``, ``d``, ``T``, ``K`` (0: eq. 7),
 ``precision``, ``seed``, ``block-size`` (0: default), ``blocks-per-stage``
 (0: default), ``stage-bytes`` (coded queries in flight per stage, the
-memory knob; 0: ``tuning.FLOWER_STAGE_QUERY_BYTES``), ``stage-timeout`` (seconds), ``out-dir``.
+memory knob; 0: ``tuning.FLOWER_STAGE_QUERY_BYTES``), ``stage-timeout`` (seconds), ``out-dir``,
+``roster-file`` (the ServerApp's copy of the federation's roster; SecEA
+clients are its parties ``client-<i>`` of role ``client``, each node holding
+its own ``identity-file`` in its node config) or, in the simulation engine,
+``roster-dir`` (a directory :func:`secea_roster_dir` wrote with every
+party's identity).
 """
 from __future__ import annotations
 
@@ -31,18 +36,20 @@ from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
 from ..protocols import secea, secemb, workloads
+from ..protocols.common.roster import Roster, write_federation
 from . import secea as fsecea
 from .records import wait_nodes
 from . import secemb as fsecemb
 
 __all__ = ["DEFAULTS", "demo_local", "party_of", "make_apps", "save_embeddings", "load_embeddings",
            "SECEMB_DEFAULTS", "secemb_data", "secemb_role", "make_secemb_apps", "verify_secea",
-           "verify_secemb", "make_example_apps", "measure_floor", "FLOOR_TYPE"]
+           "verify_secemb", "make_example_apps", "measure_floor", "FLOOR_TYPE", "secea_roster",
+           "secea_roster_dir", "secea_party_name"]
 
 DEFAULTS = {"workload": "synthetic", "entities": 2000, "num-clients": 5, "d": 64, "T": 1, "K": 0,
             "precision": 8, "seed": 0, "block-size": 0, "blocks-per-stage": 0,
             "stage-bytes": 0,
-            "stage-timeout": 300.0, "out-dir": ""}
+            "stage-timeout": 300.0, "out-dir": "", "roster-file": "", "roster-dir": ""}
 
 
 def _cfg(context: Context | None, overrides: dict, defaults=DEFAULTS) -> dict:
@@ -95,14 +102,43 @@ def load_embeddings(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     return {str(k): rows[i] for i, k in enumerate(ids)}
 
 
+def secea_party_name(party: int) -> str:
+    """The roster name of SecEA client ``party``: ``client-<party>``."""
+    return f"client-{int(party)}"
+
+
+def secea_roster_dir(num_clients: int, directory: str | os.PathLike[str] | None = None) -> str:
+    """A federation of ``num_clients`` SecEA clients (roster and every
+    identity, :func:`~secea_fast.protocols.common.roster.write_federation`)
+    in ``directory`` (default: a new temporary directory): the simulation
+    engine's ``roster-dir``, where every party runs on this host."""
+    import tempfile
+    d = directory if directory is not None else tempfile.mkdtemp(prefix="secea-roster-")
+    write_federation(d, [(secea_party_name(i), "client") for i in range(int(num_clients))])
+    return str(d)
+
+
+def secea_roster(cfg: dict[str, Any]) -> Roster:
+    """The ServerApp's roster: run config ``roster-file``, else the
+    simulation's ``roster-dir``; ValueError naming both keys if neither is set."""
+    if cfg.get("roster-file"):
+        return Roster.load(str(cfg["roster-file"]))
+    if cfg.get("roster-dir"):
+        return Roster.load(os.path.join(str(cfg["roster-dir"]), "roster.json"))
+    raise ValueError("run config: neither 'roster-file' nor 'roster-dir' is set: the SecEA ServerApp takes "
+                     "exactly the roster's clients (secea_fast.protocols.common.roster.write_federation "
+                     "writes one; LocalFederation(roster=...) gives its roster_file)")
+
+
 def secea_server_main(grid: Grid, context: Context, overrides: dict) -> None:
-    """The demo's ServerApp body: one SecEA round, summary to ``out-dir``."""
+    """The demo's ServerApp body: one SecEA round among the roster's
+    clients, summary to ``out-dir``."""
     cfg = _cfg(context, overrides)
-    res = fsecea.run_secea(grid, d=int(cfg["d"]), T=int(cfg["T"]), K=int(cfg["K"]) or None,
+    res = fsecea.run_secea(grid, secea_roster(cfg), d=int(cfg["d"]), T=int(cfg["T"]), K=int(cfg["K"]) or None,
                            precision=int(cfg["precision"]), block_size=int(cfg["block-size"]) or None,
                            blocks_per_stage=int(cfg["blocks-per-stage"]) or None,
                            stage_bytes=int(cfg["stage-bytes"]) or None,
-                           min_nodes=int(cfg["num-clients"]), timeout=float(cfg["stage-timeout"]))
+                           timeout=float(cfg["stage-timeout"]))
     _write(cfg, "summary.json", json.dumps(res.summary(), indent=1))
 
 
@@ -121,7 +157,8 @@ def secea_client_stage(msg, context: Context, overrides: dict):
     def keep(ctx, embeddings):
         if cfg["out-dir"]:
             save_embeddings(_out(cfg) / f"client-{party}.npz", embeddings)
-    return fsecea.handle_message(msg, context, demo_local(cfg)[party], on_result=keep)
+    return fsecea.handle_message(msg, context, demo_local(cfg)[party], on_result=keep,
+                                 default_name=secea_party_name(party), run_config=cfg)
 
 
 def _out(cfg) -> Path:
@@ -147,7 +184,7 @@ def make_apps(**overrides: Any) -> tuple[ServerApp, ClientApp]:
 
 # ----------------------------------------------------------------- SecEmb
 SECEMB_DEFAULTS = {"users": 5, "items": 3883, "d": 64, "m-prime": 300, "frac-bits": 16, "seed": 0,
-                   "stage-timeout": 300.0, "out-dir": ""}
+                   "stage-timeout": 300.0, "out-dir": "", "roster-file": "", "roster-dir": ""}
 
 
 def secemb_data(cfg: dict[str, Any]) -> tuple[np.ndarray, list[list[int]], list[np.ndarray]]:
