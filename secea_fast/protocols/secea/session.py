@@ -268,6 +268,10 @@ class ClientSession:
         self.unchecked: set[int] = set()
         self.result: dict[Any, np.ndarray] | None = None
         self.seconds: dict[str, float] = {}
+        # this process's own record (never sent, not in the state): why a
+        # block failed, which responders the decoder found faulty
+        self.errors: dict[int, Exception] = {}
+        self.faulty: set[tuple[int, int]] = set()          # (block, responder)
 
     # ------------------------------------------------------------ stages
     def receive(self, cfg: Mapping[str, Any], blobs: Sequence[bytes]) -> tuple[dict[str, Any], list[bytes]]:
@@ -500,6 +504,7 @@ class ClientSession:
                 res = c.decode(slots, blocks[b], verify=require)
             except DecodingError as exc:
                 self.failed.add(b)
+                self.errors[b] = exc
                 self._log(f"block {b} could not be decoded: {exc}")
                 continue
             except ValueError as exc:
@@ -513,11 +518,13 @@ class ClientSession:
                     res = c.decode(slots, blocks[b], verify=require)
                 except ValueError as exc2:
                     self.failed.add(b)
+                    self.errors[b] = exc2
                     self._log(f"block {b} could not be decoded: {exc2}")
                     continue
             sums[blocks[b]] = res.sums
             counts[blocks[b]] = res.counts
             self.decoded.add(b)
+            self.faulty.update((b, int(v)) for v in res.faulty)
             if not res.checked:
                 self.unchecked.add(b)
         for b in due:
