@@ -277,3 +277,17 @@ def test_later_rounds_reuse_the_union():
     assert not any(x[3] for x in loop2.log if x[1] == "peers")      # no union upload
     assert res.union_size == first.union_size
     _same(loop2.results, secea.aggregate(moved), loop2.nodes)
+
+
+def test_replayed_keys_stage_is_refused_by_the_handler():
+    """On the Flower path too: a keys stage replayed to a node after its
+    round is refused (it used to reset the node, answer-once guard
+    included), and the node's saved state is what it was."""
+    local = _local(N=3, M=20, d=4)
+    loop = Loopback(local)
+    Runner(loop, d=4).run(loop.nodes)
+    keys = [cfg for d, node, cfg, _ in loop.view if d == "down" and node == 101 and cfg["stage"] == "keys"]
+    before = loop.state[101]
+    with pytest.raises(ValueError, match="replayed keys stage is refused"):
+        loop.handlers[101](keys[0], [], before)
+    assert loop.state[101] == before

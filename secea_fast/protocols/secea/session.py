@@ -106,7 +106,7 @@ from .params import PSU_PRIME, SecEAParams
 from .parties import Client, Server
 
 __all__ = ["ClientSession", "ServerSession", "ProtocolError", "RoundFailed", "ServerResult",
-           "KEY_PURPOSE", "PROTOCOL", "cfg_int", "block_sizes", "signed_key_bytes"]
+           "KEY_PURPOSE", "PROTOCOL", "cfg_int", "block_sizes", "signed_key_bytes", "check_key"]
 
 PROTOCOL = "secea"
 KEY_PURPOSE = "secea.key"
@@ -195,7 +195,7 @@ def signed_key_bytes(roster: Roster | None, identity: Identity | None, rnd: int,
                                        _parties_str(parties), bytes(public))
 
 
-def _check_key(roster: Roster | None, blob: bytes, rnd: int, attempt: int, index: int,
+def check_key(roster: Roster | None, blob: bytes, rnd: int, attempt: int, index: int,
                parties: Sequence[str]) -> bytes:
     """The X25519 key of party ``index`` from its signed ``keys`` blob;
     ProtocolError naming the party if it does not verify."""
@@ -350,7 +350,7 @@ class ClientSession:
         N = c.params.N
         if len(blobs) != N:
             raise ProtocolError(f"SecEA peers stage: field 'blobs' has {len(blobs)} keys, expected N = {N}")
-        keys = [_check_key(self.roster, b, self.round, self.attempt, v, self.parties) for v, b in enumerate(blobs)]
+        keys = [check_key(self.roster, b, self.round, self.attempt, v, self.parties) for v, b in enumerate(blobs)]
         if keys[c.index] != c.public_key:
             raise ProtocolError("SecEA peers stage: this client's own key was replaced", "server")
         psu = cfg.get("psu", True)
@@ -681,7 +681,7 @@ class ServerSession:
     def __init__(self, roster: Roster | None, parties: Sequence[str], *, d: int, T: int = 1, precision: int = 8,
                  K: int | None = None, bound: float = 100.0, block_size: int | None = None,
                  blocks_per_stage: int | None = None, stage_bytes: int | None = None, round_index: int = 1,
-                 union: np.ndarray | None = None, max_entities: int = 1 << 20,
+                 union: np.ndarray | None = None, max_entities: int = 1 << 18,
                  require_checked: bool = False) -> None:
         from ... import tuning
         self.roster = roster
@@ -799,7 +799,7 @@ class ServerSession:
                 if len(blobs) != 1:
                     raise ProtocolError(f"{len(blobs)} parts, expected its signed key")
                 keys[x] = bytes(blobs[0])
-                _check_key(self.roster, keys[x], rnd, attempt, party[x], alive)
+                check_key(self.roster, keys[x], rnd, attempt, party[x], alive)
             except ProtocolError as exc:
                 bad[x] = str(exc)
         if bad:
