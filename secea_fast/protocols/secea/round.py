@@ -42,20 +42,13 @@ from .params import SecEAParams
 from .parties import Client, Server
 from ..common.roster import Roster
 from .loopback import FaultyLoopback, Loopback, Transport
-from .session import ClientSession, RoundFailed, ServerSession
+from .session import ClientSession, RoundFailed, ServerSession, default_block_size
 
 __all__ = ["SecEARoundResult", "run_round", "aggregate", "entity_union", "default_block_size",
            "plaintext_sums", "make_parties", "run_union", "union_and_share", "PHASES"]
 
 PHASES = ("offline", "responses", "all")
 _BLOCK_PHASES = ("offline", "responses", "noise", "decode")
-
-
-def default_block_size(M: int) -> int:
-    """Query rows per block: about ``tuning.SECEA_QUERY_BLOCK_ELEMS`` query
-    entries per (block, responder), a multiple of 16 (the matmul row panel)."""
-    b = tuning.SECEA_QUERY_BLOCK_ELEMS // max(M, 1)
-    return int(min(tuning.SECEA_QUERY_BLOCK_MAX, max(16, b // 16 * 16)))
 
 
 @dataclass

@@ -5,8 +5,9 @@ Representation Learning via Secure Embedding Aggregation", Sec. 4) private
 against the server and the network lives here, once; the transports
 (:func:`secea_fast.protocols.secea.run_round`'s in-memory loopback, the
 Flower adapter :mod:`secea_fast.flower.secea`) only carry what the sessions
-emit.  (Long file: both roles' stage machines and their one set of rules
-are kept together so that each rule is stated once, beside its other half.)
+emit.  Length (about 1000 lines): both roles' stage machines and their one
+set of rules are kept together, so that each rule is stated once, beside
+the other role's half of it.
 
 A stage is one envelope ``(cfg, blobs)``: ``cfg`` a dict of small public
 values (stage name, round, attempt, step, parameters, block lists),
@@ -89,6 +90,7 @@ ciphertexts), with the stage machine and every rule above unchanged.
 from __future__ import annotations
 
 import logging
+import struct
 import time
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field as dc_field
@@ -96,7 +98,9 @@ from typing import Any
 
 import numpy as np
 
+from ... import tuning
 from ..._checks import check_int
+from ..._secrets import SecretHolder
 from ..common.inputs import check_local, entity_list
 from ..common.roster import Identity, Roster
 from ..common.wire import Reader, Writer, check_increasing
@@ -106,14 +110,14 @@ from .params import PSU_PRIME, SecEAParams
 from .parties import Client, Server
 
 __all__ = ["ClientSession", "ServerSession", "ProtocolError", "RoundFailed", "ServerResult",
-           "KEY_PURPOSE", "PROTOCOL", "cfg_int", "block_sizes", "signed_key_bytes", "check_key"]
+           "KEY_PURPOSE", "PROTOCOL", "cfg_int", "block_sizes", "signed_key_bytes", "check_key",
+           "default_block_size"]
 
 PROTOCOL = "secea"
 KEY_PURPOSE = "secea.key"
 _STATE_MAGIC = b"SEsc"
 _KEY_LEN, _SIG_LEN = 32, 64
 _MAX_ROUND = (1 << 63) - 1
-_PARAM_FIELDS = ("N", "d", "T", "K", "precision", "bound")
 # Flower's logger's child (the same logger as secea_fast.flower.records.log),
 # so a deployment's dropouts appear in the ServerApp's and ClientApps' logs
 _LOG = logging.getLogger("flwr").getChild("secea_fast")
@@ -176,6 +180,13 @@ def _make_params(t: tuple) -> SecEAParams:
         raise ProtocolError(f"SecEA stage: parameters do not make a SecEA round: {exc}") from None
 
 
+def default_block_size(M: int) -> int:
+    """Query rows per block: about ``tuning.SECEA_QUERY_BLOCK_ELEMS`` query
+    entries per (block, responder), a multiple of 16 (the matmul row panel)."""
+    b = tuning.SECEA_QUERY_BLOCK_ELEMS // max(M, 1)
+    return int(min(tuning.SECEA_QUERY_BLOCK_MAX, max(16, b // 16 * 16)))
+
+
 def _parties_str(parties: Sequence[str]) -> str:
     return ",".join(parties)
 
@@ -231,8 +242,9 @@ def _as_numpy(v):
 
 
 # ======================================================================= client
-class ClientSession:
-    """One SecEA client's stage machine.  ``roster`` / ``identity``: the
+class ClientSession(SecretHolder):
+    """One SecEA client's stage machine (holds the client's secrets: not
+    picklable; :meth:`export_state` is its one transfer, to its own node).  ``roster`` / ``identity``: the
     federation's roster and this party's identity (both None only for an
     unauthenticated measurement run: keys are then neither signed nor
     checked); ``local``: entity id -> 1-D embedding row (NumPy or torch).
@@ -577,7 +589,9 @@ class ClientSession:
         w.u64(self.step + 1).u64(self.answered_round + 1).u64(self.B)
         w.u64(self.params_t is not None)
         if self.params_t is not None:
-            w.blob(repr(self.params_t).encode())
+            for v in self.params_t[:5]:
+                w.u64(v)
+            w.blob(struct.pack("<d", self.params_t[5]))
         w.blob("\n".join(self.parties).encode())
         w.blob(b"" if self.client is None else self.client.export_state()).blob(self.own_share)
         w.u64(len(self.own_queries))
@@ -605,10 +619,11 @@ class ClientSession:
             raise ValueError("SecEA session state: unknown stage")
         s.step, s.answered_round, s.B = r.u64() - 1, r.u64() - 1, r.u64()
         if r.flag():
-            import ast
-            s.params_t = tuple(ast.literal_eval(r.blob().decode()))
-            if len(s.params_t) != len(_PARAM_FIELDS):
+            ints = [r.u64() for _ in range(5)]
+            bound = r.blob(8)
+            if len(bound) != 8:
                 raise ValueError("SecEA session state: malformed parameters")
+            s.params_t = (*ints, struct.unpack("<d", bound)[0])
         names = r.blob().decode()
         s.parties = names.split("\n") if names else []
         cstate = r.blob()
@@ -683,7 +698,6 @@ class ServerSession:
                  blocks_per_stage: int | None = None, stage_bytes: int | None = None, round_index: int = 1,
                  union: np.ndarray | None = None, max_entities: int = 1 << 18,
                  require_checked: bool = False) -> None:
-        from ... import tuning
         self.roster = roster
         self.parties = [str(x) for x in parties]
         if len(set(self.parties)) != len(self.parties):
@@ -847,7 +861,6 @@ class ServerSession:
         assert self._union is not None
         M = len(self._union)
         res.union_size = M
-        from .round import default_block_size
         per_row = N * (N - 1) * M * 8
         B = self.block_size or min(default_block_size(M), max(1, self.stage_bytes // per_row))
         nblocks = {x: -(-kn[x] // B) for x in alive}
