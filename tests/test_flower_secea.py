@@ -261,6 +261,9 @@ def test_simulation_engine_round_equals_in_process(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["attempts"] == 1 and len(summary["done"]) == 3
     assert [s["stage"] for s in summary["stages"]][:3] == ["hello", "keys", "peers"]
+    # the nodes keep their compute seconds in their own files; the server's stages have none
+    assert len(list(tmp_path.glob("seconds-*.jsonl"))) == 3
+    assert not [k for st in summary["stages"] for k in st if "client" in k or "handler" in k]
     floor = json.loads((tmp_path / "floor.json").read_text())        # measured on the same nodes first
     assert floor["payload_bytes"] == 6 << 10 and floor["empty_s"] > 0
     assert {"down_s", "up_s", "down_bytes_per_s", "up_bytes_per_s"} <= set(floor)

@@ -6,7 +6,9 @@ Every node builds the same public workload from the run config and keeps
 its own part, chosen by its node config: ``party-id`` in deployment
 (``flower-supernode --node-config "party-id=0"``), ``partition-id`` in the
 simulation engine.  Nodes write their global embeddings to
-``<out-dir>/client-<party>.npz`` and the server its JSON summary to
+``<out-dir>/client-<party>.npz`` (and their compute seconds per stage to
+``<out-dir>/seconds-<party>.jsonl``: a node's timings never go to the
+server) and the server its JSON summary to
 ``<out-dir>/summary.json`` when ``out-dir`` is set: the demo's way to show
 results; a real ClientApp keeps them in memory for its training.
 
@@ -157,8 +159,14 @@ def secea_client_stage(msg, context: Context, overrides: dict):
     def keep(ctx, embeddings):
         if cfg["out-dir"]:
             save_embeddings(_out(cfg) / f"client-{party}.npz", embeddings)
+    def seconds(ctx, stage, secs):
+        # this node's compute seconds: its own file, never the server's reply
+        if cfg["out-dir"]:
+            with open(_out(cfg) / f"seconds-{party}.jsonl", "a") as f:
+                f.write(json.dumps({"stage": stage.get("stage"), "step": stage.get("step"),
+                                    "attempt": stage.get("attempt"), "seconds": secs}) + "\n")
     return fsecea.handle_message(msg, context, demo_local(cfg)[party], on_result=keep,
-                                 default_name=secea_party_name(party), run_config=cfg)
+                                 default_name=secea_party_name(party), run_config=cfg, on_seconds=seconds)
 
 
 def _out(cfg) -> Path:

@@ -84,7 +84,7 @@ STATE_KEY = "secea_fast.secea"        # the client's record in context.state
 
 # ======================================================================= client
 def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: dict[Any, Any],
-           me: NodeIdentity | None, node_id: int = 0
+           me: NodeIdentity | None, node_id: int = 0, seconds: dict[str, float] | None = None
            ) -> tuple[dict[str, Any], list[bytes], bytes | None, dict[Any, np.ndarray] | None]:
     """One SecEA stage at a client, independent of the transport.
 
@@ -94,7 +94,9 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
     mapping (NumPy rows or torch tensors); ``me``: this node's roster and
     identity (:func:`~secea_fast.flower.admission.node_identity`; None only
     for an unauthenticated measurement); ``node_id``: Flower's id of this
-    node (signed in the ``hello`` stage).  Returns ``(reply_cfg,
+    node (signed in the ``hello`` stage); ``seconds``: a dict this
+    function fills with the stage's compute seconds per phase (the node's
+    own record: never in the reply).  Returns ``(reply_cfg,
     reply_blobs, new_state, result)``; ``result`` is the dict entity ->
     global embedding (eq. 5) once every block of this client is decoded,
     else None.  A refused stage raises ``ProtocolError`` (a ValueError) and
@@ -112,6 +114,8 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
     else:
         session = ClientSession.import_state(state, roster, ident, local)
     reply, out = session.receive(cfg, blobs)
+    if seconds is not None:
+        seconds.update(session.seconds)
     if session.seconds:
         # this node's compute seconds: its own log, never the reply
         log.info("SecEA client %s: %s", ident.name if ident else node_id,
@@ -121,7 +125,9 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
 
 def handle_message(msg: FlowerMessage, context: Context, local: dict[Any, Any],
                    on_result: Callable[[Context, dict[Any, np.ndarray]], object] | None = None,
-                   default_name: str | None = None, run_config: Mapping[str, Any] | None = None) -> FlowerMessage:
+                   default_name: str | None = None, run_config: Mapping[str, Any] | None = None,
+                   on_seconds: Callable[[Context, dict[str, Any], dict[str, float]], object] | None = None
+                   ) -> FlowerMessage:
     """The ClientApp side of a SecEA stage: call it from the ClientApp's
     handler of ``MESSAGE_TYPE`` messages (``@app.query("secea")``) with the
     embeddings this node holds, and return what it returns::
@@ -136,12 +142,18 @@ def handle_message(msg: FlowerMessage, context: Context, local: dict[Any, Any],
     is decoded, with its entities' global embeddings (eq. 5).  The node's
     roster identity comes from its node config (``roster-file``,
     ``identity-file``) or, in simulation, the run config's ``roster-dir``
-    (``run_config``, default ``context.run_config``) and ``default_name``.  The session lives in ``context.state[STATE_KEY]``."""
+    (``run_config``, default ``context.run_config``) and ``default_name``.
+    ``on_seconds(context, cfg, seconds)``: called with the stage's compute
+    seconds per phase, for the node's own log or summary file (they are
+    never sent to the server).  The session lives in ``context.state[STATE_KEY]``."""
     cfg, blobs = unpack(msg.content)
     me = node_identity(context.node_config, context.run_config if run_config is None else run_config,
                        default_name)
     state = load_state(context, STATE_KEY)
-    reply_cfg, out, new_state, result = handle(cfg, blobs, state, local, me, int(context.node_id))
+    secs: dict[str, float] = {}
+    reply_cfg, out, new_state, result = handle(cfg, blobs, state, local, me, int(context.node_id), secs)
+    if on_seconds is not None and secs:
+        on_seconds(context, cfg, secs)
     if new_state is not None:
         save_state(context, STATE_KEY, new_state)
     if result is not None and on_result is not None:
@@ -246,6 +258,7 @@ class SecEAStageRunner:
         while outbox:
             server_s = time.perf_counter() - t0
             stage = next(iter(outbox.values()))[0]["stage"]
+            step = next(iter(outbox.values()))[0].get("step")
             r = self.exchange({node[x]: env for x, env in outbox.items()})
             for x, why in r.failed.items():
                 log.warning("SecEA: node %s lost in stage %s of attempt %d: %s", x, stage,
@@ -255,7 +268,8 @@ class SecEAStageRunner:
                 outbox = session.receive({names[x]: rep for x, rep in r.replies.items() if x in names},
                                          {names[x]: why for x, why in r.failed.items() if x in names})
             finally:
-                res.stages.append({"stage": stage, "attempt": session.result.attempts, "nodes": len(r.replies)
+                res.stages.append({"stage": stage, "step": step, "attempt": session.result.attempts,
+                                   "nodes": len(r.replies)
                                    + len(r.failed), "wall": r.wall, "server_seconds": server_s,
                                    "bytes_down": r.bytes_down, "bytes_up": r.bytes_up})
         sr = session.result
