@@ -20,7 +20,7 @@ VERSION = 1
 
 class Writer:
     def __init__(self, magic: bytes, version: int = VERSION):
-        self.parts = [magic, struct.pack("<B3x", version)]
+        self.parts: list[bytes | memoryview] = [magic, struct.pack("<B3x", version)]
 
     def u64(self, v: int):
         self.parts.append(struct.pack("<Q", v))

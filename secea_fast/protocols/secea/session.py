@@ -67,7 +67,10 @@ Rules (each pinned by ``tests/test_attacks_secea.py``)
   with its reason in ``ServerResult.dropped``).  A client that finds a
   peer's share or response malformed after unpadding names that peer in its
   reply (``refused``) and the server drops it.  The caller drops the sender
-  of a :class:`ProtocolError`, never the round.
+  of a :class:`ProtocolError`, never the round.  (The server cannot check
+  a pad it does not hold, so it believes such a report: a deviating client
+  can have a peer dropped this way -- a loss of availability, bounded by
+  the restart tolerance, not of privacy.)
 * Malformed config: every field is checked (:func:`cfg_int`), so a missing
   field, a negative round or block, an out-of-range block index or too few
   blobs is a ``ProtocolError`` (a ``ValueError``) naming the field.
