@@ -228,15 +228,20 @@ class SecEAStageRunner:
     ``tuning.FLOWER_STAGE_QUERY_BYTES``): it sets the blocks per stage and,
     when one block per client is more, shrinks the block.  ``union``: the
     union (sorted hashes, ``SecEAFlowerResult.union``) of an earlier round
-    among the same clients (Sec. 4.1: computed once before training)."""
+    among the same clients (Sec. 4.1: computed once before training).
+    ``hello_exchange``: the exchange of the ``hello`` stage (default
+    ``exchange``): the first message of a run also installs the App on
+    every node, so it may need a longer timeout."""
 
     def __init__(self, exchange: Exchange, roster: Roster, *, d: int, T: int = 1, precision: int = 8,
                  K: int | None = None, bound: float = 100.0, block_size: int | None = None,
                  blocks_per_stage: int | None = None, round_index: int = 1, union: np.ndarray | None = None,
-                 stage_bytes: int | None = None, require_checked: bool = False) -> None:
+                 stage_bytes: int | None = None, require_checked: bool = False,
+                 hello_exchange: Exchange | None = None) -> None:
         if not isinstance(roster, Roster):
             raise TypeError(f"roster must be a Roster, got {type(roster).__name__}")
         self.exchange, self.roster = exchange, roster
+        self.hello_exchange = hello_exchange or exchange
         self.kw = dict(d=d, T=T, precision=precision, K=K, bound=bound, block_size=block_size,
                        blocks_per_stage=blocks_per_stage, stage_bytes=stage_bytes, round_index=round_index,
                        union=union, require_checked=require_checked)
@@ -247,7 +252,7 @@ class SecEAStageRunner:
         """One round among ``nodes`` (the connected SuperNodes)."""
         res = SecEAFlowerResult()
         t_start = time.perf_counter()
-        names, hello = identify_nodes(self.exchange, self.roster, nodes, MESSAGE_TYPE, roles=("client",))
+        names, hello = identify_nodes(self.hello_exchange, self.roster, nodes, MESSAGE_TYPE, roles=("client",))
         res.names = dict(names)
         res.stages.append({"stage": HELLO, "attempt": 0, "nodes": len(nodes), "wall": hello.wall,
                            "server_seconds": 0.0, "bytes_down": hello.bytes_down, "bytes_up": hello.bytes_up})
@@ -293,7 +298,9 @@ def run_secea(grid: Grid, roster: Roster, *, d: int, T: int = 1, precision: int 
     roster has clients to connect to ``grid`` (or takes ``nodes``), then
     runs the ``hello`` stage (a stranger or a missing party refuses the
     round) and the round.  ``timeout``: seconds a stage may wait for a node
-    before counting it as lost; ``poll``: the pull interval.  Every
+    before counting it as lost (the ``hello`` stage, which also installs the
+    App on the nodes, waits up to ``max(timeout, wait_nodes_s)``); ``poll``:
+    the pull interval.  Every
     client's global embeddings stay at the client (``handle_message``'s
     ``on_result``).  ``union``: the previous round's ``result.union`` to
     skip the entity union; give every round its own ``round_index``."""
@@ -305,7 +312,9 @@ def run_secea(grid: Grid, roster: Roster, *, d: int, T: int = 1, precision: int 
                               precision=precision, K=K, bound=bound, block_size=block_size,
                               blocks_per_stage=blocks_per_stage, stage_bytes=stage_bytes,
                               round_index=check_int(round_index, "round_index"), union=union,
-                              require_checked=require_checked)
+                              require_checked=require_checked,
+                              hello_exchange=grid_exchange(grid, MESSAGE_TYPE, timeout=max(timeout, wait_nodes_s),
+                                                           poll=poll))
     log.info("SecEA on Flower: %d nodes, d = %d, T = %d", len(nodes), d, T)
     res = runner.run(nodes)
     log.info("SecEA on Flower: done in %.2f s, %d stages, %d attempt(s)", res.wall, len(res.stages),
