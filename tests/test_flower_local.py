@@ -91,7 +91,7 @@ def test_killed_node_late_in_the_round_is_absorbed(tmp_path):
     in-process round's bit for bit, and no restart happens (the killed
     client's data are in the sums: it shared before it was lost)."""
     cfg = {"protocol": "secea", "num-clients": 4, "entities": 150, "d": 8, "K": 1, "block-size": 32,
-           "blocks-per-stage": 1, "stage-timeout": 15.0, "out-dir": str(tmp_path)}
+           "blocks-per-stage": 1, "stage-timeout": 30.0, "out-dir": str(tmp_path)}
     with LocalFederation(4, node_configs=_secea_configs(), workdir=tmp_path / "fed", roster=SECEA_ROSTER) as fed:
         cfg["roster-file"] = fed.roster_file
         watcher = _kill_when(fed, tmp_path / "progress-2.log", "step 2 ", node=2)
