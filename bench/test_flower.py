@@ -70,19 +70,30 @@ class MemorySampler:
         self._t.join()
 
 
-def breakdown(summary: dict, floor: dict | None) -> dict:
-    """wall = compute + floor + overhead for a round summary (see the module docstring)."""
+def node_seconds(out_dir) -> dict:
+    """(attempt, stage, step) -> the slowest node's compute seconds, from
+    the files the SecEA demo's nodes write for themselves
+    (``seconds-<party>.jsonl``: no reply carries a timing)."""
+    out: dict = {}
+    for path in Path(out_dir).glob("seconds-*.jsonl"):
+        for line in path.read_text().splitlines():
+            r = json.loads(line)
+            key = (r["attempt"], r["stage"], r["step"])
+            out[key] = max(out.get(key, 0.0), sum(r["seconds"].values()))
+    return out
+
+
+def breakdown(summary: dict, floor: dict | None, out_dir=None) -> dict:
+    """wall = compute + floor + overhead for a round summary (see the module
+    docstring); the nodes' compute seconds come from their own files in
+    ``out_dir`` (SecEA) or, where a protocol still reports them, the stages."""
     stages = summary["stages"]
     wall = float(summary["wall_seconds"])
-    compute = sum(s.get("client_seconds", 0.0) + s["server_seconds"] for s in stages)   # SecEmb nodes keep theirs in their own logs
+    nodes = node_seconds(out_dir) if out_dir is not None else {}
+    compute = sum(s.get("client_seconds", 0.0) + s["server_seconds"]
+                  + nodes.get((s.get("attempt"), s["stage"], s.get("step")), 0.0) for s in stages)
     out = {"stages": len(stages), "wall_s": wall, "compute_s": compute,
            "bytes": sum(s["bytes_down"] + s["bytes_up"] for s in stages)}
-    # where the overhead goes (SecEA reports both): the slowest node's whole stage handler
-    # beyond its protocol work (parsing, state), and the server's routing between stages
-    if stages and "client_handler_seconds" in stages[0]:
-        out["handler_extra_s"] = sum(max(0.0, s["client_handler_seconds"] - s["client_seconds"])
-                                     for s in stages)
-        out["route_s"] = sum(s.get("server_route_seconds", 0.0) for s in stages)
     if floor:
         bps = floor["bytes_per_s"]
         down, up = floor.get("down_bytes_per_s") or bps, floor.get("up_bytes_per_s") or bps
@@ -100,11 +111,13 @@ def breakdown(summary: dict, floor: dict | None) -> dict:
     return out
 
 
+SECEA_ROSTER = [(demo.secea_party_name(i), "client") for i in range(5)]
+
+
 def _print(title, b):
     keys = ("stages", "wall_s", "compute_s", "floor_s", "overhead_s", "overhead_share", "bytes",
             "empty_stage_s", "empty_one_s", "payload_mib_per_s", "down_mib_per_s", "up_mib_per_s",
-            "inprocess_s", "peak_rss_gb",
-            "handler_extra_s", "route_s")
+            "inprocess_s", "peak_rss_gb")
     print(f"\n{title}: " + ", ".join(f"{k}={b[k]:.3g}" if isinstance(b[k], float) else f"{k}={b[k]}"
                                      for k in keys if k in b))
 
@@ -113,7 +126,7 @@ def _deploy(tmp_path, n, node_configs, cfg, sample=False, env=None, roster=None)
     out = tmp_path / "out"
     cfg = dict(cfg, **{"out-dir": str(out)})
     with LocalFederation(n, node_configs=node_configs, workdir=tmp_path / "fed", env=env, roster=roster) as fed:
-        if roster is not None:
+        if fed.roster_file:
             cfg["roster-file"] = fed.roster_file
         if sample:
             with MemorySampler(fed) as mem:
@@ -135,7 +148,7 @@ def test_secea_deployment_m2000(benchmark, tmp_path):
     res = {}
 
     def run():
-        res["r"] = _deploy(tmp_path, 5, [{"party-id": i} for i in range(5)], cfg)
+        res["r"] = _deploy(tmp_path, 5, [{"party-id": i} for i in range(5)], cfg, roster=SECEA_ROSTER)
     benchmark.group = "flower secea deployment"
     benchmark.pedantic(run, rounds=1, iterations=1)
     out, summary, floor, _ = res["r"]
@@ -144,7 +157,7 @@ def test_secea_deployment_m2000(benchmark, tmp_path):
     local = demo.demo_local(dict(demo.DEFAULTS, **cfg))
     t0 = time.perf_counter()
     secea.run_round(local, processes=1)
-    b = breakdown(summary, floor)
+    b = breakdown(summary, floor, out)
     b["inprocess_s"] = time.perf_counter() - t0
     benchmark.extra_info.update(b)
     _print("SecEA on Flower deployment, M=2000 N=5 d=64", b)
@@ -168,7 +181,7 @@ def test_secemb_deployment_5_users(benchmark, tmp_path):
     Q, items, grads = demo.secemb_data(dict(demo.SECEMB_DEFAULTS, **cfg))
     t0 = time.perf_counter()
     secemb.run_round(Q, items, grads, 300)
-    b = breakdown(summary, floor)
+    b = breakdown(summary, floor, out)
     b["inprocess_s"] = time.perf_counter() - t0
     benchmark.extra_info.update(b)
     _print("SecEmb on Flower deployment, 2 servers + 5 users, ML-1M shape", b)
@@ -206,12 +219,12 @@ def test_secea_deployment_movielens_1m(benchmark, tmp_path):
     res = {}
 
     def run():
-        res["r"] = _deploy(tmp_path, 5, [{"party-id": i} for i in range(5)], cfg, sample=True,
+        res["r"] = _deploy(tmp_path, 5, [{"party-id": i} for i in range(5)], cfg, sample=True, roster=SECEA_ROSTER,
                            env={"MALLOC_ARENA_MAX": "2"})
     benchmark.group = "flower secea deployment ML-1M"
     benchmark.pedantic(run, rounds=1, iterations=1)
     out, summary, floor, peak = res["r"]
-    b = breakdown(summary, floor)
+    b = breakdown(summary, floor, out)
     b["peak_rss_gb"] = peak / 1e9
     print(f"\nsummed peak resident memory of the federation: {peak / 1e9:.2f} GB")
     ok, why = demo.verify_secea(out, cfg)

@@ -155,3 +155,36 @@ def test_entity_union(benchmark, k):
     union = benchmark.pedantic(lambda: secea.entity_union(sets), rounds=1, iterations=1)
     assert len(union) == len(set().union(*map(set, sets)))
     benchmark.extra_info.update({"N": 5, "k": k, "union": int(len(union))})
+
+
+def test_secea_session_auth_cost(benchmark):
+    """What the deployment rules cost in process (same run, alternating):
+    ``run_round`` through the sessions with roster-signed keys and every
+    check, the same sessions without a roster (``authenticate=False``), and
+    the executor's block path (no sessions: no envelopes, no stage checks).
+    Target: authentication and checks <= 5% of an in-process round.
+
+        python -m pytest bench/test_secea.py -k auth_cost --benchmark-only -s
+    """
+    from secea_fast.executor import LocalExecutor
+    from secea_fast.flower import demo
+    local = demo.demo_local(dict(demo.DEFAULTS, entities=2000, d=64))     # M = 2,000, N = 5, d = 64
+    runs = {"auth": {}, "noauth": {"authenticate": False}, "no sessions": {"executor": LocalExecutor(1)}}
+    best = {k: float("inf") for k in runs}
+    reps = int(os.environ.get("SECEA_BENCH_AUTH_REPS", "5"))
+
+    def run():
+        secea.run_round(local, authenticate=False)                          # warm caches
+        for _ in range(reps):
+            for k, kw in runs.items():
+                best[k] = min(best[k], _timed(lambda: secea.run_round(local, **kw)))
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    ratio_auth = best["auth"] / best["noauth"]
+    ratio_all = best["auth"] / best["no sessions"]
+    benchmark.extra_info.update({f"{k}_s": v for k, v in best.items()},
+                                auth_over_noauth=ratio_auth, sessions_over_blocks=ratio_all)
+    print(f"\nSecEA run_round, M=2000 N=5 d=64, best of {reps}: "
+          + ", ".join(f"{k} {v:.3f} s" for k, v in best.items())
+          + f"; signatures/verification {100 * (ratio_auth - 1):+.1f}%, "
+          f"sessions with every check vs the block path {100 * (ratio_all - 1):+.1f}%")
+    assert ratio_auth <= 1.05

@@ -13,13 +13,15 @@ class Loopback:
     new_state, result)``; ``die[node] = (stage, step)`` makes the node fail
     from that stage on (``step`` None: any step)."""
 
-    def __init__(self, handlers, die=None):
+    def __init__(self, handlers, die=None, catch=False):
         self.handlers = dict(handlers)
+        self.catch = catch      # a handler's ValueError is an error reply, as on Flower
         self.state = {}
         self.results = {}
         self.die = dict(die or {})
         self.dead = set()
         self.log = []
+        self.errors = []        # (node, stage, error) of the handlers' refusals
         self.view = []          # (direction, node, cfg, blobs): everything the relay sees
 
     @property
@@ -41,7 +43,14 @@ class Loopback:
                 self.dead.add(node)
                 res.failed[node] = "killed"
                 continue
-            rcfg, out, self.state[node], result = self.handlers[node](cfg, blobs, self.state.get(node))
+            try:
+                rcfg, out, self.state[node], result = self.handlers[node](cfg, blobs, self.state.get(node))
+            except ValueError as exc:
+                if not self.catch:
+                    raise
+                res.failed[node] = f"error reply: {exc}"
+                self.errors.append((node, cfg.get("stage"), str(exc)))
+                continue
             self.log.append((node, cfg["stage"], cfg.get("step"), cfg.get("psu"), cfg["attempt"]
                              if "attempt" in cfg else 0))
             if result is not None:

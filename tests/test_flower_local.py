@@ -31,10 +31,14 @@ def _secea_configs():
     return [{"party-id": i} for i in range(4)]
 
 
+# the SecEA clients' roster parties, one per node (node i is client-i)
+SECEA_ROSTER = [(f"client-{i}", "client") for i in range(4)]
+
+
 @pytest.fixture(scope="class")
 def federation(tmp_path_factory):
     """Four SuperNodes for the SecEA round: parties 0-3."""
-    fed = LocalFederation(4, node_configs=_secea_configs(), workdir=tmp_path_factory.mktemp("fed"))
+    fed = LocalFederation(4, node_configs=_secea_configs(), workdir=tmp_path_factory.mktemp("fed"), roster=SECEA_ROSTER)
     with fed:
         assert fed.tls and len(fed.pids()) == 5
         yield fed
@@ -57,7 +61,8 @@ class TestOneFederation:
     kill nodes start their own)."""
 
     def test_secea_round_equals_in_process(self, federation, tmp_path):
-        cfg = {"protocol": "secea", "num-clients": 4, "entities": 150, "d": 8, "out-dir": str(tmp_path)}
+        cfg = {"protocol": "secea", "num-clients": 4, "entities": 150, "d": 8, "out-dir": str(tmp_path),
+               "roster-file": federation.roster_file}
         info = federation.run(example_app(), run_config=cfg, timeout=300)
         assert "Successfully started run" in info.output
         ok, why = demo.verify_secea(tmp_path, cfg)
@@ -97,8 +102,9 @@ def test_killed_node_late_in_the_round_is_absorbed(tmp_path):
     in-process round's bit for bit, and no restart happens (the killed
     client's data are in the sums: it shared before it was lost)."""
     cfg = {"protocol": "secea", "num-clients": 4, "entities": 150, "d": 8, "K": 1, "block-size": 32,
-           "blocks-per-stage": 1, "stage-timeout": 15.0, "out-dir": str(tmp_path)}
-    with LocalFederation(4, node_configs=_secea_configs(), workdir=tmp_path / "fed") as fed:
+           "blocks-per-stage": 1, "stage-timeout": 30.0, "out-dir": str(tmp_path)}
+    with LocalFederation(4, node_configs=_secea_configs(), workdir=tmp_path / "fed", roster=SECEA_ROSTER) as fed:
+        cfg["roster-file"] = fed.roster_file
         watcher = _kill_when(fed, tmp_path / "progress-2.log", "step 2 ", node=2)
         fed.run(example_app(), run_config=cfg, timeout=400)
         watcher.join(1)
@@ -113,7 +119,8 @@ def test_killed_node_late_in_the_round_is_absorbed(tmp_path):
 def test_killed_node_early_restarts_the_round_without_it(tmp_path):
     cfg = {"protocol": "secea", "num-clients": 4, "entities": 150, "d": 8, "stage-timeout": 25.0,
            "out-dir": str(tmp_path)}
-    with LocalFederation(4, node_configs=_secea_configs(), workdir=tmp_path / "fed") as fed:
+    with LocalFederation(4, node_configs=_secea_configs(), workdir=tmp_path / "fed", roster=SECEA_ROSTER) as fed:
+        cfg["roster-file"] = fed.roster_file
         watcher = _kill_when(fed, tmp_path / "progress-3.log", "keys", node=3)
         fed.run(example_app(), run_config=cfg, timeout=400)
         watcher.join(1)
@@ -148,7 +155,8 @@ def test_training_app_in_deployment(tmp_path):
     cfg = dict(train.TRAIN_DEFAULTS, rounds=2, users=20, items=60, ratings=700, silos=3, d=4)
     cfg.update({"setting": "cross-silo", "aggregation": "secea", "out-dir": str(tmp_path / "out")})
     with LocalFederation(3, node_configs=[{"party-id": i} for i in range(3)],
-                         workdir=tmp_path / "fed") as fed:
+                         workdir=tmp_path / "fed", roster=SECEA_ROSTER[:3]) as fed:
+        cfg["roster-file"] = fed.roster_file
         fed.run(train_app(), run_config=cfg, timeout=1200)
     got = json.loads((tmp_path / "out" / "history.json").read_text())["rounds"]
     twin = recsys.run_cross_silo(train.silos_of(cfg), rounds=2, d=4, epochs=int(cfg["epochs"]),

@@ -9,15 +9,33 @@ import pytest
 pytest.importorskip("flwr", reason="the flower extra is not installed (pip install -e '.[flower]')")
 
 from secea_fast.flower import secea as fsecea  # noqa: E402
+from secea_fast.flower.admission import NodeIdentity  # noqa: E402
 import _flower_loop  # noqa: E402
 from secea_fast.protocols import secea, workloads  # noqa: E402
+from secea_fast.protocols.common.roster import Roster  # noqa: E402
 
 
-def Loopback(local, die=None):
-    """SecEA clients 101, 102, ... holding ``local[i]`` behind a loopback."""
-    def client(emb):
-        return lambda cfg, blobs, state: fsecea.handle(cfg, blobs, state, emb)
-    return _flower_loop.Loopback({101 + i: client(e) for i, e in enumerate(local)}, die)
+def federation(N):
+    """A roster of SecEA clients client-0 .. client-(N-1) and their identities."""
+    return Roster.make([(f"client-{i}", "client") for i in range(N)])
+
+
+def Loopback(local, die=None, roster=None, ids=None):
+    """SecEA clients 101, 102, ... (roster parties client-0, client-1, ...)
+    holding ``local[i]`` behind a loopback; ``loop.roster`` is the roster."""
+    if roster is None:
+        roster, ids = federation(len(local))
+
+    def client(i, emb):
+        me = NodeIdentity(roster, ids[f"client-{i}"])
+        return lambda cfg, blobs, state: fsecea.handle(cfg, blobs, state, emb, me, 101 + i)
+    loop = _flower_loop.Loopback({101 + i: client(i, e) for i, e in enumerate(local)}, die, catch=True)
+    loop.roster = roster
+    return loop
+
+
+def Runner(loop, **kw):
+    return fsecea.SecEAStageRunner(loop, loop.roster, **kw)
 
 
 def _local(N=5, M=60, d=6, seed=0):
@@ -42,7 +60,7 @@ def _same(results, expect, nodes):
 def test_stages_equal_in_process_round(bps):
     local = _local()
     loop = Loopback(local)
-    runner = fsecea.SecEAStageRunner(loop, d=6, block_size=16, blocks_per_stage=bps)
+    runner = Runner(loop, d=6, block_size=16, blocks_per_stage=bps)
     res = runner.run(loop.nodes)
     expect = secea.aggregate(local, T=1, precision=8)
     _same(loop.results, expect, loop.nodes)
@@ -50,17 +68,17 @@ def test_stages_equal_in_process_round(bps):
     assert sorted(res.done) == sorted(loop.nodes)
     nb = max(-(-len(e) // 16) for e in local)
     names = [s["stage"] for s in res.stages]
-    assert names[:2] == ["keys", "peers"]
-    # keys, peers, then emit every block, two more steps to answer and decode
-    assert len(names) == 2 + (1 if bps is None else nb) + 2
+    assert names[:3] == ["hello", "keys", "peers"]
+    # hello, keys, peers, then emit every block, two more steps to answer and decode
+    assert len(names) == 3 + (1 if bps is None else nb) + 2
     assert res.summary()["phases"]["step"]["bytes_up"] > 0
 
 
 def test_one_block_round_takes_five_stages():
     local = _local(M=40)
     loop = Loopback(local)
-    res = fsecea.SecEAStageRunner(loop, d=6).run(loop.nodes)
-    assert [s["stage"] for s in res.stages] == ["keys", "peers", "step", "step", "step"]
+    res = Runner(loop, d=6).run(loop.nodes)
+    assert [s["stage"] for s in res.stages] == ["hello", "keys", "peers", "step", "step", "step"]
     _same(loop.results, secea.aggregate(local), loop.nodes)
 
 
@@ -72,7 +90,7 @@ def test_stage_bytes_bounds_the_queries_in_flight():
     loop = Loopback(local)
     N, M = len(local), len(set().union(*local))
     budget = N * (N - 1) * M * 8 * 5                    # five query rows per client and stage
-    res = fsecea.SecEAStageRunner(loop, d=6, stage_bytes=budget).run(loop.nodes)
+    res = Runner(loop, d=6, stage_bytes=budget).run(loop.nodes)
     _same(loop.results, secea.aggregate(local), loop.nodes)
     steps = [s for s in res.stages if s["stage"] == "step"]
     nb = max(-(-len(e) // 5) for e in local)
@@ -80,7 +98,7 @@ def test_stage_bytes_bounds_the_queries_in_flight():
     # a step's upload is its padded queries (and, after step 0, responses of B x d words)
     assert all(s["bytes_up"] <= budget + N * (N * 5 * 6 * 8 + 4096) for s in steps[1:-2])
     with pytest.raises(ValueError, match="stage_bytes"):
-        fsecea.SecEAStageRunner(loop, d=6, stage_bytes=0)
+        Runner(loop, d=6, stage_bytes=0)
 
 
 def test_torch_like_rows_are_accepted():
@@ -99,16 +117,16 @@ def test_torch_like_rows_are_accepted():
     local = _local(N=3, M=20, d=4)
     wrapped = [{k: FakeTensor(v) for k, v in e.items()} for e in local]
     loop = Loopback(wrapped)
-    fsecea.SecEAStageRunner(loop, d=4).run(loop.nodes)
+    Runner(loop, d=4).run(loop.nodes)
     _same(loop.results, secea.aggregate(local), loop.nodes)
 
 
-@pytest.mark.parametrize("stage,step", [("keys", None), ("peers", None), ("step", 0), ("step", 1)])
+@pytest.mark.parametrize("stage,step", [("keys", None), ("peers", None), ("step", 0)])
 def test_early_loss_restarts_without_the_node(stage, step):
     local = _local(N=6, M=50)
     nodes = [101 + i for i in range(6)]
     loop = Loopback(local, die={103: (stage, step)})
-    res = fsecea.SecEAStageRunner(loop, d=6).run(nodes)
+    res = Runner(loop, d=6).run(nodes)
     assert res.attempts == 2 and 103 in res.dropped and res.dropped[103][1] == stage
     rest = [e for i, e in enumerate(local) if i != 2]
     expect = secea.aggregate(rest)
@@ -117,9 +135,23 @@ def test_early_loss_restarts_without_the_node(stage, step):
     # a loss in "peers" comes before the server summed the uploads: a new union
     uploads = [x for x in loop.log if x[1] == "peers" and x[3]]
     assert len({a for *_, a in uploads}) == (2 if stage == "peers" else 1)
-    assert len({a for *_, a in loop.log}) == 2
+    assert {a for *_, a in loop.log} == {0, 1, 2}          # hello (no attempt), attempts 1 and 2
     if stage == "step":
         assert res.union_size == len(set().union(*[set(e) for e in local]))
+
+
+def test_loss_once_queries_are_answered_does_not_restart():
+    """At step 1 the other clients answer queries: from there on no restart
+    (the sessions' difference rule); N = 6 with the default K leaves one
+    response of redundancy, so the others' blocks still decode."""
+    local = _local(N=6, M=50)
+    nodes = [101 + i for i in range(6)]
+    loop = Loopback(local, die={103: ("step", 1)})
+    res = Runner(loop, d=6).run(nodes)
+    assert res.attempts == 1 and 103 in res.dropped
+    expect = secea.aggregate(local)
+    done = [x for x in nodes if x != 103]
+    _same(loop.results, expect[:2] + expect[3:], done)
 
 
 def test_late_loss_is_absorbed_by_reed_solomon():
@@ -127,7 +159,7 @@ def test_late_loss_is_absorbed_by_reed_solomon():
     local = _local(N=6, M=70)
     nodes = [101 + i for i in range(6)]
     loop = Loopback(local, die={104: ("step", 2)})
-    res = fsecea.SecEAStageRunner(loop, d=6, K=1, block_size=16, blocks_per_stage=1).run(nodes)
+    res = Runner(loop, d=6, K=1, block_size=16, blocks_per_stage=1).run(nodes)
     assert res.attempts == 1 and 104 in res.dropped
     expect = secea.aggregate(local, K=1)
     done = [x for x in nodes if x != 104]
@@ -141,10 +173,10 @@ def test_late_loss_beyond_the_bound_fails_blocks_without_restart():
     local = _local(N=5, M=80)
     nodes = [101 + i for i in range(5)]
     loop = Loopback(local, die={102: ("step", 2)})
-    res = fsecea.SecEAStageRunner(loop, d=6, block_size=16, blocks_per_stage=1).run(nodes)
+    res = Runner(loop, d=6, block_size=16, blocks_per_stage=1).run(nodes)
     assert res.attempts == 1
     assert any(x != 102 for x, _ in res.failed_blocks)
-    assert len({a for *_, a in loop.log}) == 1
+    assert {a for *_, a in loop.log} == {0, 1}
 
 
 def test_client_state_round_trips_and_refuses_other_entities():
@@ -178,30 +210,37 @@ def test_used_pads_survive_the_state():
 
 
 def test_runner_refuses_bad_arguments():
+    roster, _ = federation(3)
     with pytest.raises(ValueError, match="d"):
-        fsecea.SecEAStageRunner(lambda o: None, d=0)
+        fsecea.SecEAStageRunner(lambda o: None, roster, d=0)
     with pytest.raises(ValueError, match="blocks_per_stage"):
-        fsecea.SecEAStageRunner(lambda o: None, d=4, blocks_per_stage=0)
+        fsecea.SecEAStageRunner(lambda o: None, roster, d=4, blocks_per_stage=0)
     with pytest.raises(TypeError, match="block_size"):
-        fsecea.SecEAStageRunner(lambda o: None, d=4, block_size=2.5)
+        fsecea.SecEAStageRunner(lambda o: None, roster, d=4, block_size=2.5)
+    with pytest.raises(TypeError, match="roster"):
+        fsecea.SecEAStageRunner(lambda o: None, None, d=4)
 
 
 def test_too_few_clients_left_is_a_clear_error():
     local = _local(N=3, M=20, d=4)
     loop = Loopback(local, die={101: ("keys", None)})
     with pytest.raises(RuntimeError, match="2 clients remain"):
-        fsecea.SecEAStageRunner(loop, d=4).run(loop.nodes)
+        Runner(loop, d=4).run(loop.nodes)
 
 
 def test_handler_refuses_out_of_order_stages():
     local = _local(N=3, M=20, d=4)
-    cfg = {"stage": "step", "attempt": 1, "round": 1, "N": 3, "d": 4, "T": 1, "K": 1,
-           "precision": 8, "bound": 100.0, "B": 16}
-    with pytest.raises(ValueError, match="no SecEA state"):
-        fsecea.handle(cfg, [], None, local[0])
-    _, _, st, _ = fsecea.handle(dict(cfg, stage="keys", party=0), [], None, local[0])
+    roster, ids = federation(3)
+    me = NodeIdentity(roster, ids["client-0"])
+    cfg = {"stage": "step", "step": 0, "attempt": 1, "round": 1, "N": 3, "d": 4, "T": 1, "K": 1,
+           "precision": 8, "bound": 100.0, "B": 16, "parties": ["client-0", "client-1", "client-2"]}
+    with pytest.raises(ValueError, match="round -1"):
+        fsecea.handle(cfg, [], None, local[0], me)
+    _, _, st, _ = fsecea.handle(dict(cfg, stage="keys", party=0), [], None, local[0], me)
     with pytest.raises(ValueError, match="attempt"):
-        fsecea.handle(dict(cfg, attempt=2), [], st, local[0])
+        fsecea.handle(dict(cfg, attempt=2), [], st, local[0], me)
+    with pytest.raises(ValueError, match="after 'keys'"):
+        fsecea.handle(cfg, [], st, local[0], me)
 
 
 def test_simulation_engine_round_equals_in_process(tmp_path):
@@ -211,7 +250,8 @@ def test_simulation_engine_round_equals_in_process(tmp_path):
 
     from secea_fast.flower import demo
     over = {"workload": "synthetic", "entities": 120, "d": 8, "num-clients": 3,
-            "out-dir": str(tmp_path), "block-size": 16, "blocks-per-stage": 2, "floor-bytes": 6 << 10}
+            "out-dir": str(tmp_path), "block-size": 16, "blocks-per-stage": 2, "floor-bytes": 6 << 10,
+            "roster-dir": demo.secea_roster_dir(3, tmp_path / "roster")}
     server_app, client_app = demo.make_example_apps(**over)      # the App with the floor stage
     run_simulation(server_app, client_app, num_supernodes=3,
                    backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}})
@@ -220,7 +260,10 @@ def test_simulation_engine_round_equals_in_process(tmp_path):
     import json
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["attempts"] == 1 and len(summary["done"]) == 3
-    assert [s["stage"] for s in summary["stages"]][:2] == ["keys", "peers"]
+    assert [s["stage"] for s in summary["stages"]][:3] == ["hello", "keys", "peers"]
+    # the nodes keep their compute seconds in their own files; the server's stages have none
+    assert len(list(tmp_path.glob("seconds-*.jsonl"))) == 3
+    assert not [k for st in summary["stages"] for k in st if "client" in k or "handler" in k]
     floor = json.loads((tmp_path / "floor.json").read_text())        # measured on the same nodes first
     assert floor["payload_bytes"] == 6 << 10 and floor["empty_s"] > 0
     assert {"down_s", "up_s", "down_bytes_per_s", "up_bytes_per_s"} <= set(floor)
@@ -229,11 +272,25 @@ def test_simulation_engine_round_equals_in_process(tmp_path):
 def test_later_rounds_reuse_the_union():
     local = _local(N=3, M=30, d=4)
     loop = Loopback(local)
-    first = fsecea.SecEAStageRunner(loop, d=4).run(loop.nodes)
+    first = Runner(loop, d=4).run(loop.nodes)
     moved = [{k: v + 0.5 for k, v in e.items()} for e in local]
     loop2 = Loopback(moved)
     loop2.state = loop.state
-    res = fsecea.SecEAStageRunner(loop2, d=4, round_index=2, union=first.union).run(loop2.nodes)
+    res = Runner(loop2, d=4, round_index=2, union=first.union).run(loop2.nodes)
     assert not any(x[3] for x in loop2.log if x[1] == "peers")      # no union upload
     assert res.union_size == first.union_size
     _same(loop2.results, secea.aggregate(moved), loop2.nodes)
+
+
+def test_replayed_keys_stage_is_refused_by_the_handler():
+    """On the Flower path too: a keys stage replayed to a node after its
+    round is refused (it used to reset the node, answer-once guard
+    included), and the node's saved state is what it was."""
+    local = _local(N=3, M=20, d=4)
+    loop = Loopback(local)
+    Runner(loop, d=4).run(loop.nodes)
+    keys = [cfg for d, node, cfg, _ in loop.view if d == "down" and node == 101 and cfg["stage"] == "keys"]
+    before = loop.state[101]
+    with pytest.raises(ValueError, match="replayed keys stage is refused"):
+        loop.handlers[101](keys[0], [], before)
+    assert loop.state[101] == before

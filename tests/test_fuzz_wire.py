@@ -148,12 +148,22 @@ def _samples():
     out["secea_phe.Client.import_state"] = (lambda b: secea_phe.Client.import_state(pprm, sets[0], b),
                                             secea_phe.Client.export_state,
                                             [pfresh, pcs[0].export_state()])
-    from secea_fast.flower import secea as fsecea, secemb as fsecemb
-    node = fsecea._NodeState(attempt=2, client=b"abc", own_share=b"xy", own_queries={1: b"q1", 4: b"q4"},
-                             sums=np.arange(6, dtype=np.int64).reshape(3, 2) - 3,
-                             counts=np.array([1, 2, 3], dtype=np.int64), decoded={0, 2}, failed={5})
-    out["flower._NodeState"] = (fsecea._NodeState.from_bytes, fsecea._NodeState.to_bytes,
-                                [node.to_bytes(), fsecea._NodeState(attempt=1).to_bytes()])
+    from secea_fast.flower import secemb as fsecemb
+    from secea_fast.protocols.common.roster import Roster
+    from secea_fast.protocols.secea.loopback import Loopback
+    from secea_fast.protocols.secea.session import ClientSession, ServerSession
+    sroster, sids = Roster.make([(f"client-{i}", "client") for i in range(3)])
+    slocal = [{k: [0.5, -0.5] for k in s} for s in sets]
+    sess = {f"client-{i}": ClientSession(sroster, sids[f"client-{i}"], slocal[i]) for i in range(3)}
+    ssrv = ServerSession(sroster, list(sess), d=2)
+    sloop = Loopback(sess)
+    sout = ssrv.start()
+    for _ in range(4):                         # keys, peers, steps 0 and 1: mid-round
+        sout = ssrv.receive(*sloop(sout))
+    fresh_session = ClientSession(sroster, sids["client-0"], slocal[0]).export_state()
+    out["secea.ClientSession.import_state"] = (
+        lambda b: ClientSession.import_state(b, sroster, sids["client-0"], slocal[0]),
+        ClientSession.export_state, [fresh_session, sess["client-0"].export_state()])
     u2 = secemb.User(prm, [1, 7, 19, 4])
     u2.retrieval_request()
     out["secemb.User.import_state"] = (lambda b: secemb.User.import_state(prm, [1, 7, 19, 4], b),
@@ -227,7 +237,7 @@ def test_every_parser_is_fuzzed():
                "ciphertexts_from_bytes", "RetrievalRequest.from_bytes", "RetrievalResponse.from_bytes",
                "AggregationUpload.from_bytes", "AggregateShare.from_bytes", "Key.from_bytes",
                "PathKey.from_bytes", "ShareMessage.from_bytes", "Query.from_bytes", "Answer.from_bytes",
-               "Client.import_state", "_NodeState.from_bytes", "User.import_state",
+               "Client.import_state", "ClientSession.import_state", "User.import_state",
                "Server.import_requests", "PathSecret.import_secret", "_table_from", "KeyBatch.from_bytes",
                "PathKeyBatch.from_bytes", "PathSecretBatch.import_secret", "Frame.from_bytes",
                "ClientSession.import_state", "FederatorSession.import_state", "Federator.import_state",

@@ -122,6 +122,44 @@ def test_server_view_every_message_has_its_own_pad():
                 owner[u.key, u.start] = (m.kind, m.sender, m.receiver, m.round, m.block)
 
 
+def test_server_view_through_the_sessions(monkeypatch):
+    """The same check on what the clients send the server in a round driven
+    by the protocol's sessions (roster-signed keys, the loopback the Flower
+    adapter mirrors): every relayed message is masked by pads of its own;
+    the only mask-free combination is the sum of the union uploads (eq. 4).
+    (Messages are traced as the client sessions serialise them: the pads'
+    output arrays are theirs.)"""
+    from secea_fast.protocols.common.roster import Roster
+    from secea_fast.protocols.secea import Message
+    from secea_fast.protocols.secea.loopback import Loopback, drive
+    from secea_fast.protocols.secea.session import ClientSession, ServerSession
+    names = [f"client-{i}" for i in range(3)]
+    roster, ids = Roster.make([(x, "client") for x in names])
+    local = [{e: np.full(2, 0.25 * (n + 1)) for e in s} for n, s in enumerate(SETS)]
+    msgs = []
+    to_bytes = Message.to_bytes
+
+    class Traced(ClientSession):
+        def receive(self, cfg, blobs):
+            def keep(m):
+                if m.sender != m.receiver or m.kind == "response":     # what goes to the server
+                    msgs.append(m)
+                return to_bytes(m)
+            monkeypatch.setattr(Message, "to_bytes", keep)
+            try:
+                return super().receive(cfg, blobs)
+            finally:
+                monkeypatch.setattr(Message, "to_bytes", to_bytes)
+    loop = Loopback({x: Traced(roster, ids[x], local[n]) for n, x in enumerate(names)})
+    with PadRecorder() as rec:
+        drive(ServerSession(roster, names, d=2, precision=2, bound=1.0, block_size=1), loop)
+    assert not loop.refusals
+    assert {m.kind for m in msgs} == {"psu", "share", "query", "response"}
+    masks = [attribute(rec.uses, m.data) for m in msgs]
+    assert all(masks)
+    assert mask_leaks(masks, [{i: 1 for i, m in enumerate(msgs) if m.kind == "psu"}]) == []
+
+
 def _leaky_domain(kind):
     def dom(rnd, purpose, a, b, block=0):
         if kind == "no-round":

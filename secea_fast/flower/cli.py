@@ -66,9 +66,9 @@ def _parse_set(items, defaults):
 
 def stage_table(summary: dict) -> str:
     """The stages of a round summary as text."""
-    rows = [("stage", "wall-s", "node-s", "server-s", "MB down", "MB up")]
+    rows = [("stage", "wall-s", "server-s", "MB down", "MB up")]
     for s in summary["stages"]:
-        rows.append((s["stage"], f"{s['wall']:.3f}", f"{s.get('client_seconds', 0.0):.3f}",
+        rows.append((s["stage"], f"{s['wall']:.3f}",
                      f"{s['server_seconds']:.3f}", f"{s['bytes_down'] / 1e6:.2f}",
                      f"{s['bytes_up'] / 1e6:.2f}"))
     w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -89,6 +89,9 @@ def run_sim(protocol: str, over: dict, out_dir: Path) -> None:
         from ..protocols.common.roster import write_federation
         write_federation(out_dir / "roster", demo.secemb_parties(int(cfg["users"])))
         cfg["roster-dir"] = str(out_dir / "roster")
+    if protocol == "secea" and not cfg.get("roster-file") and not cfg.get("roster-dir"):
+        # every simulated party runs on this host: one federation for all of them
+        cfg["roster-dir"] = demo.secea_roster_dir(int(cfg["num-clients"]), out_dir / "roster")
     server_app, client_app = demo.make_example_apps(**cfg, protocol=protocol)
     run_simulation(server_app, client_app, num_supernodes=_nodes(protocol, cfg),
                    backend_config={"client_resources": {"num_cpus": 1}})
@@ -105,12 +108,13 @@ def run_local(protocol: str, over: dict, out_dir: Path) -> None:
     roster = None
     if protocol == "secea":
         node_configs = [{"party-id": i} for i in range(n)]
+        roster = [(demo.secea_party_name(i), "client") for i in range(n)]
     else:
         node_configs = [{} for _ in range(n)]
         roster = demo.secemb_parties(n - 1)
     run_config = dict(cfg, protocol=protocol)
     with LocalFederation(n, node_configs=node_configs, workdir=out_dir / "federation", roster=roster) as fed:
-        if roster is not None:
+        if fed.roster_file:
             run_config["roster-file"] = fed.roster_file
         fed.run(example_app(), run_config=run_config)
 
@@ -129,6 +133,8 @@ def run_training(over: dict, out_dir: Path) -> dict:
                                       ("SecEmb", "cross-device", "secemb", None)):
         out = out_dir / setting / agg
         rc = dict(cfg, setting=setting, aggregation=agg, **{"out-dir": str(out)})
+        if agg == "secea" and not rc.get("roster-file") and not rc.get("roster-dir"):
+            rc["roster-dir"] = demo.secea_roster_dir(int(cfg["silos"]), out / "roster")
         if nodes is None:
             nodes = train.dataset(rc).n_users + 1
             from ..protocols.common.roster import write_federation

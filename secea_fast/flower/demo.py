@@ -6,7 +6,9 @@ Every node builds the same public workload from the run config and keeps
 its own part, chosen by its node config: ``party-id`` in deployment
 (``flower-supernode --node-config "party-id=0"``), ``partition-id`` in the
 simulation engine.  Nodes write their global embeddings to
-``<out-dir>/client-<party>.npz`` and the server its JSON summary to
+``<out-dir>/client-<party>.npz`` (and their compute seconds per stage to
+``<out-dir>/seconds-<party>.jsonl``: a node's timings never go to the
+server) and the server its JSON summary to
 ``<out-dir>/summary.json`` when ``out-dir`` is set: the demo's way to show
 results; a real ClientApp keeps them in memory for its training.
 
@@ -15,7 +17,12 @@ Run config (defaults in ``DEFAULTS``): ``workload`` (a name of
 (M of ``synthetic``), ``num-clients``, ``d``, ``T``, ``K`` (0: eq. 7),
 ``precision``, ``seed``, ``block-size`` (0: default), ``blocks-per-stage``
 (0: default), ``stage-bytes`` (coded queries in flight per stage, the
-memory knob; 0: ``tuning.FLOWER_STAGE_QUERY_BYTES``), ``stage-timeout`` (seconds), ``out-dir``.
+memory knob; 0: ``tuning.FLOWER_STAGE_QUERY_BYTES``), ``stage-timeout`` (seconds), ``out-dir``,
+``roster-file`` (the ServerApp's copy of the federation's roster; SecEA
+clients are its parties ``client-<i>`` of role ``client``, each node holding
+its own ``identity-file`` in its node config) or, in the simulation engine,
+``roster-dir`` (a directory :func:`secea_roster_dir` wrote with every
+party's identity).
 """
 from __future__ import annotations
 
@@ -31,6 +38,7 @@ from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
 from ..protocols import secea, secemb, workloads
+from ..protocols.common.roster import Roster, write_federation
 from . import secea as fsecea
 from .records import wait_nodes
 from . import secemb as fsecemb
@@ -40,12 +48,13 @@ from .admission import NodeIdentity, node_identity
 __all__ = ["DEFAULTS", "demo_local", "party_of", "make_apps", "save_embeddings", "load_embeddings",
            "SECEMB_DEFAULTS", "secemb_data", "secemb_role", "secemb_parties", "secemb_roster",
            "make_secemb_apps", "verify_secea",
-           "verify_secemb", "make_example_apps", "measure_floor", "FLOOR_TYPE"]
+           "verify_secemb", "make_example_apps", "measure_floor", "FLOOR_TYPE", "secea_roster",
+           "secea_roster_dir", "secea_party_name"]
 
 DEFAULTS = {"workload": "synthetic", "entities": 2000, "num-clients": 5, "d": 64, "T": 1, "K": 0,
             "precision": 8, "seed": 0, "block-size": 0, "blocks-per-stage": 0,
             "stage-bytes": 0,
-            "stage-timeout": 300.0, "out-dir": ""}
+            "stage-timeout": 300.0, "out-dir": "", "roster-file": "", "roster-dir": ""}
 
 
 def _cfg(context: Context | None, overrides: dict, defaults=DEFAULTS) -> dict:
@@ -98,14 +107,43 @@ def load_embeddings(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     return {str(k): rows[i] for i, k in enumerate(ids)}
 
 
+def secea_party_name(party: int) -> str:
+    """The roster name of SecEA client ``party``: ``client-<party>``."""
+    return f"client-{int(party)}"
+
+
+def secea_roster_dir(num_clients: int, directory: str | os.PathLike[str] | None = None) -> str:
+    """A federation of ``num_clients`` SecEA clients (roster and every
+    identity, :func:`~secea_fast.protocols.common.roster.write_federation`)
+    in ``directory`` (default: a new temporary directory): the simulation
+    engine's ``roster-dir``, where every party runs on this host."""
+    import tempfile
+    d = directory if directory is not None else tempfile.mkdtemp(prefix="secea-roster-")
+    write_federation(d, [(secea_party_name(i), "client") for i in range(int(num_clients))])
+    return str(d)
+
+
+def secea_roster(cfg: dict[str, Any]) -> Roster:
+    """The ServerApp's roster: run config ``roster-file``, else the
+    simulation's ``roster-dir``; ValueError naming both keys if neither is set."""
+    if cfg.get("roster-file"):
+        return Roster.load(str(cfg["roster-file"]))
+    if cfg.get("roster-dir"):
+        return Roster.load(os.path.join(str(cfg["roster-dir"]), "roster.json"))
+    raise ValueError("run config: neither 'roster-file' nor 'roster-dir' is set: the SecEA ServerApp takes "
+                     "exactly the roster's clients (secea_fast.protocols.common.roster.write_federation "
+                     "writes one; LocalFederation(roster=...) gives its roster_file)")
+
+
 def secea_server_main(grid: Grid, context: Context, overrides: dict) -> None:
-    """The demo's ServerApp body: one SecEA round, summary to ``out-dir``."""
+    """The demo's ServerApp body: one SecEA round among the roster's
+    clients, summary to ``out-dir``."""
     cfg = _cfg(context, overrides)
-    res = fsecea.run_secea(grid, d=int(cfg["d"]), T=int(cfg["T"]), K=int(cfg["K"]) or None,
+    res = fsecea.run_secea(grid, secea_roster(cfg), d=int(cfg["d"]), T=int(cfg["T"]), K=int(cfg["K"]) or None,
                            precision=int(cfg["precision"]), block_size=int(cfg["block-size"]) or None,
                            blocks_per_stage=int(cfg["blocks-per-stage"]) or None,
                            stage_bytes=int(cfg["stage-bytes"]) or None,
-                           min_nodes=int(cfg["num-clients"]), timeout=float(cfg["stage-timeout"]))
+                           timeout=float(cfg["stage-timeout"]))
     _write(cfg, "summary.json", json.dumps(res.summary(), indent=1))
 
 
@@ -124,7 +162,14 @@ def secea_client_stage(msg, context: Context, overrides: dict):
     def keep(ctx, embeddings):
         if cfg["out-dir"]:
             save_embeddings(_out(cfg) / f"client-{party}.npz", embeddings)
-    return fsecea.handle_message(msg, context, demo_local(cfg)[party], on_result=keep)
+    def seconds(ctx, stage, secs):
+        # this node's compute seconds: its own file, never the server's reply
+        if cfg["out-dir"]:
+            with open(_out(cfg) / f"seconds-{party}.jsonl", "a") as f:
+                f.write(json.dumps({"stage": stage.get("stage"), "step": stage.get("step"),
+                                    "attempt": stage.get("attempt"), "seconds": secs}) + "\n")
+    return fsecea.handle_message(msg, context, demo_local(cfg)[party], on_result=keep,
+                                 default_name=secea_party_name(party), run_config=cfg, on_seconds=seconds)
 
 
 def _out(cfg) -> Path:

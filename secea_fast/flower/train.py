@@ -39,6 +39,7 @@ from flwr.serverapp import Grid, ServerApp
 
 from ..studies import recsys
 from . import secea as fsecea
+from .demo import secea_roster
 from . import secemb as fsecemb
 from .records import grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
 
@@ -154,7 +155,8 @@ def _silo_secea(msg, context: Context, overrides):
     """A silo's SecEA stages: the local embeddings in, the global ones kept."""
     local = _load(_saved(context, _LOCAL))
     return fsecea.handle_message(msg, context, local,
-                                 on_result=lambda ctx, glob: save_state(ctx, _EMB, _dump(glob)))
+                                 on_result=lambda ctx, glob: save_state(ctx, _EMB, _dump(glob)),
+                                 default_name=f"client-{_party(context)}", run_config=_cfg(context, overrides))
 
 
 def _cross_silo_main(grid: Grid, context: Context, overrides):
@@ -169,7 +171,8 @@ def _cross_silo_main(grid: Grid, context: Context, overrides):
         _fail(r, "train")
         t1 = time.perf_counter()
         if cfg["aggregation"] == "secea":
-            res = fsecea.run_secea(grid, d=int(cfg["d"]), precision=int(cfg["precision"]), nodes=nodes,
+            res = fsecea.run_secea(grid, secea_roster(cfg), d=int(cfg["d"]), precision=int(cfg["precision"]),
+                                   nodes=nodes,
                                    round_index=rnd, union=union, timeout=float(cfg["stage-timeout"]))
             union = res.union
             if res.failed_blocks or res.dropped:

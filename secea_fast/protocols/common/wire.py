@@ -20,7 +20,7 @@ VERSION = 1
 
 class Writer:
     def __init__(self, magic: bytes, version: int = VERSION):
-        self.parts = [magic, struct.pack("<B3x", version)]
+        self.parts: list[bytes | memoryview] = [magic, struct.pack("<B3x", version)]
 
     def u64(self, v: int):
         self.parts.append(struct.pack("<Q", v))
@@ -35,7 +35,8 @@ class Writer:
         a = np.ascontiguousarray(a, dtype="<u8")
         self.parts.append(struct.pack("<B", a.ndim))
         self.parts.append(struct.pack(f"<{a.ndim}Q", *a.shape))
-        self.parts.append(a.tobytes())
+        # the array's own buffer (kept alive by the list): bytes() copies it once, in join
+        self.parts.append(a.reshape(-1).view(np.uint8).data if a.size else b"")
         return self
 
     def bytes(self) -> bytes:
@@ -85,7 +86,13 @@ class Reader:
         # each dimension too: an empty array must not carry a dimension NumPy cannot hold
         if count > max_elems or max(shape, default=0) > max_elems:
             raise ValueError(f"{self.what}: array of shape {shape} is implausible")
-        return np.frombuffer(self._take(8 * count), dtype="<u8").astype(np.uint64).reshape(shape)
+        n = 8 * count
+        if self.i + n > len(self.b):
+            self._take(n)                       # the truncation error
+        # one copy (a writable array of its own), straight from the message's buffer
+        out = np.frombuffer(memoryview(self.b)[self.i:self.i + n], dtype="<u8").astype(np.uint64)
+        self.i += n
+        return out.reshape(shape)
 
     def flag(self) -> bool:
         """A u64 that must be 0 or 1 (anything else has no canonical form)."""

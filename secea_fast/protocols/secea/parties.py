@@ -319,6 +319,34 @@ class Client(SecretHolder):
             acc = field.add(acc, y, prm.p)
         self._y, self._y_round, self._y_resp, self._y_packed = acc, rnd, None, None
 
+    def share_unpads(self, msg: Message) -> bool:
+        """Whether a peer's share to this client unpads to entries < p (a
+        share that does not was not made by ``share``): how a session names
+        the peer whose share ``receive_shares`` refused."""
+        if msg.sender == self.index or msg.data.shape != (self.M, self.params.sub):
+            return False
+        y = as_u64(msg.data)
+        try:
+            self._pad(msg.sender, pad_domain(msg.round, "share", msg.sender, self.index)).xor_into(
+                np.empty_like(y), y, self.params.p, check=True)
+        except ValueError:
+            return False
+        return True
+
+    def response_unpads(self, msg: Message, rows: int) -> bool:
+        """Whether a (noised) response to this client has ``rows`` x sub
+        entries that unpad to values < p: how a session names the responder
+        whose response ``decode`` refused."""
+        if msg.data.shape != (rows, self.params.sub) or not 0 <= msg.sender < self.params.N:
+            return False
+        out = np.empty((rows, self.params.sub), dtype=np.uint64)
+        try:
+            self._pad(msg.sender, pad_domain(msg.round, "response", msg.sender, self.index, msg.block)).field_into(
+                out, self.params.p, base=as_u64(msg.data), negate=True)
+        except ValueError:
+            return False
+        return True
+
     # --- coded queries (Sec. 4.3)
     def blocks(self, block_size: int) -> list:
         """Own entities (indices into ``ids``) in query blocks."""

@@ -40,19 +40,15 @@ from ..common.rounds import RoundResult, apportion_wall, resolve_executor, run_b
 from .messages import Message
 from .params import SecEAParams
 from .parties import Client, Server
+from ..common.roster import Roster
+from .loopback import FaultyLoopback, Loopback, Transport
+from .session import ClientSession, RoundFailed, ServerSession, default_block_size
 
 __all__ = ["SecEARoundResult", "run_round", "aggregate", "entity_union", "default_block_size",
            "plaintext_sums", "make_parties", "run_union", "union_and_share", "PHASES"]
 
 PHASES = ("offline", "responses", "all")
 _BLOCK_PHASES = ("offline", "responses", "noise", "decode")
-
-
-def default_block_size(M: int) -> int:
-    """Query rows per block: about ``tuning.SECEA_QUERY_BLOCK_ELEMS`` query
-    entries per (block, responder), a multiple of 16 (the matmul row panel)."""
-    b = tuning.SECEA_QUERY_BLOCK_ELEMS // max(M, 1)
-    return int(min(tuning.SECEA_QUERY_BLOCK_MAX, max(16, b // 16 * 16)))
 
 
 @dataclass
@@ -220,7 +216,7 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
               drop: Iterable[tuple[int, int]] | None = None, corrupt: Iterable[tuple[int, int]] | None = None,
               progress: bool = False, verify: bool = False, rnd: int = 1, params: SecEAParams | None = None,
               threads: int | None = None, executor: Executor | None = None, upto: str = "all",
-              require_checked: bool = False) -> SecEARoundResult:
+              require_checked: bool = False, authenticate: bool = True) -> SecEARoundResult:
     """One SecEA round for all parties: ``local[n]`` is client n's dict
     entity id -> 1-D float embedding.  ``processes``: worker processes for
     the per-block phases (a local fork pool), or ``executor``: any
@@ -238,7 +234,19 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     every block after that phase -- throughput measurement of one phase
     (``secea-fast bench throughput``); nothing is decoded then and the
     result's embeddings are empty.  ``wall["blocks"]`` is the wall time of
-    the per-block stage."""
+    the per-block stage.
+
+    One process (no ``executor``, ``processes`` 1 or None, ``upto="all"``):
+    the round is the protocol's sessions
+    (:mod:`~secea_fast.protocols.secea.session`) driven over an in-memory
+    :class:`~secea_fast.protocols.secea.loopback.Loopback`, every client
+    with a roster identity (a fresh roster of ``client-<n>``) signing its
+    key and checking its peers'; ``drop`` / ``corrupt`` are a
+    :class:`~secea_fast.protocols.secea.loopback.FaultyLoopback` around it.
+    ``authenticate=False`` runs the same sessions without a roster (no
+    signatures): only to measure what authentication costs.  Otherwise the
+    per-block phases run on the executor, the same parties' block schedule
+    (throughput measurements, ``secea-fast bench``)."""
     d = check_local(local)
     if upto not in PHASES:
         raise ValueError(f"upto must be one of {PHASES}, got {upto!r}")
@@ -249,8 +257,13 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
         params = SecEAParams(N=N, d=d, T=T, precision=precision, K=K, bound=bound)
     elif params.N != N or params.d != d:
         raise ValueError("params do not match the clients' data (N or d)")
+    sessions = executor is None and processes in (None, 1) and upto == "all"
     executor = resolve_executor(executor, processes)
     drop, corrupt = check_pairs(drop, N, "drop"), check_pairs(corrupt, N, "corrupt")
+    if sessions:
+        return _run_sessions(local, params, block_size=block_size, drop=drop, corrupt=corrupt,
+                             verify=verify, rnd=rnd, require_checked=require_checked,
+                             authenticate=authenticate)
     secs: dict[str, float] = {}
     wall: dict[str, float] = {}
     nbytes: dict[str, int] = {}
@@ -309,6 +322,77 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
                             verified=True if verify else None, processes=executor.processes,
                             embeddings=embeddings, sums=sums, counts=counts, union_size=M,
                             faulty=sorted(faulty), unchecked=sorted(unchecked))
+
+
+def _verify(local, params, sums, counts):
+    for n, (s_ref, c_ref) in enumerate(plaintext_sums(local, params)):
+        if not (np.array_equal(s_ref, sums[n]) and np.array_equal(c_ref, counts[n])):
+            raise AssertionError(f"client {n}: SecEA sums differ from the plaintext sums")
+
+
+def _run_sessions(local: Local, params: SecEAParams, *, block_size, drop, corrupt, verify, rnd,
+                  require_checked, authenticate) -> SecEARoundResult:
+    """run_round in one process: the sessions over a loopback (see run_round)."""
+    N = params.N
+    names = [f"client-{n}" for n in range(N)]
+    w0 = time.perf_counter()
+    roster, ids = Roster.make([(x, "client") for x in names]) if authenticate else (None, {})
+    clients = {x: ClientSession(roster, ids.get(x), local[n]) for n, x in enumerate(names)}
+    server = ServerSession(roster, names, d=params.d, T=params.T, precision=params.precision, K=params.K,
+                           bound=params.bound, block_size=block_size, round_index=rnd,
+                           require_checked=require_checked)
+    loop = Loopback(clients)
+    transport: Transport = loop if not (drop or corrupt) else FaultyLoopback(
+        loop, parties=names, drop=drop, corrupt=corrupt, p=params.p)
+    srv = {"union": 0.0, "noise": 0.0}
+    outbox = server.start()
+    while outbox:
+        stage = next(iter(outbox.values()))[0]["stage"]
+        replies, failed = transport(outbox)
+        t0 = time.perf_counter()
+        outbox = server.receive(replies, failed)
+        srv["noise" if stage == "step" else "union"] += time.perf_counter() - t0
+    res = server.result
+    wall_all = time.perf_counter() - w0
+    sess = [clients[x] for x in names]
+    for c in sess:
+        for _, exc in sorted(c.errors.items()):
+            raise exc          # a block that did not decode (DecodingError names why)
+    if res.dropped:
+        raise RoundFailed("SecEA: client(s) dropped in a round without a network: "
+                          + "; ".join(f"{x}: {why}" for x, (_, _, why) in sorted(res.dropped.items())))
+    secs = {ph: 0.0 for ph in SecEARoundResult.PHASES}
+    for c in sess:
+        for ph, v in c.seconds.items():
+            ph = "union" if ph == "keys" else ph
+            secs[ph] = secs.get(ph, 0.0) + v
+        if c.client is not None:
+            secs["product"] += c.client.product_seconds
+    for ph, v in srv.items():
+        secs[ph] += v
+    nbytes: dict[str, int] = {"union": 0, "encode": 0, "offline": 0, "responses": 0}
+    where = {"keys": "union", "psu": "union", "psu_sum": "union", "share": "encode", "query": "offline",
+             "response": "responses"}
+    for st in loop.stages:
+        for kind, b in st.kinds.items():
+            nbytes[where[kind]] += b
+    busy = sum(v for ph, v in secs.items() if ph != "product") or 1.0
+    wall = {ph: wall_all * v / busy for ph, v in secs.items()}
+    wall["blocks"] = sum(wall[ph] for ph in _BLOCK_PHASES)
+    sums, counts, embeddings = [], [], []
+    for c in sess:
+        s_, c_ = c.sums, c.counts
+        assert s_ is not None and c_ is not None and c.client is not None, "every session decoded"
+        sums.append(s_)
+        counts.append(c_)
+        embeddings.append(c.client.finish(s_, c_))
+    if verify:
+        _verify(local, params, sums, counts)
+    return SecEARoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes,
+                            verified=True if verify else None, processes=1, embeddings=embeddings,
+                            sums=sums, counts=counts, union_size=res.union_size,
+                            faulty=sorted({(n, v) for n, c in enumerate(sess) for _, v in c.faulty}),
+                            unchecked=sorted((n, b) for n, c in enumerate(sess) for b in c.unchecked))
 
 
 @dataclass(frozen=True)
