@@ -35,6 +35,7 @@ from secea_fast.executor import Executor, party_transfer
 from secea_fast.paillier._core import PrivateContext
 from secea_fast.protocols import osfl, secea, secea_phe, secemb, workloads
 from secea_fast.protocols.common.roster import Identity, Roster, RosterEntry
+from secea_fast.protocols.secea import session as secea_session
 from secea_fast.protocols.secemb import session as secemb_session
 
 # an attribute whose name says it holds a secret
@@ -216,11 +217,14 @@ FACTORIES = {
     "secea_fast.protocols.osfl.session.FederatorSession":
         lambda: osfl.FederatorSession(osfl.Approach2(5, 1, 4, 1, 1, 1, K=1, p=101).federator(0),
                                       round_id=b"r" * 16),
+    "secea_fast.protocols.secea.session.ClientSession":
+        lambda: secea_session.ClientSession(SECEA_ROSTER[0], SECEA_ROSTER[1]["client-0"], {"e0": [0.5, 0.5]}),
     "secea_fast.protocols.secemb.session.UserSession":
         lambda: secemb_session.UserSession(SECEMB_ROSTER[0], SECEMB_ROSTER[1]["user-0"], run=1),
     "secea_fast.protocols.secemb.session.Server1Session":
         lambda: secemb_session.Server1Session(SECEMB_ROSTER[0], SECEMB_ROSTER[1]["server1"], run=1),
 }
+SECEA_ROSTER = Roster.make([(f"client-{i}", "client") for i in range(3)])
 SECEMB_ROSTER = Roster.make([("server1", "server1"), ("user-0", "user"), ("user-1", "user")])
 
 
