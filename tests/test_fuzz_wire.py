@@ -151,19 +151,19 @@ def _samples():
     from secea_fast.flower import secemb as fsecemb
     from secea_fast.protocols.common.roster import Roster
     from secea_fast.protocols.secea.loopback import Loopback
-    from secea_fast.protocols.secea.session import ClientSession, ServerSession
+    from secea_fast.protocols.secea.session import ClientSession as SecEAClient, ServerSession
     sroster, sids = Roster.make([(f"client-{i}", "client") for i in range(3)])
     slocal = [{k: [0.5, -0.5] for k in s} for s in sets]
-    sess = {f"client-{i}": ClientSession(sroster, sids[f"client-{i}"], slocal[i]) for i in range(3)}
+    sess = {f"client-{i}": SecEAClient(sroster, sids[f"client-{i}"], slocal[i]) for i in range(3)}
     ssrv = ServerSession(sroster, list(sess), d=2)
     sloop = Loopback(sess)
     sout = ssrv.start()
     for _ in range(4):                         # keys, peers, steps 0 and 1: mid-round
         sout = ssrv.receive(*sloop(sout))
-    fresh_session = ClientSession(sroster, sids["client-0"], slocal[0]).export_state()
+    fresh_session = SecEAClient(sroster, sids["client-0"], slocal[0]).export_state()
     out["secea.ClientSession.import_state"] = (
-        lambda b: ClientSession.import_state(b, sroster, sids["client-0"], slocal[0]),
-        ClientSession.export_state, [fresh_session, sess["client-0"].export_state()])
+        lambda b: SecEAClient.import_state(b, sroster, sids["client-0"], slocal[0]),
+        SecEAClient.export_state, [fresh_session, sess["client-0"].export_state()])
     u2 = secemb.User(prm, [1, 7, 19, 4])
     u2.retrieval_request()
     out["secemb.User.import_state"] = (lambda b: secemb.User.import_state(prm, [1, 7, 19, 4], b),
