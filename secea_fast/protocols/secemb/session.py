@@ -32,7 +32,10 @@ Sec. 6.2: a PKI of long-term keys, every announced key signed):
    gets nothing; with aggregate-once and ``min_users``, server 0 cannot
    isolate one user's gradient rows by asking for a sum over a subset.
    ``min_users`` must exceed the number of users that may collude with a
-   server, plus one.
+   server, plus one.  Server 1's Gaussian noise (Appendix G: each server
+   adds its own, so the aggregate server 0 reconstructs is differentially
+   private whatever server 0 adds) is likewise server 1's own
+   ``noise_sigma``: the relay may ask for more, never less.
 5. **Constant metadata.**  No reply carries timings; PadOrTrunc does the
    same work whatever the number of rated items (``params.pad_or_trunc_idx``)
    and every message has a length fixed by (m, d, m', b), never by |I_u|.
@@ -49,6 +52,7 @@ the rules above, which are meant to be read together in one place.
 from __future__ import annotations
 
 import dataclasses
+import struct
 from collections.abc import Mapping
 
 import numpy as np
@@ -304,12 +308,14 @@ class Server1Session:
     cover (server 1's own setting)."""
 
     def __init__(self, roster: Roster, identity: Identity, *, run: bytes | str | int, min_users: int = MIN_USERS,
-                 threads: int | None = None, keypair: X25519KeyPair | None = None) -> None:
+                 threads: int | None = None, keypair: X25519KeyPair | None = None,
+                 noise_sigma: float = 0.0) -> None:
         if roster.role(identity.name) != "server1":
             raise ValueError(f"identity {identity.name!r} has role {roster.role(identity.name)!r}, not 'server1'")
         if isinstance(min_users, bool) or not isinstance(min_users, int) or min_users < 1:
             raise ValueError(f"min_users must be an int >= 1, got {min_users!r}")
         self.roster, self.identity, self.min_users, self.threads = roster, identity, min_users, threads
+        self.noise_sigma = check_real(noise_sigma, "noise_sigma")
         self.run = run_binding(run)
         self.keypair = keypair or X25519KeyPair()
         self.channel = SealedChannel(identity.name, self.run)
@@ -384,14 +390,17 @@ class Server1Session:
         return name, eph, req
 
     def aggregate(self, rnd: int, uploads: Mapping[str, bytes],
-                  noise_sigma: float = 0.0) -> tuple[bytes, dict[str, str]]:
+                  noise_sigma: float | None = None) -> tuple[bytes, dict[str, str]]:
         """Server 1's share (Algorithm 3) over exactly the users it answered
         this round whose sealed upload arrived and opened: (share message,
         label -> why refused).  Once per round; ProtocolError if fewer than
-        ``min_users`` remain."""
+        ``min_users`` remain.  The Gaussian noise (Appendix G) is server 1's
+        own ``noise_sigma``; ``noise_sigma`` here is what the relay asks
+        for, honoured only upward (more noise, never less)."""
+        asked = 0.0 if noise_sigma is None else check_real(noise_sigma, "noise_sigma")
         rd = self._round_for(rnd, None)
         rd.closed = True                                # once, refused or not
-        noise_sigma = check_real(noise_sigma, "noise_sigma")
+        noise_sigma = max(self.noise_sigma, asked)
         P = rd.params
         ups: dict[int, AggregationUpload] = {}
         names: list[str] = []
@@ -432,7 +441,7 @@ class Server1Session:
     def export_state(self) -> bytes:
         """This session as versioned bytes (server 1's own state; never sent)."""
         w = (Writer(_S1_ST, SESSION_VERSION).blob(self.run).blob(self.keypair.private_bytes())
-             .u64(self.min_users).u64(self.current is not None))
+             .u64(self.min_users).blob(struct.pack("<d", self.noise_sigma)).u64(self.current is not None))
         if self.current is not None:
             rd = self.current
             _params_bytes(w.u64(rd.rnd).u64(rd.closed), rd.params).blob(rd.paths).u64(len(rd.eph))
@@ -445,9 +454,11 @@ class Server1Session:
                      threads: int | None = None) -> Server1Session:
         """The session :meth:`export_state` saved: its key is restored, never made anew."""
         r = Reader(data, _S1_ST, "SecEmb server 1 session", SESSION_VERSION)
-        run, sk, min_users = r.blob(1 << 10), r.blob(32), r.u64()
+        run, sk, min_users, sigma = r.blob(1 << 10), r.blob(32), r.u64(), r.blob(8)
+        if len(sigma) != 8:
+            raise ValueError("SecEmb server 1 session: noise_sigma is not 8 bytes")
         s = cls(roster, identity, run=b"", min_users=min_users, threads=threads,
-                keypair=X25519KeyPair.from_private_bytes(sk))
+                keypair=X25519KeyPair.from_private_bytes(sk), noise_sigma=struct.unpack("<d", sigma)[0])
         s.run = run
         if r.flag():
             rnd, closed = r.u64(), r.flag()
@@ -581,7 +592,6 @@ class Server0Session:
     def export_state(self) -> bytes:
         """This session as versioned bytes (server 0's own state: the round,
         stage, public table, the retrieval paths and uploads it holds)."""
-        import struct
         w = (Writer(_S0_ST, SESSION_VERSION).blob(self.run).u64(self.min_users)
              .blob(struct.pack("<d", self.noise_sigma)).u64(self.round).blob(self.stage.encode()))
         w.u64(self._server is not None)
@@ -598,7 +608,6 @@ class Server0Session:
     @classmethod
     def import_state(cls, roster: Roster, data: bytes, threads: int | None = None) -> Server0Session:
         """The session :meth:`export_state` saved (same roster)."""
-        import struct
         r = Reader(data, _S0_ST, "SecEmb server 0 session", SESSION_VERSION)
         run, min_users = r.blob(1 << 10), r.u64()
         sigma = r.blob(8)
