@@ -75,3 +75,52 @@ def test_server0_may_ask_for_more_noise_and_the_state_keeps_sigma():
     s1 = Server1Session(roster, ids["server1"], run=RUN, noise_sigma=2.5)
     assert Server1Session.import_state(roster, ids["server1"], s1.export_state()).noise_sigma == 2.5
 
+
+# ============================================================ 2: m below a user's item
+def _probe_max_item(user_cls, m):
+    """Server 0 sends each user a retrieve stage whose m is its guess: a user
+    whose largest item id is >= m would fail.  Returns, per user, the sizes of
+    its two requests or the error."""
+    roster, ids = federation()
+    s1 = Server1Session(roster, ids["server1"], run=RUN)
+    params = SecEmbParams(m=m, d=P.d, m_prime=P.m_prime, n_users=P.n_users)
+    out = []
+    for u, items in enumerate([[3, 9, 20], [3, 9, 40]]):
+        user = user_cls(roster, ids[f"user-{u}"], run=RUN)
+        try:
+            out.append(tuple(len(x) for x in user.retrieve(1, params, items, s1.key_message())))
+        except ValueError as exc:
+            out.append(str(exc))
+    return out
+
+
+class _RangeCheckingUser(UserSession):
+    """Control: a user that refuses its items outside server 0's m (what the
+    deployment did: ``User(params, items)`` raised)."""
+
+    def retrieve(self, rnd, params, items, server1_key):
+        secemb.User(params, items)
+        return super().retrieve(rnd, params, items, server1_key)
+
+
+def test_server0_cannot_probe_a_users_largest_item_with_m():
+    a, b = _probe_max_item(UserSession, 32)
+    assert isinstance(a, tuple) and a == b
+
+
+def test_control_range_checking_user_tells_its_largest_item():
+    a, b = _probe_max_item(_RangeCheckingUser, 32)
+    assert isinstance(a, tuple) and "item ids must be in [0, 32)" in b
+
+
+def test_items_beyond_m_are_truncated_away_and_the_round_completes():
+    params = SecEmbParams(m=32, d=P.d, m_prime=P.m_prime, n_users=P.n_users)
+    items = [[3, 9, 40], [1, 2, 3, 4], [60, 61]]
+    grads = [np.full((len(it), P.d), 1.0) for it in items]
+    agg = one_round(lambda r, me: Server1Session(r, me, run=RUN, min_users=1), grads, params=params, items=items)
+    want = np.zeros((32, P.d))
+    for it in items:
+        for j in it:
+            if j < 32:
+                want[j] += 1.0
+    assert np.array_equal(agg, want)

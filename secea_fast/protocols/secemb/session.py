@@ -63,7 +63,7 @@ from ..common.roster import AuthenticationError, Identity, Roster
 from ..common.wire import Reader, Writer
 from .channel import ProtocolError, SealedChannel, SealError
 from .messages import AggregateShare, AggregationUpload, RetrievalRequest, RetrievalResponse
-from .params import SecEmbParams, check_real
+from .params import SecEmbParams, check_real, item_ids
 from .parties import Server, User, reconstruct_aggregate
 
 __all__ = ["ProtocolError", "SealError", "UserSession", "Server1Session", "Server0Session", "MIN_USERS",
@@ -72,6 +72,7 @@ __all__ = ["ProtocolError", "SealError", "UserSession", "Server1Session", "Serve
 
 MIN_USERS = 2                 # default least number of users in an aggregate
 SESSION_VERSION = 1
+_MAX_ITEMS = 1 << 24          # rated items a user session keeps across a restart
 _KEY, _SQ, _SA, _SU, _S1 = b"SEK1", b"SESQ", b"SESA", b"SESU", b"SES1"
 _USER_ST, _S1_ST, _S0_ST = b"SEsu", b"SEs1", b"SEs0"
 _P_KEY, _P_REQ = "secemb.server1-key", "secemb.user-request"
@@ -96,8 +97,9 @@ def server1_name(roster: Roster) -> str:
 
 
 def params_items_limit(params: SecEmbParams) -> int:
-    """The most item ids a user can rate: m."""
-    return params.m
+    """The most item ids a user's saved session holds: its rated items,
+    those at or beyond m included (see :meth:`UserSession.retrieve`)."""
+    return max(params.m, _MAX_ITEMS)
 
 
 def _round(rnd: object) -> int:
@@ -172,6 +174,7 @@ class UserSession:
         self.round, self.stage = 0, "idle"
         self._params: SecEmbParams | None = None
         self._user: User | None = None
+        self._items = np.zeros(0, dtype=np.int64)      # this round's rated items, all of them
         self._eph: X25519KeyPair | None = None
         self._s1key = b""
 
@@ -187,18 +190,29 @@ class UserSession:
         """PadOrTrunc + PathGen (Algorithm 1) for this round's rated
         ``items``: (request to server 0, sealed request to server 1).
         ``server1_key``: server 1's signed key message, checked against the
-        roster."""
+        roster.
+
+        Items at or beyond ``params.m`` (server 0's choice) are treated as
+        truncated away (NaN rows, gradient rows dropped), never refused: a
+        user that failed exactly when its largest item id reached m would
+        tell server 0 that id, one comparison per round."""
         rnd = _round(rnd)
         if rnd <= self.round:
             raise ProtocolError(f"user {self.identity.name}: retrieval of round {rnd}, but round "
                                 f"{self.round} was already started")
         key = self.check_server1_key(server1_key)
-        user = User(params, items)
+        if not isinstance(params, SecEmbParams):
+            raise TypeError(f"params must be SecEmbParams, got {type(params).__name__}")
+        every = item_ids(items)
+        if every.size > _MAX_ITEMS:
+            raise ValueError(f"items: {every.size} rated items, more than {_MAX_ITEMS}")
+        user = User(params, every[every < params.m])
         r0, r1 = user.retrieval_request()
         eph = X25519KeyPair()
         sig = self.roster.sign(self.identity, _P_REQ, self.run, rnd, self.identity.name, eph.public_bytes, key)
         self.round, self.stage, self._params, self._user, self._eph, self._s1key = (
             rnd, "retrieved", params, user, eph, key)
+        self._items = every
         sealed = self.channel.seal(eph, key, rnd, "request", self.server1, r1.to_bytes())
         inner = (Writer(_SQ, SESSION_VERSION).u64(rnd).blob(self.identity.name.encode()).blob(eph.public_bytes)
                  .blob(sig).blob(sealed).bytes())
@@ -223,7 +237,10 @@ class UserSession:
         a1 = _parse(RetrievalResponse.from_bytes,
                     self.channel.open(self._eph, self._s1key, rnd, "answer", self.server1, sealed),
                     "retrieval answer", "server 1")
-        rows = _parse(lambda _: self._user.reconstruct(a0, a1), None, "retrieval answers", "the servers")
+        kept = _parse(lambda _: self._user.reconstruct(a0, a1), None, "retrieval answers", "the servers")
+        assert self._params is not None
+        rows = np.full((self._items.size, kept.shape[1]), np.nan)
+        rows[self._items < self._params.m] = kept
         self.stage = "reconstructed"
         return rows
 
@@ -232,8 +249,11 @@ class UserSession:
         """ConvertGen on the retrieval paths (Sec. 4.3.2) and dense shares:
         (upload to server 0, sealed upload to server 1).  Once per round."""
         rnd = self._at(rnd, "reconstructed")
-        assert self._user is not None and self._eph is not None
-        up0, up1 = self._user.aggregation_upload(grads, dense, clip=clip)
+        assert self._user is not None and self._eph is not None and self._params is not None
+        g = np.asarray(grads, dtype=np.float64)
+        if g.shape != (self._items.size, self._params.d):
+            raise ValueError(f"grads must have shape ({self._items.size}, {self._params.d}), got {g.shape}")
+        up0, up1 = self._user.aggregation_upload(g[self._items < self._params.m], dense, clip=clip)
         sealed = self.channel.seal(self._eph, self._s1key, rnd, "upload", self.server1, up1.to_bytes())
         self.stage, self._user, self._eph = "done", None, None      # the paths and key are spent
         return up0.to_bytes(), _sealed(_SU, rnd, self.identity.name, sealed)
@@ -246,7 +266,7 @@ class UserSession:
         if live:
             assert self._params is not None and self._eph is not None and self._user is not None
             _params_bytes(w, self._params).blob(self._eph.private_bytes()).blob(self._s1key)
-            w.array(self._user.items.astype(np.uint64)).blob(self._user.export_state())
+            w.array(self._items.astype(np.uint64)).blob(self._user.export_state())
         return _used_bytes(w, self.channel.used).bytes()
 
     @classmethod
@@ -263,7 +283,8 @@ class UserSession:
             s._eph = X25519KeyPair.from_private_bytes(r.blob(32))
             s._s1key = r.blob(32)
             items = r.array(1, params_items_limit(s._params)).astype(np.int64)
-            s._user = User.import_state(s._params, items, r.blob())
+            s._user = User.import_state(s._params, items[items < s._params.m], r.blob())
+            s._items = items
         s.channel = SealedChannel(identity.name, run, _used_from(r))
         r.done()
         return s
