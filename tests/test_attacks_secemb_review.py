@@ -124,3 +124,48 @@ def test_items_beyond_m_are_truncated_away_and_the_round_completes():
             if j < 32:
                 want[j] += 1.0
     assert np.array_equal(agg, want)
+
+
+# ============================================================ 3: a range that fails on large gradients
+def _probe_gradient(monkeypatch=None):
+    """Server 0 picks frac_bits and n_users so R_u is tiny (and could pick a
+    table that makes rows large): does a user's upload fail on its data?
+    Returns, per gradient magnitude, the upload sizes or the error."""
+    tight = SecEmbParams(m=P.m, d=P.d, m_prime=P.m_prime, frac_bits=30, n_users=1 << 20, agg_bits=64)
+    roster, ids = federation(1)
+    out = []
+    for g in (1e-3, 1e5, np.inf, np.nan):
+        s1 = Server1Session(roster, ids["server1"], run=RUN)
+        user = UserSession(roster, ids["user-0"], run=RUN)
+        table = secemb.encode_table(np.zeros((P.m, P.d)), tight)
+        s0 = Server0Session(roster, run=RUN)
+        s0.begin(1, tight, table)
+        r0, r1 = user.retrieve(1, tight, ITEMS[0], s1.key_message())
+        ans, _ = s1.answer(1, tight, table, {"u": r1})
+        user.reconstruct(1, s0.answer(1, "user-0", r0), ans["u"])
+        try:
+            out.append(tuple(len(x) for x in user.upload(1, np.full((3, P.d), g), dense=None)))
+        except ValueError as exc:
+            out.append(str(exc))
+    return out
+
+
+def test_a_large_gradient_is_saturated_not_refused():
+    sizes = _probe_gradient()
+    assert all(isinstance(s, tuple) for s in sizes) and len(set(sizes)) == 1
+
+
+def test_control_unsaturated_user_fails_on_its_data(monkeypatch):
+    from secea_fast.protocols.secemb import session
+    monkeypatch.setattr(session, "saturate", lambda x, params: np.asarray(x, dtype=np.float64))
+    small, large, inf, nan = _probe_gradient()
+    assert isinstance(small, tuple) and "per-user range" in large and "NaN or infinity" in inf
+
+
+def test_saturate_stays_within_the_per_user_range():
+    for p in (P, SecEmbParams(m=4, d=1, m_prime=1, frac_bits=0, n_users=3, agg_bits=64),
+              SecEmbParams(m=4, d=1, m_prime=1, frac_bits=40, n_users=7, agg_bits=32)):
+        x = secemb.session.saturate([1e300, -1e300, np.inf, -np.inf, np.nan, 0.5], p)
+        q = np.rint(x * p.scale)
+        assert np.abs(q).max() <= p.user_bound_fixed and x[4] == 0.0
+        secemb.params.encode_agg(x, p)

@@ -67,7 +67,7 @@ from .params import SecEmbParams, check_real, item_ids
 from .parties import Server, User, reconstruct_aggregate
 
 __all__ = ["ProtocolError", "SealError", "UserSession", "Server1Session", "Server0Session", "MIN_USERS",
-           "SESSION_VERSION", "run_binding", "sealed_sender", "server1_name", "verify_server1_key",
+           "SESSION_VERSION", "run_binding", "saturate", "sealed_sender", "server1_name", "verify_server1_key",
            "params_items_limit"]
 
 MIN_USERS = 2                 # default least number of users in an aggregate
@@ -247,13 +247,24 @@ class UserSession:
     def upload(self, rnd: int, grads: ArrayLike, dense: ArrayLike | None = None,
                clip: float | None = None) -> tuple[bytes, bytes]:
         """ConvertGen on the retrieval paths (Sec. 4.3.2) and dense shares:
-        (upload to server 0, sealed upload to server 1).  Once per round."""
+        (upload to server 0, sealed upload to server 1).  Once per round.
+
+        Values are clipped (``clip``, per row) and then saturated to the
+        per-user range R_u (:func:`saturate`), never refused: R_u follows
+        from server 0's n_users and frac_bits and the rows from its table,
+        so a user that failed on a large gradient would tell server 0 one
+        bit of its data per round."""
         rnd = self._at(rnd, "reconstructed")
         assert self._user is not None and self._eph is not None and self._params is not None
         g = np.asarray(grads, dtype=np.float64)
         if g.shape != (self._items.size, self._params.d):
             raise ValueError(f"grads must have shape ({self._items.size}, {self._params.d}), got {g.shape}")
-        up0, up1 = self._user.aggregation_upload(g[self._items < self._params.m], dense, clip=clip)
+        if clip is not None:
+            clip = check_real(clip, "clip", positive=True)
+            g = g * np.minimum(1.0, clip / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-300))
+        if dense is not None:
+            dense = saturate(dense, self._params)
+        up0, up1 = self._user.aggregation_upload(saturate(g[self._items < self._params.m], self._params), dense)
         sealed = self.channel.seal(self._eph, self._s1key, rnd, "upload", self.server1, up1.to_bytes())
         self.stage, self._user, self._eph = "done", None, None      # the paths and key are spent
         return up0.to_bytes(), _sealed(_SU, rnd, self.identity.name, sealed)
@@ -288,6 +299,20 @@ class UserSession:
         s.channel = SealedChannel(identity.name, run, _used_from(r))
         r.done()
         return s
+
+
+def saturate(x: ArrayLike, params: SecEmbParams) -> np.ndarray:
+    """``x`` as floats within the per-user range R_u of ``params``
+    (Appendix L.2; ``SecEmbParams.user_bound``), NaN as 0 and infinities at
+    the bounds: what a user uploads whatever its data and server 0's
+    parameters (fixed-point rounding stays within R_u)."""
+    lim = params.user_bound_fixed
+    b = float(lim)
+    while int(b) > lim:                     # the largest double <= R_u in fixed-point units
+        b = float(np.nextafter(b, 0.0))
+    bound = b / params.scale                # exact: scale is a power of two
+    return np.clip(np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0, posinf=bound, neginf=-bound),
+                   -bound, bound)
 
 
 def verify_server1_key(roster: Roster, run: bytes, data: bytes) -> bytes:
