@@ -169,3 +169,14 @@ def test_saturate_stays_within_the_per_user_range():
         q = np.rint(x * p.scale)
         assert np.abs(q).max() <= p.user_bound_fixed and x[4] == 0.0
         secemb.params.encode_agg(x, p)
+
+
+def test_a_users_own_bad_items_fail_whatever_m_is():
+    import pytest
+    roster, ids = federation()
+    s1 = Server1Session(roster, ids["server1"], run=RUN)
+    for m in (32, 64):
+        params = SecEmbParams(m=m, d=P.d, m_prime=P.m_prime, n_users=P.n_users)
+        for items in ([40, 40], [-1, 3]):
+            with pytest.raises(ValueError, match="duplicate or negative"):
+                UserSession(roster, ids["user-0"], run=RUN).retrieve(1, params, items, s1.key_message())

@@ -206,6 +206,8 @@ class UserSession:
         every = item_ids(items)
         if every.size > _MAX_ITEMS:
             raise ValueError(f"items: {every.size} rated items, more than {_MAX_ITEMS}")
+        if np.unique(every).size != every.size or (every.size and every.min() < 0):
+            raise ValueError("items: duplicate or negative item ids")     # whatever m is
         user = User(params, every[every < params.m])
         r0, r1 = user.retrieval_request()
         eph = X25519KeyPair()
