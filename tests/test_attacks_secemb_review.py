@@ -180,3 +180,34 @@ def test_a_users_own_bad_items_fail_whatever_m_is():
         for items in ([40, 40], [-1, 3]):
             with pytest.raises(ValueError, match="duplicate or negative"):
                 UserSession(roster, ids["user-0"], run=RUN).retrieve(1, params, items, s1.key_message())
+
+
+# ============================================================ 4: state that grows with the run
+def test_saved_sessions_hold_one_round_and_old_rounds_stay_refused():
+    """Every node exports its session at every stage; with the used channel
+    tuples of every past round kept, server 1's state grew by three tuples
+    per user per round for the whole run.  Older rounds are refused by the
+    round rule, so only the current round's tuples are kept."""
+    import pytest
+    from secea_fast.protocols.secemb import ProtocolError
+    roster, ids = federation()
+    s1 = Server1Session(roster, ids["server1"], run=RUN, min_users=1)
+    users = [UserSession(roster, ids[f"user-{u}"], run=RUN) for u in range(3)]
+    table = secemb.encode_table(np.zeros((P.m, P.d)), P)
+    sizes, old = [], None
+    for rnd in range(1, 6):
+        s0 = Server0Session(roster, run=RUN, min_users=1)
+        s0.begin(rnd, P, table)
+        reqs = [u.retrieve(rnd, P, ITEMS[i], s1.key_message()) for i, u in enumerate(users)]
+        old = old or reqs[0][1]
+        ans, _ = s1.answer(rnd, P, table, {f"user-{i}": r[1] for i, r in enumerate(reqs)})
+        ups = [u.upload(rnd, np.zeros((len(ITEMS[i]), P.d))) if u.reconstruct(
+            rnd, s0.answer(rnd, f"user-{i}", reqs[i][0]), ans[f"user-{i}"]) is not None else None
+            for i, u in enumerate(users)]
+        s1.aggregate(rnd, {f"user-{i}": up[1] for i, up in enumerate(ups)})
+        sizes.append((len(s1.export_state()), len(users[0].export_state())))
+    assert sizes[1] == sizes[-1]
+    with pytest.raises(ProtocolError, match="older than the current round"):
+        s1.answer(1, P, table, {"u": old})
+    with pytest.raises(ProtocolError, match="already started"):
+        users[0].retrieve(2, P, ITEMS[0], s1.key_message())

@@ -83,6 +83,12 @@ class SealedChannel:
                             "used once; a key and nonce never serve twice (a replay?)")
         self.used.add(k)
 
+    def forget_before(self, rnd: int) -> None:
+        """Drop the tuples of rounds before ``rnd``: called by a session that
+        has moved to round ``rnd`` and refuses every earlier round itself,
+        so its saved state stays the size of one round, not of the run."""
+        self.used = {k for k in self.used if k[0] >= int(rnd)}
+
     def seal(self, keypair: X25519KeyPair, peer_public: bytes, rnd: int, stage: str, receiver: str,
              plaintext: bytes) -> bytes:
         """Seal ``plaintext`` from this party to ``receiver`` (holder of

@@ -215,6 +215,7 @@ class UserSession:
         self.round, self.stage, self._params, self._user, self._eph, self._s1key = (
             rnd, "retrieved", params, user, eph, key)
         self._items = every
+        self.channel.forget_before(rnd)                 # earlier rounds are refused above
         sealed = self.channel.seal(eph, key, rnd, "request", self.server1, r1.to_bytes())
         inner = (Writer(_SQ, SESSION_VERSION).u64(rnd).blob(self.identity.name.encode()).blob(eph.public_bytes)
                  .blob(sig).blob(sealed).bytes())
@@ -390,6 +391,7 @@ class Server1Session:
         if params is None:
             raise ProtocolError(f"server 1: aggregate of round {rnd}, which it answered nothing of")
         self.current = _Round1(rnd, params, {})
+        self.channel.forget_before(rnd)                 # earlier rounds are refused above
         return self.current
 
     def answer(self, rnd: int, params: SecEmbParams, table: np.ndarray,
