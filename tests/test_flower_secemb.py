@@ -241,3 +241,18 @@ def test_view_check_catches_a_leaking_channel(monkeypatch):
     seen = [repr(sorted((k, v) for k, v in cfg.items())).encode() for _, _, cfg, _ in loop.view]
     seen += [cfg["leak"] for _, _, cfg, _ in loop.view if "leak" in cfg]
     assert len(secret & set().union(*map(_chunks, seen))) > 300
+
+
+def test_server1_noise_is_its_own_node_setting_not_server0s():
+    """Server 0's runner asks for no noise; server 1's node setting
+    (``noise_sigma`` of its handler, node config ``noise-sigma``) holds."""
+    Q, items, grads = _setup()
+    exact = secemb.run_round(Q, items, grads, 6).aggregate
+    for sigma, noised in ((0.0, False), (5.0, True)):
+        ids = {}
+        s1 = (lambda cfg, blobs, st, sigma=sigma: fsecemb.handle(cfg, blobs, st, "server1", me=ids["server1"],
+                                                                 node_id=S1, run=RUN, noise_sigma=sigma))
+        loop, roster, _, me = make_loop(items, grads, override={S1: s1})
+        ids.update(me)
+        res = runner(loop, roster, 6, noise_sigma=0.0).run(loop.nodes, Q)
+        assert (not np.array_equal(res.aggregate, exact)) == noised

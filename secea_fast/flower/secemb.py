@@ -126,7 +126,7 @@ def _table_from(data, params: SecEmbParams) -> np.ndarray:
 # ======================================================================= nodes
 def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, role: str, items: ArrayLike | None = None,
            grads_fn: Callable[[np.ndarray], Any] | None = None, *, me: NodeIdentity, node_id: int,
-           run: int | str | bytes, min_users: int = MIN_USERS
+           run: int | str | bytes, min_users: int = MIN_USERS, noise_sigma: float = 0.0
            ) -> tuple[dict[str, Any], list[bytes], bytes, np.ndarray | None]:
     """One SecEmb stage at a node, independent of the transport: returns
     ``(reply_cfg, reply_blobs, new_state, retrieved)``.
@@ -135,7 +135,9 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, role: s
     roster); ``me``: the node's roster and identity; ``node_id``: its
     Flower node id (signed in the hello stage); ``run``: the run id every
     key and signature is bound to; ``min_users``: server 1's least number
-    of users in an aggregate (its own node's setting).  A user passes
+    of users in an aggregate and ``noise_sigma`` its Gaussian noise (its
+    own node's settings: server 0's ``noise_sigma`` field can only raise
+    the noise).  A user passes
     ``items`` and ``grads_fn(rows) -> grads`` or ``(grads, dense)``.
     ``retrieved`` is the user's rows at the ``upload`` stage, else None.
     Malformed config: ValueError naming the field; a message that breaks a
@@ -172,7 +174,8 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, role: s
             raise ValueError(f"SecEmb stage config: field 'stage' is {stage!r}, not a user stage")
         new = user.export_state()
     else:
-        s1 = (Server1Session(me.roster, me.identity, run=run, min_users=min_users) if not state
+        s1 = (Server1Session(me.roster, me.identity, run=run, min_users=min_users, noise_sigma=noise_sigma)
+              if not state
               else Server1Session.import_state(me.roster, me.identity, state))
         if stage == HELLO:
             reply, out = hello_reply(cfg, me, node_id, MESSAGE_TYPE)
@@ -215,14 +218,20 @@ def handle_message(msg: FlowerMessage, context: Context, role: str, items: Array
     node's roster identity (default: from its node config's
     ``roster-file``/``identity-file``, :func:`~.admission.node_identity`);
     server 1's ``min_users`` is its node config's ``min-users`` (default
-    :data:`~secea_fast.protocols.secemb.MIN_USERS`).  ``on_retrieved(
+    :data:`~secea_fast.protocols.secemb.MIN_USERS`) and its Gaussian noise
+    its node config's ``noise-sigma`` (default 0; server 0 may ask for
+    more, never less).  ``on_retrieved(
     context, rows)`` is called with the user's retrieved rows."""
     cfg, blobs = unpack(msg.content)
     me = me or node_identity(context.node_config, context.run_config)
     nc = dict(context.node_config)
     min_users = config_int(nc, "min-users", 1) if "min-users" in nc else MIN_USERS
+    sigma = nc.get("noise-sigma", 0.0)
+    if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not 0 <= sigma < float("inf"):
+        raise ValueError(f"SecEmb node config: field 'noise-sigma' must be a finite number >= 0, got {sigma!r}")
     reply, out, new, rows = handle(cfg, blobs, load_state(context, STATE_KEY), role, items, grads_fn, me=me,
-                                   node_id=int(context.node_id), run=int(context.run_id), min_users=min_users)
+                                   node_id=int(context.node_id), run=int(context.run_id), min_users=min_users,
+                                   noise_sigma=float(sigma))
     save_state(context, STATE_KEY, new)
     if rows is not None and on_retrieved is not None:
         on_retrieved(context, rows)

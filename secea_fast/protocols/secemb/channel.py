@@ -15,7 +15,9 @@ The rule of the channel, which the protocol session enforces:
   tuple, and a :class:`SealedChannel` refuses to seal *or* open the same
   (round, stage, sender, receiver) twice (:class:`ProtocolError`).
   The used tuples are part of the owning session's exported state, so a
-  restarted node keeps refusing.  (The earlier channel sealed with an
+  restarted node keeps refusing (those of the current round: a session
+  refuses every earlier round itself and drops their tuples,
+  :meth:`SealedChannel.forget_before`).  (The earlier channel sealed with an
   all-zero nonce under one key per (round, user, purpose) and trusted each
   key to encrypt one message; an active server 0 that replays server 1's
   answer stage with the same sealed request and a table of its choice made
@@ -82,6 +84,12 @@ class SealedChannel:
             raise SealError(f"sealed channel: ({stage}, round {rnd}, {sender} -> {receiver}) was already "
                             "used once; a key and nonce never serve twice (a replay?)")
         self.used.add(k)
+
+    def forget_before(self, rnd: int) -> None:
+        """Drop the tuples of rounds before ``rnd``: called by a session that
+        has moved to round ``rnd`` and refuses every earlier round itself,
+        so its saved state stays the size of one round, not of the run."""
+        self.used = {k for k in self.used if k[0] >= int(rnd)}
 
     def seal(self, keypair: X25519KeyPair, peer_public: bytes, rnd: int, stage: str, receiver: str,
              plaintext: bytes) -> bytes:

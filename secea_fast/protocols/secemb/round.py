@@ -149,7 +149,7 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
     names = [f"user-{u}" for u in range(nu)]
     roster, ids = Roster.make([("server1", "server1")] + [(n, "user") for n in names])
     run = secrets.token_bytes(16)
-    s1 = Server1Session(roster, ids["server1"], run=run, min_users=min_users, threads=threads)
+    s1 = Server1Session(roster, ids["server1"], run=run, min_users=min_users, threads=threads, noise_sigma=noise_sigma)
     s0 = Server0Session(roster, run=run, min_users=min_users, noise_sigma=noise_sigma, threads=threads)
     users = {n: UserSession(roster, ids[n], run=run) for n in names}
     net = Loopback() if transport is None else transport
@@ -250,7 +250,7 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
         hop(Envelope("aggregate", "server0", "server1", n, (e.parts[1],)))
     batch = {f"{e.about}#{i}": e for i, e in enumerate(net.deliver()) if e.stage == "aggregate"}
     try:
-        share, ref = s1.aggregate(rnd, {k: e.parts[0] for k, e in batch.items()}, noise_sigma)
+        share, ref = s1.aggregate(rnd, {k: e.parts[0] for k, e in batch.items()})
     except ProtocolError as exc:
         raise RuntimeError(f"SecEmb round {rnd} failed: {exc}; dropped: {dropped}") from None
     settle("aggregate", batch, ref)

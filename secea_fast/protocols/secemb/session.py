@@ -32,7 +32,10 @@ Sec. 6.2: a PKI of long-term keys, every announced key signed):
    gets nothing; with aggregate-once and ``min_users``, server 0 cannot
    isolate one user's gradient rows by asking for a sum over a subset.
    ``min_users`` must exceed the number of users that may collude with a
-   server, plus one.
+   server, plus one.  Server 1's Gaussian noise (Appendix G: each server
+   adds its own, so the aggregate server 0 reconstructs is differentially
+   private whatever server 0 adds) is likewise server 1's own
+   ``noise_sigma``: the relay may ask for more, never less.
 5. **Constant metadata.**  No reply carries timings; PadOrTrunc does the
    same work whatever the number of rated items (``params.pad_or_trunc_idx``)
    and every message has a length fixed by (m, d, m', b), never by |I_u|.
@@ -49,6 +52,7 @@ the rules above, which are meant to be read together in one place.
 from __future__ import annotations
 
 import dataclasses
+import struct
 from collections.abc import Mapping
 
 import numpy as np
@@ -60,15 +64,16 @@ from ..common.roster import AuthenticationError, Identity, Roster
 from ..common.wire import Reader, Writer
 from .channel import ProtocolError, SealedChannel, SealError
 from .messages import AggregateShare, AggregationUpload, RetrievalRequest, RetrievalResponse
-from .params import SecEmbParams, check_real
+from .params import SecEmbParams, check_real, item_ids
 from .parties import Server, User, reconstruct_aggregate
 
 __all__ = ["ProtocolError", "SealError", "UserSession", "Server1Session", "Server0Session", "MIN_USERS",
-           "SESSION_VERSION", "run_binding", "sealed_sender", "server1_name", "verify_server1_key",
+           "SESSION_VERSION", "run_binding", "saturate", "sealed_sender", "server1_name", "verify_server1_key",
            "params_items_limit"]
 
 MIN_USERS = 2                 # default least number of users in an aggregate
 SESSION_VERSION = 1
+_MAX_ITEMS = 1 << 24          # rated items a user session keeps across a restart
 _KEY, _SQ, _SA, _SU, _S1 = b"SEK1", b"SESQ", b"SESA", b"SESU", b"SES1"
 _USER_ST, _S1_ST, _S0_ST = b"SEsu", b"SEs1", b"SEs0"
 _P_KEY, _P_REQ = "secemb.server1-key", "secemb.user-request"
@@ -93,8 +98,9 @@ def server1_name(roster: Roster) -> str:
 
 
 def params_items_limit(params: SecEmbParams) -> int:
-    """The most item ids a user can rate: m."""
-    return params.m
+    """The most item ids a user's saved session holds: its rated items,
+    those at or beyond m included (see :meth:`UserSession.retrieve`)."""
+    return max(params.m, _MAX_ITEMS)
 
 
 def _round(rnd: object) -> int:
@@ -169,6 +175,7 @@ class UserSession(SecretHolder):
         self.round, self.stage = 0, "idle"
         self._params: SecEmbParams | None = None
         self._user: User | None = None
+        self._items = np.zeros(0, dtype=np.int64)      # this round's rated items, all of them
         self._eph: X25519KeyPair | None = None
         self._s1key = b""
 
@@ -184,18 +191,32 @@ class UserSession(SecretHolder):
         """PadOrTrunc + PathGen (Algorithm 1) for this round's rated
         ``items``: (request to server 0, sealed request to server 1).
         ``server1_key``: server 1's signed key message, checked against the
-        roster."""
+        roster.
+
+        Items at or beyond ``params.m`` (server 0's choice) are treated as
+        truncated away (NaN rows, gradient rows dropped), never refused: a
+        user that failed exactly when its largest item id reached m would
+        tell server 0 that id, one comparison per round."""
         rnd = _round(rnd)
         if rnd <= self.round:
             raise ProtocolError(f"user {self.identity.name}: retrieval of round {rnd}, but round "
                                 f"{self.round} was already started")
         key = self.check_server1_key(server1_key)
-        user = User(params, items)
+        if not isinstance(params, SecEmbParams):
+            raise TypeError(f"params must be SecEmbParams, got {type(params).__name__}")
+        every = item_ids(items)
+        if every.size > _MAX_ITEMS:
+            raise ValueError(f"items: {every.size} rated items, more than {_MAX_ITEMS}")
+        if np.unique(every).size != every.size or (every.size and every.min() < 0):
+            raise ValueError("items: duplicate or negative item ids")     # whatever m is
+        user = User(params, every[every < params.m])
         r0, r1 = user.retrieval_request()
         eph = X25519KeyPair()
         sig = self.roster.sign(self.identity, _P_REQ, self.run, rnd, self.identity.name, eph.public_bytes, key)
         self.round, self.stage, self._params, self._user, self._eph, self._s1key = (
             rnd, "retrieved", params, user, eph, key)
+        self._items = every
+        self.channel.forget_before(rnd)                 # earlier rounds are refused above
         sealed = self.channel.seal(eph, key, rnd, "request", self.server1, r1.to_bytes())
         inner = (Writer(_SQ, SESSION_VERSION).u64(rnd).blob(self.identity.name.encode()).blob(eph.public_bytes)
                  .blob(sig).blob(sealed).bytes())
@@ -220,17 +241,34 @@ class UserSession(SecretHolder):
         a1 = _parse(RetrievalResponse.from_bytes,
                     self.channel.open(self._eph, self._s1key, rnd, "answer", self.server1, sealed),
                     "retrieval answer", "server 1")
-        rows = _parse(lambda _: self._user.reconstruct(a0, a1), None, "retrieval answers", "the servers")
+        kept = _parse(lambda _: self._user.reconstruct(a0, a1), None, "retrieval answers", "the servers")
+        assert self._params is not None
+        rows = np.full((self._items.size, kept.shape[1]), np.nan)
+        rows[self._items < self._params.m] = kept
         self.stage = "reconstructed"
         return rows
 
     def upload(self, rnd: int, grads: ArrayLike, dense: ArrayLike | None = None,
                clip: float | None = None) -> tuple[bytes, bytes]:
         """ConvertGen on the retrieval paths (Sec. 4.3.2) and dense shares:
-        (upload to server 0, sealed upload to server 1).  Once per round."""
+        (upload to server 0, sealed upload to server 1).  Once per round.
+
+        Values are clipped (``clip``, per row) and then saturated to the
+        per-user range R_u (:func:`saturate`), never refused: R_u follows
+        from server 0's n_users and frac_bits and the rows from its table,
+        so a user that failed on a large gradient would tell server 0 one
+        bit of its data per round."""
         rnd = self._at(rnd, "reconstructed")
-        assert self._user is not None and self._eph is not None
-        up0, up1 = self._user.aggregation_upload(grads, dense, clip=clip)
+        assert self._user is not None and self._eph is not None and self._params is not None
+        g = np.asarray(grads, dtype=np.float64)
+        if g.shape != (self._items.size, self._params.d):
+            raise ValueError(f"grads must have shape ({self._items.size}, {self._params.d}), got {g.shape}")
+        if clip is not None:
+            clip = check_real(clip, "clip", positive=True)
+            g = g * np.minimum(1.0, clip / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-300))
+        if dense is not None:
+            dense = saturate(dense, self._params)
+        up0, up1 = self._user.aggregation_upload(saturate(g[self._items < self._params.m], self._params), dense)
         sealed = self.channel.seal(self._eph, self._s1key, rnd, "upload", self.server1, up1.to_bytes())
         self.stage, self._user, self._eph = "done", None, None      # the paths and key are spent
         return up0.to_bytes(), _sealed(_SU, rnd, self.identity.name, sealed)
@@ -243,7 +281,7 @@ class UserSession(SecretHolder):
         if live:
             assert self._params is not None and self._eph is not None and self._user is not None
             _params_bytes(w, self._params).blob(self._eph.private_bytes()).blob(self._s1key)
-            w.array(self._user.items.astype(np.uint64)).blob(self._user.export_state())
+            w.array(self._items.astype(np.uint64)).blob(self._user.export_state())
         return _used_bytes(w, self.channel.used).bytes()
 
     @classmethod
@@ -260,10 +298,25 @@ class UserSession(SecretHolder):
             s._eph = X25519KeyPair.from_private_bytes(r.blob(32))
             s._s1key = r.blob(32)
             items = r.array(1, params_items_limit(s._params)).astype(np.int64)
-            s._user = User.import_state(s._params, items, r.blob())
+            s._user = User.import_state(s._params, items[items < s._params.m], r.blob())
+            s._items = items
         s.channel = SealedChannel(identity.name, run, _used_from(r))
         r.done()
         return s
+
+
+def saturate(x: ArrayLike, params: SecEmbParams) -> np.ndarray:
+    """``x`` as floats within the per-user range R_u of ``params``
+    (Appendix L.2; ``SecEmbParams.user_bound``), NaN as 0 and infinities at
+    the bounds: what a user uploads whatever its data and server 0's
+    parameters (fixed-point rounding stays within R_u)."""
+    lim = params.user_bound_fixed
+    b = float(lim)
+    while int(b) > lim:                     # the largest double <= R_u in fixed-point units
+        b = float(np.nextafter(b, 0.0))
+    bound = b / params.scale                # exact: scale is a power of two
+    return np.clip(np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0, posinf=bound, neginf=-bound),
+                   -bound, bound)
 
 
 def verify_server1_key(roster: Roster, run: bytes, data: bytes) -> bytes:
@@ -305,12 +358,14 @@ class Server1Session(SecretHolder):
     cover (server 1's own setting)."""
 
     def __init__(self, roster: Roster, identity: Identity, *, run: bytes | str | int, min_users: int = MIN_USERS,
-                 threads: int | None = None, keypair: X25519KeyPair | None = None) -> None:
+                 threads: int | None = None, keypair: X25519KeyPair | None = None,
+                 noise_sigma: float = 0.0) -> None:
         if roster.role(identity.name) != "server1":
             raise ValueError(f"identity {identity.name!r} has role {roster.role(identity.name)!r}, not 'server1'")
         if isinstance(min_users, bool) or not isinstance(min_users, int) or min_users < 1:
             raise ValueError(f"min_users must be an int >= 1, got {min_users!r}")
         self.roster, self.identity, self.min_users, self.threads = roster, identity, min_users, threads
+        self.noise_sigma = check_real(noise_sigma, "noise_sigma")
         self.run = run_binding(run)
         self.keypair = keypair or X25519KeyPair()
         self.channel = SealedChannel(identity.name, self.run)
@@ -337,6 +392,7 @@ class Server1Session(SecretHolder):
         if params is None:
             raise ProtocolError(f"server 1: aggregate of round {rnd}, which it answered nothing of")
         self.current = _Round1(rnd, params, {})
+        self.channel.forget_before(rnd)                 # earlier rounds are refused above
         return self.current
 
     def answer(self, rnd: int, params: SecEmbParams, table: np.ndarray,
@@ -385,14 +441,17 @@ class Server1Session(SecretHolder):
         return name, eph, req
 
     def aggregate(self, rnd: int, uploads: Mapping[str, bytes],
-                  noise_sigma: float = 0.0) -> tuple[bytes, dict[str, str]]:
+                  noise_sigma: float | None = None) -> tuple[bytes, dict[str, str]]:
         """Server 1's share (Algorithm 3) over exactly the users it answered
         this round whose sealed upload arrived and opened: (share message,
         label -> why refused).  Once per round; ProtocolError if fewer than
-        ``min_users`` remain."""
+        ``min_users`` remain.  The Gaussian noise (Appendix G) is server 1's
+        own ``noise_sigma``; ``noise_sigma`` here is what the relay asks
+        for, honoured only upward (more noise, never less)."""
+        asked = 0.0 if noise_sigma is None else check_real(noise_sigma, "noise_sigma")
         rd = self._round_for(rnd, None)
         rd.closed = True                                # once, refused or not
-        noise_sigma = check_real(noise_sigma, "noise_sigma")
+        noise_sigma = max(self.noise_sigma, asked)
         P = rd.params
         ups: dict[int, AggregationUpload] = {}
         names: list[str] = []
@@ -433,7 +492,7 @@ class Server1Session(SecretHolder):
     def export_state(self) -> bytes:
         """This session as versioned bytes (server 1's own state; never sent)."""
         w = (Writer(_S1_ST, SESSION_VERSION).blob(self.run).blob(self.keypair.private_bytes())
-             .u64(self.min_users).u64(self.current is not None))
+             .u64(self.min_users).blob(struct.pack("<d", self.noise_sigma)).u64(self.current is not None))
         if self.current is not None:
             rd = self.current
             _params_bytes(w.u64(rd.rnd).u64(rd.closed), rd.params).blob(rd.paths).u64(len(rd.eph))
@@ -446,9 +505,11 @@ class Server1Session(SecretHolder):
                      threads: int | None = None) -> Server1Session:
         """The session :meth:`export_state` saved: its key is restored, never made anew."""
         r = Reader(data, _S1_ST, "SecEmb server 1 session", SESSION_VERSION)
-        run, sk, min_users = r.blob(1 << 10), r.blob(32), r.u64()
+        run, sk, min_users, sigma = r.blob(1 << 10), r.blob(32), r.u64(), r.blob(8)
+        if len(sigma) != 8:
+            raise ValueError("SecEmb server 1 session: noise_sigma is not 8 bytes")
         s = cls(roster, identity, run=b"", min_users=min_users, threads=threads,
-                keypair=X25519KeyPair.from_private_bytes(sk))
+                keypair=X25519KeyPair.from_private_bytes(sk), noise_sigma=struct.unpack("<d", sigma)[0])
         s.run = run
         if r.flag():
             rnd, closed = r.u64(), r.flag()
@@ -582,7 +643,6 @@ class Server0Session:
     def export_state(self) -> bytes:
         """This session as versioned bytes (server 0's own state: the round,
         stage, public table, the retrieval paths and uploads it holds)."""
-        import struct
         w = (Writer(_S0_ST, SESSION_VERSION).blob(self.run).u64(self.min_users)
              .blob(struct.pack("<d", self.noise_sigma)).u64(self.round).blob(self.stage.encode()))
         w.u64(self._server is not None)
@@ -599,7 +659,6 @@ class Server0Session:
     @classmethod
     def import_state(cls, roster: Roster, data: bytes, threads: int | None = None) -> Server0Session:
         """The session :meth:`export_state` saved (same roster)."""
-        import struct
         r = Reader(data, _S0_ST, "SecEmb server 0 session", SESSION_VERSION)
         run, min_users = r.blob(1 << 10), r.u64()
         sigma = r.blob(8)
