@@ -626,7 +626,9 @@ class ClientSession(SecretHolder):
             bound = r.blob(8)
             if len(bound) != 8:
                 raise ValueError("SecEA session state: malformed parameters")
-            s.params_t = (*ints, struct.unpack("<d", bound)[0])
+            # the same bounds as a stage's config (a huge N would exhaust memory building the points)
+            s.params_t = _cfg_params(dict(zip(("N", "d", "T", "K", "precision"), ints),
+                                          bound=struct.unpack("<d", bound)[0]))
         names = r.blob().decode()
         s.parties = names.split("\n") if names else []
         cstate = r.blob()
