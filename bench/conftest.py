@@ -22,7 +22,9 @@ def pytest_configure(config):
     import secea_fast
     secea_fast.tune_memory()
     path = config.getoption("benchmark_json", None)
-    if path:
+    # pytest-benchmark 5 opens the file itself (argparse.FileType): only a path names a directory
+    path = getattr(path, "name", path)
+    if isinstance(path, str) and path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
 
 

@@ -21,7 +21,6 @@ on it, which is what the federator holds).
 * A colluding client (z_q = 1): the query values it receives (eq. 2) for the
   two objectives j = 0, 1.  Control: eq. 2 without the random k.
 """
-import copy
 
 import numpy as np
 
@@ -99,7 +98,9 @@ def _two_retrievals(name, runs, reuse):
         for c in clients:
             for m in c.share():
                 clients[m.receiver].receive(m)
-        again = copy.deepcopy(clients)
+        # the same stored shares a second time: the clients' own saved state (parties that
+        # hold secrets are never copied)
+        again = [osfl.Client.import_state(c.export_state(), params) for c in clients]
         if not reuse:
             for c in again:
                 c._session = session + b"/2"
