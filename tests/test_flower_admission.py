@@ -199,6 +199,7 @@ def open_federation(tmp_path_factory):
     assert _all_gone(fed.started), "a process of the federation survived"
 
 
+@pytest.mark.slow     # real SuperLink and SuperNodes; .ci/run runs it as its own step
 def test_stranger_supernode_is_refused(guarded):
     assert guarded.supernode_auth and len(guarded.node_ids) == 1
     before = _online(guarded)
@@ -214,6 +215,7 @@ def test_stranger_supernode_is_refused(guarded):
     assert _online(guarded) == before
 
 
+@pytest.mark.slow     # real SuperLink and SuperNodes; .ci/run runs it as its own step
 def test_stranger_supernode_joins_without_supernode_auth(open_federation):
     """Control: the same stranger, against a SuperLink without SuperNode
     authentication, joins and is one of the nodes a ServerApp would use."""
@@ -224,6 +226,7 @@ def test_stranger_supernode_joins_without_supernode_auth(open_federation):
     assert len(after) == len(before) + 1 and before < after
 
 
+@pytest.mark.slow     # real SuperLink and SuperNodes; .ci/run runs it as its own step
 def test_control_api_is_reachable_only_on_loopback(guarded):
     ip = _non_loopback_ipv4()
     if ip is None:
@@ -236,6 +239,7 @@ def test_control_api_is_reachable_only_on_loopback(guarded):
         _control_call(guarded, ip, "list-nodes")
 
 
+@pytest.mark.slow     # real SuperLink and SuperNodes; .ci/run runs it as its own step
 def test_control_api_bound_to_all_addresses_is_open(open_federation):
     """Control: bound to 0.0.0.0, a caller on another address of the host
     reads the federation through the Control API."""

@@ -69,6 +69,7 @@ class TestOneFederation:
         assert ok, why
 
 
+@pytest.mark.slow     # a second real federation (about 60 s); .ci/run runs it as its own step
 class TestSecEmbFederation:
     def test_secemb_round(self, secemb_federation, tmp_path):
         """Server 1 and three users as SuperNodes, admitted by the roster,
