@@ -29,7 +29,7 @@ psutil = pytest.importorskip("psutil", reason="psutil is needed to check the pro
 import _flower_loop  # noqa: E402
 from secea_fast.flower.admission import AdmissionError, NodeIdentity, hello_reply, identify_nodes  # noqa: E402
 from secea_fast.flower.localfed import LocalFederation, make_supernode_keys  # noqa: E402
-from secea_fast.protocols.common.roster import Roster  # noqa: E402
+from secea_fast.protocols.common.roster import Roster, write_federation  # noqa: E402
 
 Loopback = _flower_loop.Loopback
 
@@ -414,3 +414,17 @@ def test_fleet_only_proxy_recipe(tmp_path):
             psutil.wait_procs(tree, timeout=10)
             proxy.wait(timeout=10)
     assert _all_gone(fed.started)
+
+
+def test_run_config_names_the_roster_only_to_simulated_nodes(tmp_path):
+    """The run config is the server's: a deployed node (its own node config,
+    here party-id only) never takes its roster from it, a node of the
+    simulation engine (partition-id and num-partitions) does."""
+    from secea_fast.flower.admission import node_identity
+    write_federation(tmp_path, [("client-0", "client"), ("client-1", "client")])
+    rc = {"roster-dir": str(tmp_path)}
+    me = node_identity({"partition-id": 1, "num-partitions": 2}, rc, "client-1")
+    assert me.name == "client-1"
+    for nc in ({"party-id": 1}, {"partition-id": 1}):
+        with pytest.raises(ValueError, match="roster-file"):
+            node_identity(nc, rc, "client-1")

@@ -79,7 +79,8 @@ def load_identity(roster_file: str | os.PathLike[str], identity_file: str | os.P
 def node_identity(node_config: Mapping[str, Any], run_config: Mapping[str, Any] | None = None,
                   default_name: str | None = None) -> NodeIdentity:
     """A node's :class:`NodeIdentity` from its node config (``roster-file``,
-    ``identity-file``) or, in the simulation engine, from the run config's
+    ``identity-file``) or, in the simulation engine only (a node config of
+    ``partition-id`` and ``num-partitions``), from the run config's
     ``roster-dir`` and ``default_name`` (the party the partition plays).
     ValueError naming the missing key otherwise."""
     if "identity-file" in node_config or "roster-file" in node_config:
@@ -88,7 +89,11 @@ def node_identity(node_config: Mapping[str, Any], run_config: Mapping[str, Any] 
                 raise ValueError(f"node config: {k!r} is missing (both roster-file and identity-file are needed)")
         return load_identity(str(node_config["roster-file"]), str(node_config["identity-file"]))
     rdir = (run_config or {}).get("roster-dir")
-    if rdir and default_name is not None:
+    # the run config is the server's: it may name the roster only to the simulation engine's
+    # nodes (whose node config is Flower's partition-id and num-partitions), never to a deployed
+    # node, whose trust anchor comes from its own node config
+    simulated = "partition-id" in node_config and "num-partitions" in node_config
+    if rdir and default_name is not None and simulated:
         return load_identity(os.path.join(str(rdir), "roster.json"),
                              os.path.join(str(rdir), f"{default_name}.identity.json"))
     raise ValueError("node config: 'roster-file' and 'identity-file' are missing: start the SuperNode with "
