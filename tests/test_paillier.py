@@ -333,9 +333,9 @@ def _last_job_dies_in_its_worker(state, job):
     import os
     import time
     parent, marker = state
-    if job == 0:
-        time.sleep(0.5)                      # the caller's job: the worker takes job 1 meanwhile
-    elif os.getpid() != parent and not os.path.exists(marker):
+    if os.getpid() == parent:
+        time.sleep(0.5)                      # the caller's job: the worker takes the other meanwhile
+    elif not os.path.exists(marker):         # the first job a worker takes kills it, whichever it is
         open(marker, "w").close()
         os._exit(9)
     return job
