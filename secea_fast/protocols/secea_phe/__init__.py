@@ -4,7 +4,8 @@ eqs. 11-16; worked example Sec. III-C; references in docs/papers.md), whose
 responses travel under Paillier encryption.
 
 Modules: ``params`` (``PHEParams``), ``messages`` (``CipherMessage``),
-``parties`` (``Client``, ``Server``), ``round`` (``run_round``,
+``parties`` (``Client``, ``Server``), ``keys`` (the Paillier public keys
+signed under the roster and checked by every receiver), ``round`` (``run_round``,
 ``aggregate``, the CLI job).  Everything public is re-exported here.
 
 Everything up to the response is SecEA (:mod:`..secea`): the private
@@ -106,8 +107,9 @@ from ..secea import DecodingError
 from .messages import MAX_CLIENTS, CipherMessage
 from .params import DEFAULT_BLOCK, DEFAULT_KEY_BITS, DEFAULT_STAT_BITS, PHEParams
 from .parties import Client, Server
+from .keys import check_paillier_key, exchange_keys, signed_paillier_key
 from .round import PHERoundResult, aggregate, main_job, run_round
 
 __all__ = ["PHEParams", "Client", "Server", "CipherMessage", "PHERoundResult", "run_round",
            "aggregate", "main_job", "DEFAULT_KEY_BITS", "DEFAULT_STAT_BITS", "DEFAULT_BLOCK",
-           "DecodingError", "MAX_CLIENTS"]
+           "DecodingError", "MAX_CLIENTS", "signed_paillier_key", "check_paillier_key", "exchange_keys"]
