@@ -1,6 +1,7 @@
 """The SecEA-PHE key stage: every client's Paillier public key signed by its
 roster identity, the way SecEA's ``keys`` stage signs the X25519 keys
-(:func:`secea_fast.protocols.secea.session.signed_key_bytes`).
+(:func:`secea_fast.protocols.secea.session.signed_key_bytes`, which
+:func:`exchange_keys` uses for the X25519 keys themselves).
 
 Responses travel under the *querier's* Paillier key (Tang, Zhu, Li, Sun
 2022, Sec. III-B, eq. 13), and the keys reach the responders through the
@@ -23,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from ... import paillier
 from ..common.roster import Identity, Roster
 from ..common.wire import Reader, Writer
-from ..secea.session import ProtocolError
+from ..secea.session import ProtocolError, check_key as check_x25519_key, signed_key_bytes
 from .params import PHEParams, check_key
 from .parties import Client, Server
 
@@ -82,17 +83,25 @@ def party_names(N: int) -> list[str]:
 def exchange_keys(clients: Sequence[Client], server: Server, roster: Roster | None,
                   identities: Mapping[str, Identity], rnd: int, *,
                   tamper: Callable[[int, list[bytes]], list[bytes]] | None = None) -> list[bytes]:
-    """The key stage in one process: every client signs its Paillier key
-    (:func:`signed_paillier_key`), the server checks all of them and relays
-    them, every client checks all of them (:func:`check_paillier_key`)
-    before ``set_paillier_keys``.  ``tamper(receiver, blobs) -> blobs`` is
-    the relaying server or network as an adversary (attack tests): what
-    client ``receiver`` is handed instead of the signed keys.  Returns the
-    signed blobs (their sizes are the stage's bytes)."""
+    """The key stage in one process.  Every client signs its X25519 key with
+    SecEA's own rule (:func:`~secea_fast.protocols.secea.session.signed_key_bytes`,
+    attempt 1 of round ``rnd``) and its Paillier key
+    (:func:`signed_paillier_key`); the server checks every Paillier key and
+    relays both; every client checks every key
+    (:func:`~secea_fast.protocols.secea.session.check_key`,
+    :func:`check_paillier_key`) before ``set_peer_keys`` (seeds bound to
+    the round and attempt, as SecEA's sessions bind them) and
+    ``set_paillier_keys``.  ``tamper(receiver, blobs) -> blobs`` is the
+    relaying server or network as an adversary (attack tests): the
+    Paillier key blobs client ``receiver`` is handed instead of the signed
+    ones.  Returns all signed blobs (their sizes are the stage's bytes)."""
     if not clients:
         raise ValueError("clients: no clients")
     params = clients[0].phe
     parties = party_names(len(clients))
+    attempt = 1
+    xblobs = [signed_key_bytes(roster, identities.get(parties[n]), rnd, attempt, n, parties, c.public_key)
+              for n, c in enumerate(clients)]
     blobs = [signed_paillier_key(roster, identities.get(parties[n]), rnd, n, parties,
                                  c.paillier_public_key) for n, c in enumerate(clients)]
     # a verified key equal to a client's own is that client's key object, so
@@ -105,8 +114,12 @@ def exchange_keys(clients: Sequence[Client], server: Server, roster: Roster | No
 
     server.set_paillier_keys([check(b, v) for v, b in enumerate(blobs)])
     for n, c in enumerate(clients):
+        xkeys = [check_x25519_key(roster, b, rnd, attempt, v, parties) for v, b in enumerate(xblobs)]
+        if xkeys[n] != c.public_key:
+            raise ProtocolError(f"key stage: client {n}'s own X25519 key was replaced", "server")
         got = list(blobs) if tamper is None else list(tamper(n, list(blobs)))
         if len(got) != len(clients):
             raise ProtocolError(f"key stage: {len(got)} Paillier keys for {len(clients)} clients")
+        c.set_peer_keys(xkeys, session=f"round {rnd} attempt {attempt}".encode())
         c.set_paillier_keys([check(b, v) for v, b in enumerate(got)])
-    return blobs
+    return xblobs + blobs

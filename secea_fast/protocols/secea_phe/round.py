@@ -154,8 +154,8 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     and raise AssertionError on any difference; ``params``: a ``PHEParams``
     (overrides T, precision, K, bound, key_bits, stat_bits); ``authenticate``:
     every client gets a roster identity (a fresh roster of ``client-<n>``)
-    and signs its Paillier public key, which the server and every client
-    verify before use (:func:`~secea_fast.protocols.secea_phe.keys.exchange_keys`);
+    and signs its X25519 and Paillier public keys, which the server and
+    every client verify before use (:func:`~secea_fast.protocols.secea_phe.keys.exchange_keys`);
     ``False`` passes the keys unsigned."""
     d = check_local(local)
     N = len(local)
@@ -183,10 +183,7 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     secs["keygen"] = wall["keygen"] = time.perf_counter() - w0
     clients = [Client(n, params, list(emb.keys()), keys[n]) for n, emb in enumerate(local)]
     server = Server(params)
-    xkeys = [c.public_key for c in clients]
     pks = [c.paillier_public_key for c in clients]
-    for c in clients:
-        c.set_peer_keys(xkeys)
     roster, ids = Roster.make([(x, "client") for x in party_names(N)]) if authenticate else (None, {})
     signed = exchange_keys(clients, server, roster, ids, rnd)
     nbytes["keygen"] = N * sum(len(b) for b in signed)     # each key up, then to the N - 1 others
