@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from secea_fast import paillier
+from secea_fast.prg import X25519KeyPair
 from secea_fast.protocols import secea
 from secea_fast.protocols.common.roster import Roster
 from secea_fast.protocols.secea import SecEAParams
@@ -51,7 +52,7 @@ def _substitute(roster, ids, adversary_pk, rnd=1, victim=1, querier=0, signer=No
     def tamper(receiver, blobs):
         if receiver == victim:
             ident = None if signer is None else ids[names[signer]]
-            blobs[querier] = signed_paillier_key(roster if signer is not None else None, ident, rnd,
+            blobs[3 + querier] = signed_paillier_key(roster if signer is not None else None, ident, rnd,
                                                  querier, names, adversary_pk)
         return blobs
     return tamper
@@ -76,10 +77,29 @@ def test_paillier_key_of_another_round_refused(keys):
     old = signed_paillier_key(roster, ids["client-0"], 1, 0, party_names(3), keys[0][0])
 
     def replay(receiver, blobs):
-        blobs[0] = old
+        blobs[3] = old
         return blobs
     with pytest.raises(ProtocolError, match="Paillier key of client 0"):
         exchange_keys(clients, server, roster, ids, 2, tamper=replay)
+
+
+def test_substituted_x25519_key_refused(keys):
+    """The pairwise-seed key travels in the same stage under SecEA's own
+    signature rule: a relay's X25519 key in place of client 0's is refused."""
+    local = _local()
+    _, clients, server, roster, ids = _parties(local, keys, auth=True)
+    mitm = X25519KeyPair()
+
+    def swap(receiver, blobs):
+        if receiver == 1:
+            blobs[0] = mitm.public_bytes + blobs[0][32:]       # the key replaced, client 0's signature kept
+        return blobs
+    with pytest.raises(ProtocolError, match="key of client 0"):
+        exchange_keys(clients, server, roster, ids, 1, tamper=swap)
+    # weakened control (no roster: keys unsigned): the relay's key is taken,
+    # so client 1's pairwise seed with client 0 is one the relay can compute
+    _, clients, server, _, _ = _parties(local, keys, auth=False)
+    exchange_keys(clients, server, None, {}, 1, tamper=swap)
 
 
 def test_genuine_keys_pass(keys):

@@ -92,9 +92,9 @@ def exchange_keys(clients: Sequence[Client], server: Server, roster: Roster | No
     :func:`check_paillier_key`) before ``set_peer_keys`` (seeds bound to
     the round and attempt, as SecEA's sessions bind them) and
     ``set_paillier_keys``.  ``tamper(receiver, blobs) -> blobs`` is the
-    relaying server or network as an adversary (attack tests): the
-    Paillier key blobs client ``receiver`` is handed instead of the signed
-    ones.  Returns all signed blobs (their sizes are the stage's bytes)."""
+    relaying server or network as an adversary (attack tests): what
+    client ``receiver`` is handed instead of the N signed X25519 key blobs
+    followed by the N signed Paillier key blobs.  Returns all signed blobs (their sizes are the stage's bytes)."""
     if not clients:
         raise ValueError("clients: no clients")
     params = clients[0].phe
@@ -113,13 +113,15 @@ def exchange_keys(clients: Sequence[Client], server: Server, roster: Roster | No
         return known.setdefault(pk.to_bytes(), pk)
 
     server.set_paillier_keys([check(b, v) for v, b in enumerate(blobs)])
+    N = len(clients)
     for n, c in enumerate(clients):
-        xkeys = [check_x25519_key(roster, b, rnd, attempt, v, parties) for v, b in enumerate(xblobs)]
+        got = xblobs + blobs if tamper is None else list(tamper(n, xblobs + blobs))
+        if len(got) != 2 * N:
+            raise ProtocolError(f"key stage: {len(got)} keys for {N} clients (expected {2 * N})")
+        xkeys = [check_x25519_key(roster, b, rnd, attempt, v, parties) for v, b in enumerate(got[:N])]
         if xkeys[n] != c.public_key:
             raise ProtocolError(f"key stage: client {n}'s own X25519 key was replaced", "server")
-        got = list(blobs) if tamper is None else list(tamper(n, list(blobs)))
-        if len(got) != len(clients):
-            raise ProtocolError(f"key stage: {len(got)} Paillier keys for {len(clients)} clients")
+        pks = [check(b, v) for v, b in enumerate(got[N:])]
         c.set_peer_keys(xkeys, session=f"round {rnd} attempt {attempt}".encode())
-        c.set_paillier_keys([check(b, v) for v, b in enumerate(got)])
+        c.set_paillier_keys(pks)
     return xblobs + blobs
