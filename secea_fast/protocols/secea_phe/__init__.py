@@ -97,7 +97,10 @@ Deviations and choices, each pinned by a test:
 * Keys: 2048-bit Paillier moduli by default; smaller keys only with
   ``insecure_keys=True`` (tests).  Queries keep SecEA's XOR pads; responses
   have no pad: Paillier under pk_n hides them from the server and from v
-  (v only ever sees its own A).
+  (v only ever sees its own A).  Every Paillier and X25519 public key is
+  signed under the roster and checked by every receiver before use
+  (``keys.exchange_keys``; not in the paper: a relay that substituted pk_n
+  would read every response to client n).
 * Dropped responses are decoded by Reed-Solomon when K is below eq. (4)'s
   value (as in ``secea``); decryption failures (a ciphertext that is not a
   unit, a plaintext that overflows its slots) raise ValueError.
