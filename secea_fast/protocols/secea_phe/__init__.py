@@ -4,7 +4,8 @@ eqs. 11-16; worked example Sec. III-C; references in docs/papers.md), whose
 responses travel under Paillier encryption.
 
 Modules: ``params`` (``PHEParams``), ``messages`` (``CipherMessage``),
-``parties`` (``Client``, ``Server``), ``round`` (``run_round``,
+``parties`` (``Client``, ``Server``), ``keys`` (the Paillier public keys
+signed under the roster and checked by every receiver), ``round`` (``run_round``,
 ``aggregate``, the CLI job).  Everything public is re-exported here.
 
 Everything up to the response is SecEA (:mod:`..secea`): the private
@@ -96,7 +97,10 @@ Deviations and choices, each pinned by a test:
 * Keys: 2048-bit Paillier moduli by default; smaller keys only with
   ``insecure_keys=True`` (tests).  Queries keep SecEA's XOR pads; responses
   have no pad: Paillier under pk_n hides them from the server and from v
-  (v only ever sees its own A).
+  (v only ever sees its own A).  Every Paillier and X25519 public key is
+  signed under the roster and checked by every receiver before use
+  (``keys.exchange_keys``; not in the paper: a relay that substituted pk_n
+  would read every response to client n).
 * Dropped responses are decoded by Reed-Solomon when K is below eq. (4)'s
   value (as in ``secea``); decryption failures (a ciphertext that is not a
   unit, a plaintext that overflows its slots) raise ValueError.
@@ -106,8 +110,9 @@ from ..secea import DecodingError
 from .messages import MAX_CLIENTS, CipherMessage
 from .params import DEFAULT_BLOCK, DEFAULT_KEY_BITS, DEFAULT_STAT_BITS, PHEParams
 from .parties import Client, Server
+from .keys import check_paillier_key, exchange_keys, signed_paillier_key
 from .round import PHERoundResult, aggregate, main_job, run_round
 
 __all__ = ["PHEParams", "Client", "Server", "CipherMessage", "PHERoundResult", "run_round",
            "aggregate", "main_job", "DEFAULT_KEY_BITS", "DEFAULT_STAT_BITS", "DEFAULT_BLOCK",
-           "DecodingError", "MAX_CLIENTS"]
+           "DecodingError", "MAX_CLIENTS", "signed_paillier_key", "check_paillier_key", "exchange_keys"]

@@ -16,8 +16,10 @@ from .. import secea
 from ...executor import Executor
 from ..common.inputs import Local, check_local, check_pairs
 from ..common.jobs import job_options, jsonable
+from ..common.roster import Roster
 from ..common.rounds import RoundResult, apportion_wall, resolve_executor, run_blocks
 from ..secea import SecEAParams
+from .keys import exchange_keys, party_names
 from .params import DEFAULT_BLOCK, DEFAULT_KEY_BITS, DEFAULT_STAT_BITS, PHEParams
 from .parties import Client, Server
 
@@ -135,7 +137,8 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
               keys: Sequence[tuple[paillier.PublicKey, paillier.PrivateKey]] | None = None,
               block_size: int | None = None, drop: Iterable[tuple[int, int]] | None = None,
               progress: bool = False, verify: bool = False, rnd: int = 1, params: PHEParams | None = None,
-              threads: int | None = None, executor: Executor | None = None) -> PHERoundResult:
+              threads: int | None = None, executor: Executor | None = None,
+              authenticate: bool = True) -> PHERoundResult:
     """One SecEA-PHE round for all parties: ``local[n]`` is client n's dict
     entity id -> 1-D float embedding.
 
@@ -149,7 +152,11 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     per block (default 16); ``drop``: (querier, responder) pairs whose
     responses are lost; ``verify``: compare with ``secea.plaintext_sums``
     and raise AssertionError on any difference; ``params``: a ``PHEParams``
-    (overrides T, precision, K, bound, key_bits, stat_bits)."""
+    (overrides T, precision, K, bound, key_bits, stat_bits); ``authenticate``:
+    every client gets a roster identity (a fresh roster of ``client-<n>``)
+    and signs its X25519 and Paillier public keys, which the server and
+    every client verify before use (:func:`~secea_fast.protocols.secea_phe.keys.exchange_keys`);
+    ``False`` passes the keys unsigned."""
     d = check_local(local)
     N = len(local)
     if params is None:
@@ -176,13 +183,10 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     secs["keygen"] = wall["keygen"] = time.perf_counter() - w0
     clients = [Client(n, params, list(emb.keys()), keys[n]) for n, emb in enumerate(local)]
     server = Server(params)
-    xkeys = [c.public_key for c in clients]
     pks = [c.paillier_public_key for c in clients]
-    for c in clients:
-        c.set_peer_keys(xkeys)
-        c.set_paillier_keys(pks)
-    server.set_paillier_keys(pks)
-    nbytes["keygen"] = N * N * len(pks[0].to_bytes())     # each key up, then to the N - 1 others
+    roster, ids = Roster.make([(x, "client") for x in party_names(N)]) if authenticate else (None, {})
+    signed = exchange_keys(clients, server, roster, ids, rnd)
+    nbytes["keygen"] = N * sum(len(b) for b in signed)     # each key up, then to the N - 1 others
 
     # --- the one-time entity union and the sharing (as secea.run_round)
     M = secea.union_and_share(clients, server, local, rnd, secs, wall, nbytes)
