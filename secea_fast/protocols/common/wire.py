@@ -11,6 +11,7 @@ writer produces: parse then write gives back the same bytes.
 """
 from __future__ import annotations
 
+import builtins
 import struct
 
 import numpy as np
@@ -20,7 +21,8 @@ VERSION = 1
 
 class Writer:
     def __init__(self, magic: bytes, version: int = VERSION):
-        self.parts: list[bytes | memoryview] = [magic, struct.pack("<B3x", version)]
+        # builtins.bytes: in the class namespace `bytes` is the method below (the API reference resolves it there)
+        self.parts: list[builtins.bytes | memoryview] = [magic, struct.pack("<B3x", version)]
 
     def u64(self, v: int):
         self.parts.append(struct.pack("<Q", v))
