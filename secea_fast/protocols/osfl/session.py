@@ -39,11 +39,11 @@ are the same.  The Table I rates count the protocol's messages
 header of :data:`FRAME_OVERHEAD` bytes plus the round id and, with a roster,
 a 64-byte signature per message.
 
-Cost (bench/test_osfl.py, n = 100, T = 20, rho = 51, s = 2,000: 51,000 share
-messages): the unsigned driver adds about 0.12 CPU s, 3% of the round with
-the parties called directly.  Signing is per message (Ed25519 through
-``cryptography``: about 85 us to sign and 250 us to verify on the 2-core test
-machine), about 5x the unsigned round at that shape; it is optional.
+Cost: the unsigned driver adds a few percent to a round with the parties
+called directly; signing is per message (Ed25519 through ``cryptography``)
+and optional, and costs several times the unsigned round
+(``bench/test_osfl.py``; figures in docs/PERFORMANCE.md, "Cost of the
+deployment rules").
 
 Length (about 650 lines): the frame, both sessions with their state export,
 and the driver with its fault wrapper are kept together because every rule

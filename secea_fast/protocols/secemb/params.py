@@ -215,8 +215,8 @@ def pad_or_trunc_idx(items: NDArray[np.int64], m: int, m_prime: int) -> tuple[ND
     ``secrets``.
 
     Constant work: the same operations on arrays of the same sizes whatever
-    |items| (finding: the earlier code padded in ~50 us and truncated in ~8
-    us, and the user's retrieve time told |I_u| < m' from |I_u| = m').
+    |items| (work that depended on the count made the user's retrieve time
+    tell |I_u| < m' from |I_u| = m'; figures in docs/PERFORMANCE.md).
     Every one of the m items gets a fresh secret 63-bit key, rated items in
     the lower half of the key range and unrated ones in the upper half; the
     m' smallest keys are then a uniform m'-subset of the rated items if
