@@ -71,6 +71,7 @@ from ..common.roster import AuthenticationError, Identity, Roster
 from ..common.wire import Reader, Writer
 from .messages import Answer, Query, ShareMessage
 from .params import OSFLParams
+from ..common.errors import ProtocolError
 
 __all__ = ["ProtocolError", "Frame", "ClientSession", "FederatorSession", "Loopback", "FaultyLoopback",
            "DriveReport", "drive", "FEDERATOR", "SHARE", "QUERY", "ANSWER", "STAGES", "FRAME_OVERHEAD",
@@ -93,11 +94,6 @@ _HEAD = struct.Struct("<4sBB2sQQQ")            # magic, version, stage, reserved
 #: bytes a frame adds to its body, besides the round id and the signature
 FRAME_OVERHEAD = _HEAD.size + 16
 _PURPOSE = "osfl/frame"
-
-
-class ProtocolError(ValueError):
-    """A message the session refuses: wrong round, stage, sender or receiver,
-    a replay, a second query, a bad signature, or too few answers."""
 
 
 def party_name(party: int) -> str:

@@ -111,6 +111,7 @@ from .coding import DecodingError
 from .messages import Message
 from .params import PSU_PRIME, SecEAParams
 from .parties import Client, Server
+from ..common.errors import ProtocolError as BaseProtocolError
 
 __all__ = ["ClientSession", "ServerSession", "ProtocolError", "RoundFailed", "ServerResult",
            "KEY_PURPOSE", "PROTOCOL", "cfg_int", "block_sizes", "signed_key_bytes", "check_key",
@@ -126,7 +127,7 @@ _MAX_ROUND = (1 << 63) - 1
 _LOG = logging.getLogger("flwr").getChild("secea_fast")
 
 
-class ProtocolError(ValueError):
+class ProtocolError(BaseProtocolError):
     """A message that does not parse, verify or fit the stage.  ``sender``
     names who sent it (a party index, a roster name, or ``"server"``); the
     caller drops that sender, never the round."""

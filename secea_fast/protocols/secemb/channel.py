@@ -40,17 +40,12 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from ...prg import X25519KeyPair
 from ..common.roster import transcript
+from ..common.errors import ProtocolError
 
 __all__ = ["SealedChannel", "SealError", "ProtocolError", "derive", "CHANNEL_LABEL", "TAG_BYTES"]
 
 CHANNEL_LABEL = b"secea_fast.secemb.sealed.v2"
 TAG_BYTES = 16
-
-
-class ProtocolError(ValueError):
-    """A message that does not fit the protocol: unparsable, unauthenticated,
-    of another round or stage, replayed or out of order.  The message names
-    what was wrong; the caller drops that message's sender, never the round."""
 
 
 class SealError(ProtocolError):
