@@ -420,7 +420,7 @@ def _compare_secea(benches, out, plots, matched) -> list:
     if not rounds:
         return []
     md = ["### SecEA rounds, per phase", "",
-          f"{MEAS}: wall seconds / core-seconds (summed over parties) / MB through the server.",
+          f"{MEAS}: wall seconds / CPU seconds (user + sys, summed over parties) / MB through the server.",
           ""]
     labels = [f"{b['name']}, {b['extra_info'].get('processes', '?')} proc." for b in rounds]
     phases = list(dict.fromkeys(ph for b in rounds for ph in b["extra_info"]["core_seconds"]))

@@ -1,5 +1,5 @@
 """The shape every protocol's round has: ``run_round(...)`` returns a
-:class:`RoundResult` (per-phase core and wall seconds, bytes, whether the
+:class:`RoundResult` (per-phase CPU and wall seconds, bytes, whether the
 output was verified against plaintext), and rounds whose work splits into
 independent blocks run them through :func:`run_blocks` (any
 :class:`secea_fast.executor.Executor`, a progress bar, results collected in
@@ -25,8 +25,13 @@ class RoundResult(Generic[ParamsT]):
     """One round of a protocol, every party simulated.  Subclasses add the
     protocol's outputs (all with defaults) and name its ``PHASES``.
 
-    ``seconds``: phase -> core-seconds summed over the parties (the work a
-    deployment pays); ``wall``: phase -> wall-clock seconds of this run;
+    ``seconds``: phase -> CPU seconds (user + sys) summed over the parties:
+    each party's work is timed with ``time.process_time`` in the process
+    that ran it (this one, or an executor's worker) and the deltas are
+    added, so the sum is what the operating system accounts to the round's
+    processes for those phases (tested against ``getrusage``); time spent
+    waiting (for workers, I/O) is not in it.  Printed as "core-s".
+    ``wall``: phase -> wall-clock seconds of this run;
     ``bytes``: phase -> bytes the parties send in that phase (the
     protocol's own messages, as serialized); ``verified``: True when the
     round compared its output with the plaintext computation (it raises
@@ -136,7 +141,7 @@ def run_blocks(executor: Executor, job: Callable[[Any, Any], tuple[Any, dict[str
 def apportion_wall(wall: dict[str, float], secs: dict[str, float], phases: Iterable[str],
                    wall_total: float) -> None:
     """Share ``wall_total`` (the wall time of phases run interleaved) among
-    ``phases`` in proportion to their core-seconds in ``secs``."""
+    ``phases`` in proportion to their CPU seconds in ``secs``."""
     busy = sum(secs.get(ph, 0.0) for ph in phases) or 1.0
     for ph in phases:
         wall[ph] = wall_total * secs.get(ph, 0.0) / busy

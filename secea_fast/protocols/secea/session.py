@@ -344,7 +344,7 @@ class ClientSession(SecretHolder):
             if parties[party] != self.identity.name:
                 raise ProtocolError(f"SecEA keys stage: index {party} is {parties[party]!r}, not this client "
                                     f"({self.identity.name!r})")
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         c = Client(party, params, self.ids)
         key = signed_key_bytes(self.roster, self.identity, rnd, attempt, party, parties, c.public_key)
         # the new attempt starts here (nothing above changed the session)
@@ -373,7 +373,7 @@ class ClientSession(SecretHolder):
         if not isinstance(psu, bool):
             raise ProtocolError("SecEA peers stage: field 'psu' must be a bool")
         k = cfg_int(cfg, "k", len(c.ids), 1 << 24) if psu else 0
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         c.set_peer_keys(keys, session=f"round {self.round} attempt {self.attempt}".encode())
         out = [c.psu_upload(k, self.round).to_bytes()] if psu else []
         self.stage = "peers"
@@ -427,7 +427,7 @@ class ClientSession(SecretHolder):
             raise ProtocolError(f"SecEA step {step}: field 'emit' names a block already emitted")
         refused: dict[int, str] = {}
         out: list[bytes] = []
-        t = time.perf_counter
+        t = time.process_time
         if step == 0:
             t0 = t()
             if union is not None:
@@ -577,7 +577,7 @@ class ClientSession(SecretHolder):
         return self.client
 
     def _time(self, phase, t0):
-        self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - t0
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + time.process_time() - t0
 
     def _log(self, text):
         _LOG.warning("SecEA client %s: %s", self.identity.name if self.identity else "?", text)

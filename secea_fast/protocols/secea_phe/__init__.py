@@ -28,7 +28,7 @@ unchanged.  The retrieval differs (Sec. III-B):
 Parties are ``Client`` (a ``secea.Client`` with a Paillier key pair) and
 ``Server`` (a ``secea.Server`` whose ``noise`` works on ciphertexts);
 ciphertext messages are ``CipherMessage`` (versioned bytes, validated).
-``run_round`` simulates a full round with per-phase core-seconds,
+``run_round`` simulates a full round with per-phase CPU seconds,
 ``aggregate`` returns the global embeddings, ``main_job`` is the
 ``secea-fast run --protocol secea-phe`` job.
 
