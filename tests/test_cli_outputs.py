@@ -73,6 +73,9 @@ BAD = [
     (["study", "kg", "--out", "/proc/nope"], "--out '/proc/nope'"),
     (["study", "kg", "--out", "/dev/null"], "--out '/dev/null' exists and is not a directory"),
     (["study", "nope"], "argument name"),
+    (["bench", "report", "r.json", "-o", "/proc/nope"], "--out '/proc/nope'"),
+    (["bench", "throughput", "--json", "/proc/x/r.json"], "--json '/proc/x'"),
+    (["bench", "throughput", "--json", "/dev/null/r.json"], "--json '/dev/null' exists and is not a directory"),
 ]
 
 

@@ -37,6 +37,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, TypedDict
 
+from .._cli_checks import output_dir_problem
+
 OURS = "secea_fast"
 THROUGHPUT_KIND = "secea-fast/throughput"
 PUB, MEAS = "published (paper)", "measured (this run)"
@@ -575,6 +577,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-plots", action="store_true", help="Markdown only (no matplotlib)")
     ap.add_argument("--title", help="report title")
     args = ap.parse_args(argv)
+    bad = output_dir_problem(args.out, "--out")
+    if bad:
+        print(f"secea-fast bench report: error: {bad}", file=sys.stderr)
+        return 2
     try:
         results = load_results(args.results)
     except ValueError as exc:
