@@ -4,7 +4,11 @@
 built-in default workload (the MovieLens-1M shape: M = 9,746 entities,
 N = 5, T = 1, d = 128), verifies it bit for bit against plaintext EmbAvg
 on the quantized embeddings, and prints a per-phase table and a one-line
-verdict (the only output with ``--quiet``; exit code 1 on FAIL);
+verdict (the only output with ``--quiet``; exit code 1 on FAIL, 2 with one
+line naming the option for a bad option value or output path, checked
+before anything runs; ``secea_fast._cli_checks``); every protocol prints
+the same table (phase, core-s = CPU seconds, wall-s, protocol MB), JSON
+only with ``--json FILE``;
 ``--protocol secea-phe`` / ``secemb`` / ``osfl`` run the other protocols'
 jobs, and options a protocol does not read are refused.  ``secea-fast`` (or
 ``secea-fast selfcheck``) runs the kernel self-check on
@@ -456,9 +460,11 @@ def main(argv=None) -> int:
     rp = sub.add_parser(
         "run", help="run a full protocol round on a workload and verify it",
         description="Run one round of a protocol with every party in this process, verify it "
-                    "against the plaintext computation and print its per-phase times and "
-                    "communication, then a one-line verdict (PASS/FAIL, round time).  Exit code "
-                    "0 on PASS, 1 on FAIL, 2 for an option the protocol does not read.",
+                    "against the plaintext computation and print its per-phase CPU and wall times "
+                    "and communication, then a one-line verdict (PASS/FAIL, round time); the same "
+                    "table and verdict for every protocol.  Exit code 0 on PASS, 1 on FAIL, 2 (one "
+                    "line naming the option, before anything runs) for an option the protocol does "
+                    "not read, a value out of range or a --json path that cannot be written.",
         epilog="options per protocol -- secea: --workload/--movielens -N -T -K -d --precision "
                "--processes --block-size --executor --address --seed; secea-phe: --workload -N -T "
                "-d --precision --processes --block-size --seed; secemb: --users --items --m-prime "

@@ -25,6 +25,11 @@ matplotlib is optional (``pip install "secea_fast[report]"``); with
 plain-text summary of one pytest-benchmark file instead (:func:`summary`):
 per group, each implementation's median and, for ours, its ratio to the
 fastest peer.
+
+Length (about 660 lines): every benchmark format the report reads and every
+section it writes (kernel groups, backends, scaling, throughput, protocol
+rounds beside the papers' figures) is here, so a new benchmark's reader
+and its section are changed together.
 """
 from __future__ import annotations
 

@@ -237,7 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--labels", metavar="FILE", help="graph: node labels (node label per line, or Cora's "
                    "cora.content: id, features, label)")
     p.add_argument("--out", metavar="DIR", default=None, help="write NAME.json and NAME.png here "
-                   "(default: study-out)")
+                   "(default: study-out; checked before the run, and if writing fails after it the "
+                   "results go to the current directory, said on stderr)")
     p.add_argument("--rounds", type=int, default=None, help="rounds (default: the study's)")
     p.add_argument("--eps", type=float, nargs="+", default=None, help="LDP budgets (default: the study's)")
     p.add_argument("--seed", type=int, default=0)
