@@ -5,8 +5,9 @@ responses travel under Paillier encryption.
 
 Modules: ``params`` (``PHEParams``), ``messages`` (``CipherMessage``),
 ``parties`` (``Client``, ``Server``), ``keys`` (the Paillier public keys
-signed under the roster and checked by every receiver), ``round`` (``run_round``,
-``aggregate``, the CLI job).  Everything public is re-exported here.
+signed under the roster and checked by every receiver), ``layer``
+(``PaillierLayer``: the Paillier step composed into SecEA's sessions),
+``round`` (``run_round``, ``aggregate``, the CLI job).  Everything public is re-exported here.
 
 Everything up to the response is SecEA (:mod:`..secea`): the private
 entity union, the Lagrange-coded sharing y_v (eqs. 3-8) and the coded
@@ -111,8 +112,10 @@ from .messages import MAX_CLIENTS, CipherMessage
 from .params import DEFAULT_BLOCK, DEFAULT_KEY_BITS, DEFAULT_STAT_BITS, PHEParams
 from .parties import Client, Server
 from .keys import check_paillier_key, exchange_keys, signed_paillier_key
+from .layer import PaillierLayer
 from .round import PHERoundResult, aggregate, main_job, run_round
 
 __all__ = ["PHEParams", "Client", "Server", "CipherMessage", "PHERoundResult", "run_round",
            "aggregate", "main_job", "DEFAULT_KEY_BITS", "DEFAULT_STAT_BITS", "DEFAULT_BLOCK",
-           "DecodingError", "MAX_CLIENTS", "signed_paillier_key", "check_paillier_key", "exchange_keys"]
+           "DecodingError", "MAX_CLIENTS", "signed_paillier_key", "check_paillier_key", "exchange_keys",
+           "PaillierLayer"]
