@@ -81,14 +81,21 @@ Rules (each pinned by ``tests/test_attacks_secea.py``)
   ever generates a new secret.  The long-term identity is not part of the
   state (it is loaded from the node's identity file).
 
-Composing an encryption step (SecEA-PHE, later): the client session calls
-its :class:`Client` through five points -- key material, union upload,
-share, answer, decode -- and the server session through ``psu_sum`` and
-``noise``.  An additively homomorphic layer composes by wrapping those
-points (a ``ClientSession`` given a party object that encrypts responses
-and decrypts at decode, its Paillier key announced in the ``keys`` stage
-under the same signature, and a server party whose ``noise`` works on
-ciphertexts), with the stage machine and every rule above unchanged.
+Composing an encryption step.  Both sessions take a ``layer``
+(:class:`~secea_fast.protocols.secea.layer.Layer`; default: plain SecEA,
+which adds no field, key part or state, so its bytes are unchanged).  The
+layer supplies the parties (whose ``answer``, ``noise`` and ``decode`` the
+stages call), extra key material announced in the ``keys`` stage and
+checked by the server and every client before use, the parsing of a step's
+blobs, which messages are responses and whether one fits its block, the
+shape of the decoded totals, and its own secret state (saved by
+:meth:`ClientSession.export_state` after SecEA's fields).  The stage
+machine and every rule above are written here once, for every layer.
+SecEA-PHE is SecEA with the Paillier layer
+(:class:`~secea_fast.protocols.secea_phe.layer.PaillierLayer`: responses
+encrypted under the querier's roster-signed Paillier key, noised on
+ciphertexts, decrypted at decode; the key pair kept in the client's
+session).
 """
 from __future__ import annotations
 
