@@ -259,7 +259,10 @@ class ClientSession(SecretHolder):
     picklable; :meth:`export_state` is its one transfer, to its own node).  ``roster`` / ``identity``: the
     federation's roster and this party's identity (both None only for an
     unauthenticated measurement run: keys are then neither signed nor
-    checked); ``local``: entity id -> 1-D embedding row (NumPy or torch).
+    checked); ``local``: entity id -> 1-D embedding row (NumPy or torch);
+    ``layer``: this client's :class:`~secea_fast.protocols.secea.layer.Layer`
+    (default plain SecEA; SecEA-PHE: its own ``PaillierLayer``, which holds
+    its Paillier key pair).
 
     :meth:`receive` takes the server's envelope and returns the reply;
     :attr:`result` is this client's global embeddings (eq. 5) once its
@@ -743,7 +746,10 @@ class ServerSession:
     (:attr:`result`).  Raises :class:`RoundFailed` when too few clients
     remain.  Arguments as :class:`~secea_fast.flower.secea.SecEAStageRunner`;
     ``max_entities``: the largest entity count a client may announce;
-    ``require_checked``: clients refuse blocks decoded without redundancy."""
+    ``require_checked``: clients refuse blocks decoded without redundancy;
+    ``layer``: the round's :class:`~secea_fast.protocols.secea.layer.Layer`
+    (default plain SecEA; SecEA-PHE: a ``PaillierLayer`` with the clients'
+    settings, which every client checks against its own)."""
 
     def __init__(self, roster: Roster | None, parties: Sequence[str], *, d: int, T: int = 1, precision: int = 8,
                  K: int | None = None, bound: float = 100.0, block_size: int | None = None,
