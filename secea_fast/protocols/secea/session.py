@@ -5,7 +5,7 @@ Representation Learning via Secure Embedding Aggregation", Sec. 4) private
 against the server and the network lives here, once; the transports
 (:func:`secea_fast.protocols.secea.run_round`'s in-memory loopback, the
 Flower adapter :mod:`secea_fast.flower.secea`) only carry what the sessions
-emit.  Length (about 1000 lines): both roles' stage machines and their one
+emit.  Length (about 1100 lines): both roles' stage machines and their one
 set of rules are kept together, so that each rule is stated once, beside
 the other role's half of it.
 
