@@ -68,6 +68,18 @@ class TestOneFederation:
         ok, why = demo.verify_secea(tmp_path, cfg)
         assert ok, why
 
+    @pytest.mark.slow   # SecEA-PHE on the same SuperNodes (about 40 s)
+    def test_secea_phe_round_equals_in_process(self, federation, tmp_path):
+        """The same adapter with ``phe = true``: each client's Paillier key
+        pair lives in its node's saved session; the means are the exact ones."""
+        cfg = {"protocol": "secea", "phe": True, "key-bits": 1024, "insecure-keys": True, "num-clients": 4,
+               "entities": 60, "d": 4, "out-dir": str(tmp_path), "roster-file": federation.roster_file}
+        info = federation.run(example_app(), run_config=cfg, timeout=300)
+        assert "Successfully started run" in info.output
+        assert json.loads((tmp_path / "summary.json").read_text())["protocol"] == "secea-phe"
+        ok, why = demo.verify_secea(tmp_path, cfg)
+        assert ok, why
+
 
 @pytest.mark.slow     # a second real federation (about 60 s); .ci/run runs it as its own step
 class TestSecEmbFederation:

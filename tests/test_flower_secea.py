@@ -294,3 +294,42 @@ def test_replayed_keys_stage_is_refused_by_the_handler():
     with pytest.raises(ValueError, match="replayed keys stage is refused"):
         loop.handlers[101](keys[0], [], before)
     assert loop.state[101] == before
+
+
+# ----------------------------------------------------------------- SecEA-PHE through the same adapter
+def test_secea_phe_stages_equal_the_in_process_round():
+    """The runner and the handlers with the Paillier layer: each stage's
+    session state (Paillier key pair included) goes through the bytes the
+    node keeps, and the means equal secea_phe.run_round's exactly."""
+    from fractions import Fraction
+    from secea_fast import paillier
+    from secea_fast.protocols import secea_phe
+    from secea_fast.protocols.secea_phe import PaillierLayer
+    local = _local(N=3, M=20, d=2)
+    keys = [paillier.keygen(512, insecure=True) for _ in range(3)]
+    roster, ids = federation(3)
+    pks = []
+
+    def client(i, emb):
+        me = NodeIdentity(roster, ids[f"client-{i}"])
+
+        def layer():
+            lay = PaillierLayer(512, insecure_keys=True)
+            pks.append(lay)
+            return lay
+        def stage(cfg, blobs, state):
+            # the node's first session gets its key pair; later stages restore it from the state
+            mk = (lambda: PaillierLayer(512, insecure_keys=True, keypair=keys[i])) if state is None else layer
+            return fsecea.handle(cfg, blobs, state, emb, me, 101 + i, layer=mk)
+        return stage
+    loop = _flower_loop.Loopback({101 + i: client(i, e) for i, e in enumerate(local)}, None, catch=True)
+    res = fsecea.SecEAStageRunner(loop, roster, d=2, layer=PaillierLayer(512, insecure_keys=True)).run(loop.nodes)
+    assert res.protocol == "secea-phe" and not res.dropped and sorted(res.done) == sorted(loop.nodes)
+    assert {lay.public_key for lay in pks} == {k[0] for k in keys}       # every restored layer: the node's key
+    ref = secea_phe.run_round(local, key_bits=512, insecure_keys=True, keys=keys, verify=True)
+    scale = ref.params.base.fx.scale
+    for i, node in enumerate(loop.nodes):
+        for j, key in enumerate(local[i]):
+            want = [float(Fraction(int(a), int(b) * scale)) for a, b in zip(ref.numerators[i][j],
+                                                                              ref.denominators[i][j])]
+            assert loop.results[node][key].tolist() == want

@@ -56,6 +56,14 @@ in ``SecEAFlowerResult.failed_blocks``), and every client refuses a later
 attempt of the round (a querier would otherwise learn a lost client's
 embeddings by difference).  The default K (eq. 7) leaves no redundancy for
 odd N: pass a smaller K to tolerate late dropouts.
+
+SecEA-PHE (Tang, Zhu, Li, Sun 2022, Sec. III-B) runs through the same
+adapter: pass a :class:`~secea_fast.protocols.secea_phe.layer.PaillierLayer`
+to the runner (``layer``) and a factory of fresh ones to every client's
+handler; the sessions then carry the Paillier keys in the ``keys`` and
+``peers`` stages and the responses as ciphertexts, with every rule above
+unchanged, and each client's Paillier key pair stays in its node's
+``context.state`` with the rest of its session.
 """
 from __future__ import annotations
 
@@ -70,6 +78,7 @@ from flwr.serverapp import Grid
 
 from .._checks import check_int
 from ..protocols.common.roster import Roster
+from ..protocols.secea.layer import Layer
 from ..protocols.secea.session import ClientSession, ServerSession
 from .admission import HELLO, NodeIdentity, hello_reply, identify_nodes, node_identity
 from .records import Exchange, grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
@@ -84,7 +93,8 @@ STATE_KEY = "secea_fast.secea"        # the client's record in context.state
 
 # ======================================================================= client
 def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: dict[Any, Any],
-           me: NodeIdentity | None, node_id: int = 0, seconds: dict[str, float] | None = None
+           me: NodeIdentity | None, node_id: int = 0, seconds: dict[str, float] | None = None, *,
+           layer: Callable[[], Layer] | None = None
            ) -> tuple[dict[str, Any], list[bytes], bytes | None, dict[Any, np.ndarray] | None]:
     """One SecEA stage at a client, independent of the transport.
 
@@ -99,8 +109,10 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
     own record: never in the reply).  Returns ``(reply_cfg,
     reply_blobs, new_state, result)``; ``result`` is the dict entity ->
     global embedding (eq. 5) once every block of this client is decoded,
-    else None.  A refused stage raises ``ProtocolError`` (a ValueError) and
-    leaves the state as it was."""
+    else None.  ``layer``: makes a fresh session layer (SecEA-PHE:
+    ``lambda: PaillierLayer(key_bits, ...)``; the saved state fills it with
+    this client's key pair); None for plain SecEA.  A refused stage raises
+    ``ProtocolError`` (a ValueError) and leaves the state as it was."""
     if not isinstance(cfg, dict):
         raise ValueError("SecEA stage: cfg must be a dict")
     if cfg.get("stage") == HELLO:
@@ -109,10 +121,11 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
         rcfg, out = hello_reply(cfg, me, node_id, MESSAGE_TYPE)
         return rcfg, out, state, None
     roster, ident = (None, None) if me is None else (me.roster, me.identity)
+    fresh = None if layer is None else layer()
     if state is None:
-        session = ClientSession(roster, ident, local)
+        session = ClientSession(roster, ident, local, layer=fresh)
     else:
-        session = ClientSession.import_state(state, roster, ident, local)
+        session = ClientSession.import_state(state, roster, ident, local, layer=fresh)
     reply, out = session.receive(cfg, blobs)
     if seconds is not None:
         seconds.update(session.seconds)
@@ -126,8 +139,8 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
 def handle_message(msg: FlowerMessage, context: Context, local: dict[Any, Any],
                    on_result: Callable[[Context, dict[Any, np.ndarray]], object] | None = None,
                    default_name: str | None = None, run_config: Mapping[str, Any] | None = None,
-                   on_seconds: Callable[[Context, dict[str, Any], dict[str, float]], object] | None = None
-                   ) -> FlowerMessage:
+                   on_seconds: Callable[[Context, dict[str, Any], dict[str, float]], object] | None = None,
+                   layer: Callable[[], Layer] | None = None) -> FlowerMessage:
     """The ClientApp side of a SecEA stage: call it from the ClientApp's
     handler of ``MESSAGE_TYPE`` messages (``@app.query("secea")``) with the
     embeddings this node holds, and return what it returns::
@@ -145,13 +158,15 @@ def handle_message(msg: FlowerMessage, context: Context, local: dict[Any, Any],
     (``run_config``, default ``context.run_config``) and ``default_name``.
     ``on_seconds(context, cfg, seconds)``: called with the stage's compute
     seconds per phase, for the node's own log or summary file (they are
-    never sent to the server).  The session lives in ``context.state[STATE_KEY]``."""
+    never sent to the server).  ``layer``: as :func:`handle` (SecEA-PHE).
+    The session lives in ``context.state[STATE_KEY]``."""
     cfg, blobs = unpack(msg.content)
     me = node_identity(context.node_config, context.run_config if run_config is None else run_config,
                        default_name)
     state = load_state(context, STATE_KEY)
     secs: dict[str, float] = {}
-    reply_cfg, out, new_state, result = handle(cfg, blobs, state, local, me, int(context.node_id), secs)
+    reply_cfg, out, new_state, result = handle(cfg, blobs, state, local, me, int(context.node_id), secs,
+                                               layer=layer)
     if on_seconds is not None and secs:
         on_seconds(context, cfg, secs)
     if new_state is not None:
@@ -186,6 +201,7 @@ class SecEAFlowerResult:
     union_size: int = 0
     wall: float = 0.0
     union: np.ndarray | None = None        # sorted entity hashes: pass to the next round
+    protocol: str = "secea"                # the sessions' layer: "secea" or "secea-phe"
 
     def phase_table(self) -> dict:
         """Per stage name: wall, the server's compute and bytes."""
@@ -200,7 +216,7 @@ class SecEAFlowerResult:
 
     def summary(self) -> dict:
         """JSON-serializable: the round's per-stage times and bytes."""
-        return {"protocol": "secea", "transport": "flower", "attempts": self.attempts,
+        return {"protocol": self.protocol, "transport": "flower", "attempts": self.attempts,
                 "union_size": self.union_size, "wall_seconds": self.wall,
                 "names": {str(k): v for k, v in self.names.items()},
                 "parties": {str(k): v for k, v in self.parties.items()},
@@ -231,26 +247,30 @@ class SecEAStageRunner:
     among the same clients (Sec. 4.1: computed once before training).
     ``hello_exchange``: the exchange of the ``hello`` stage (default
     ``exchange``): the first message of a run also installs the App on
-    every node, so it may need a longer timeout."""
+    every node, so it may need a longer timeout.  ``layer``: the sessions'
+    layer (a :class:`~secea_fast.protocols.secea_phe.layer.PaillierLayer`
+    for SecEA-PHE; default plain SecEA)."""
 
     def __init__(self, exchange: Exchange, roster: Roster, *, d: int, T: int = 1, precision: int = 8,
                  K: int | None = None, bound: float = 100.0, block_size: int | None = None,
                  blocks_per_stage: int | None = None, round_index: int = 1, union: np.ndarray | None = None,
                  stage_bytes: int | None = None, require_checked: bool = False,
-                 hello_exchange: Exchange | None = None) -> None:
+                 hello_exchange: Exchange | None = None, layer: Layer | None = None) -> None:
         if not isinstance(roster, Roster):
             raise TypeError(f"roster must be a Roster, got {type(roster).__name__}")
         self.exchange, self.roster = exchange, roster
         self.hello_exchange = hello_exchange or exchange
+        self.layer = Layer() if layer is None else layer
         self.kw = dict(d=d, T=T, precision=precision, K=K, bound=bound, block_size=block_size,
                        blocks_per_stage=blocks_per_stage, stage_bytes=stage_bytes, round_index=round_index,
-                       union=union, require_checked=require_checked)
+                       union=union, require_checked=require_checked, layer=layer)
         # every argument checked now, before any node is contacted
         ServerSession(roster, roster.names("client"), **self.kw)    # type: ignore[arg-type]
 
     def run(self, nodes: Sequence[int]) -> SecEAFlowerResult:
         """One round among ``nodes`` (the connected SuperNodes)."""
         res = SecEAFlowerResult()
+        res.protocol = self.layer.name
         t_start = time.perf_counter()
         names, hello = identify_nodes(self.hello_exchange, self.roster, nodes, MESSAGE_TYPE, roles=("client",))
         res.names = dict(names)
@@ -292,7 +312,8 @@ def run_secea(grid: Grid, roster: Roster, *, d: int, T: int = 1, precision: int 
               bound: float = 100.0, block_size: int | None = None, blocks_per_stage: int | None = None,
               stage_bytes: int | None = None, nodes: Sequence[int] | None = None, timeout: float = 300.0,
               poll: float = 0.05, wait_nodes_s: float = 120.0, round_index: int = 1,
-              union: np.ndarray | None = None, require_checked: bool = False) -> SecEAFlowerResult:
+              union: np.ndarray | None = None, require_checked: bool = False,
+              layer: Layer | None = None) -> SecEAFlowerResult:
     """One SecEA round from a ServerApp among the ``roster``'s clients:
     waits up to ``wait_nodes_s`` seconds for as many SuperNodes as the
     roster has clients to connect to ``grid`` (or takes ``nodes``), then
@@ -303,7 +324,9 @@ def run_secea(grid: Grid, roster: Roster, *, d: int, T: int = 1, precision: int 
     the pull interval.  Every
     client's global embeddings stay at the client (``handle_message``'s
     ``on_result``).  ``union``: the previous round's ``result.union`` to
-    skip the entity union; give every round its own ``round_index``."""
+    skip the entity union; give every round its own ``round_index``.
+    ``layer``: the sessions' layer (SecEA-PHE: a ``PaillierLayer``, and the
+    clients' handlers a factory of the same settings)."""
     if not isinstance(roster, Roster):
         raise TypeError(f"roster must be a Roster, got {type(roster).__name__}")
     if nodes is None:
@@ -312,10 +335,10 @@ def run_secea(grid: Grid, roster: Roster, *, d: int, T: int = 1, precision: int 
                               precision=precision, K=K, bound=bound, block_size=block_size,
                               blocks_per_stage=blocks_per_stage, stage_bytes=stage_bytes,
                               round_index=check_int(round_index, "round_index"), union=union,
-                              require_checked=require_checked,
+                              require_checked=require_checked, layer=layer,
                               hello_exchange=grid_exchange(grid, MESSAGE_TYPE, timeout=max(timeout, wait_nodes_s),
                                                            poll=poll))
-    log.info("SecEA on Flower: %d nodes, d = %d, T = %d", len(nodes), d, T)
+    log.info("%s on Flower: %d nodes, d = %d, T = %d", "SecEA" if layer is None else layer.name, len(nodes), d, T)
     res = runner.run(nodes)
     log.info("SecEA on Flower: done in %.2f s, %d stages, %d attempt(s)", res.wall, len(res.stages),
              res.attempts)
