@@ -473,11 +473,20 @@ def main(argv=None) -> int:
     stp.add_argument("rest", nargs=argparse.REMAINDER, help="NAME and the options of the study command (--help)")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["study"]:          # every option, --help too, is the study command's own
+        from ._lifetime import run_guarded
         from .studies import runner
-        return runner.main(argv[1:])
+        return run_guarded("secea-fast study", lambda: runner.main(argv[1:]))
     args = parser.parse_args(argv)
     from . import tune_memory
     tune_memory()        # the command owns its process: reuse freed buffers (secea_fast._memory)
+    # a signal ends the command and everything it started (secea_fast._lifetime)
+    from ._lifetime import run_guarded
+    name = " ".join(["secea-fast", args.command or "selfcheck"]
+                    + (args.rest[:1] if args.command == "flower" else []))
+    return run_guarded(name, lambda: _command(args, rp), watchdog=args.command in ("run", "flower", "bench"))
+
+
+def _command(args, rp) -> int:
     if args.command == "flower":
         try:
             from .flower import cli as flower_cli

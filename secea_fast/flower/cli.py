@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._lifetime import remove_on_exit
 from . import demo
 
 __all__ = ["main", "stage_table", "roster_parties"]
@@ -242,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         tmp = tempfile.TemporaryDirectory(prefix="secea-flower-")
         out = Path(tmp.name)
+        remove_on_exit(out)             # also if this process is killed
     try:
         t0 = time.perf_counter()
         (run_sim if args.mode == "sim" else run_local)(args.protocol, over, out)
@@ -303,6 +305,7 @@ def _roster_main(p, args) -> int:
 
 def _train_main(args, over) -> int:
     with tempfile.TemporaryDirectory(prefix="secea-train-") as tmp:
+        remove_on_exit(tmp)
         t0 = time.perf_counter()
         res = run_training(over, Path(args.out) if args.out else Path(tmp))
         res["command_seconds"] = time.perf_counter() - t0

@@ -50,6 +50,8 @@ from dataclasses import dataclass
 from typing import IO, Any
 from pathlib import Path
 
+from .._lifetime import remove_on_exit
+
 __all__ = ["LocalFederation", "RunInfo", "example_app", "train_app", "make_certificates",
            "make_supernode_keys"]
 
@@ -219,6 +221,7 @@ class LocalFederation:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="secea-fed-")
+            remove_on_exit(self._tmp.name)  # by the command's watchdog if it is killed
             workdir = self._tmp.name
         self.workdir = Path(workdir)
         self.tls = bool(tls)
