@@ -36,17 +36,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .._lifetime import remove_on_exit
 from . import demo
 
-__all__ = ["main", "stage_table", "roster_parties"]
+__all__ = ["main", "stage_table", "roster_parties", "validate", "UsageError", "failure_lines"]
 
 
 def _parse_set(items, defaults):
@@ -63,6 +65,133 @@ def _parse_set(items, defaults):
         except ValueError:
             raise ValueError(f"--set {k}: expected {typ.__name__}, got {v!r}") from None
     return out
+
+
+class UsageError(ValueError):
+    """A user's mistake in the command's options or files: one line, exit 2."""
+
+
+def _check(ok: bool, key: str, value: Any, why: str) -> None:
+    if not ok:
+        raise UsageError(f"--set {key}={value}: {why}")
+
+
+def _check_file(cfg: dict, key: str, directory: bool = False) -> None:
+    path = str(cfg.get(key) or "")
+    if not path:
+        return
+    p = Path(path)
+    if directory:
+        _check(p.is_dir(), key, path, "no such directory")
+        _check((p / "roster.json").is_file(), key, path, "no roster.json in it (secea-fast flower roster --out DIR)")
+    else:
+        _check(p.exists(), key, path, "no such file")
+        _check(p.is_file(), key, path, "not a regular file")
+        _check(os.access(p, os.R_OK), key, path, "not readable")
+
+
+def validate(mode: str, protocol: str, cfg: dict[str, Any]) -> None:
+    """Check a command's run config (defaults and ``--set`` overrides)
+    before anything starts: :class:`UsageError` (a ValueError) naming the
+    ``--set`` key and saying what it must be.  ``mode``: sim, local or
+    train; ``protocol``: secea or secemb (sim / local)."""
+    from ..protocols.workloads import SHAPES
+
+    def at_least(key, low, why=""):
+        _check(cfg[key] >= low, key, cfg[key], f"must be >= {low}{why}")
+
+    for key in ("roster-file",):
+        _check_file(cfg, key)
+    _check_file(cfg, "roster-dir", directory=True)
+    if "stage-timeout" in cfg:
+        _check(cfg["stage-timeout"] > 0, "stage-timeout", cfg["stage-timeout"], "must be > 0 seconds")
+    if mode == "train":
+        _check(cfg["setting"] in ("cross-silo", "cross-device"), "setting", cfg["setting"],
+               "must be cross-silo or cross-device")
+        _check(cfg["aggregation"] in ("secea", "plain"), "aggregation", cfg["aggregation"], "must be secea or plain")
+        for key in ("rounds", "d", "users", "items", "ratings", "m-prime"):
+            at_least(key, 1)
+        at_least("epochs", 0)
+        at_least("silos", 3, " (SecEA with T = 1 needs 2T+1 = 3 silos)")
+        for key in ("lr", "device-lr"):
+            _check(cfg[key] > 0, key, cfg[key], "must be > 0")
+        _check(1 <= cfg["precision"] <= 18, "precision", cfg["precision"], "must be in [1, 18] decimal digits")
+        _check_file(cfg, "ratings-file")
+        if cfg["ratings-file"]:
+            from . import train
+            try:                              # what every node reads first: read it here once
+                train.dataset(cfg)
+            except (ValueError, TypeError, OSError, UnicodeDecodeError) as exc:
+                raise UsageError(f"--set ratings-file={cfg['ratings-file']}: {str(exc)[:300]}") from None
+        return
+    if protocol == "secea":
+        _check(cfg["workload"] == "synthetic" or cfg["workload"] in SHAPES, "workload", cfg["workload"],
+               f"must be synthetic or one of {sorted(SHAPES)}")
+        at_least("T", 1)
+        at_least("num-clients", 2 * cfg["T"] + 1,
+                 f" (SecEA tolerates T = {cfg['T']} colluding clients with 2T+1 = {2 * cfg['T'] + 1} or more)")
+        for key in ("entities", "d"):
+            at_least(key, 1)
+        for key in ("K", "block-size", "blocks-per-stage", "stage-bytes"):
+            at_least(key, 0, " (0: the default)")
+        _check(1 <= cfg["precision"] <= 18, "precision", cfg["precision"], "must be in [1, 18] decimal digits")
+    else:
+        for key in ("users", "items", "d", "min-users"):
+            at_least(key, 1)
+        _check(cfg["min-users"] <= cfg["users"], "min-users", cfg["min-users"],
+               f"must be at most users ({cfg['users']})")
+        _check(1 <= cfg["m-prime"] <= cfg["items"], "m-prime", cfg["m-prime"],
+               f"must be in [1, items] = [1, {cfg['items']}]")
+        _check(1 <= cfg["frac-bits"] <= 40, "frac-bits", cfg["frac-bits"], "must be in [1, 40]")
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_EXC = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Failed|Exit|Interrupt)\w*(\([\w.]+\))?)(: .*)?$")
+
+
+def failure_lines(sources: Mapping[str, str]) -> list[str]:
+    """One line per source (the ServerApp's output, each node's log) that
+    shows an exception: its name and the last exception it printed."""
+    out = []
+    for name, text in sources.items():
+        last = None
+        lines = _ANSI.sub("", text).splitlines()
+        for k, line in enumerate(lines):
+            m = _EXC.match(line.strip())
+            if m and any("Traceback" in x for x in lines[max(0, k - 400):k]):
+                last = line.strip()
+        if last:
+            out.append(f"  {name}: {last[:300]}")
+    return out
+
+
+def _report_failure(mode: str, exc: BaseException, sources: Mapping[str, str], out_dir: Path | None) -> str:
+    """Print the one-line-per-node summary of a failed run and write the
+    whole detail to a log file (in ``out_dir`` if the user keeps it, else a
+    file of its own in the temporary directory); the log's path."""
+    detail = [f"{type(exc).__name__}: {exc}"] + [f"\n===== {k} =====\n{v}" for k, v in sources.items()]
+    if out_dir is not None:
+        log_path = out_dir / "errors.log"
+    else:
+        fd, name = tempfile.mkstemp(prefix="secea-flower-errors-", suffix=".log")
+        os.close(fd)
+        log_path = Path(name)
+    log_path.write_text("\n".join(detail))
+    lines = failure_lines(sources) or [f"  {str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__}"]
+    print(f"FAIL: the {mode} run failed:", file=sys.stderr)
+    for line in lines:
+        print(line, file=sys.stderr)
+    print(f"  full detail: {log_path}", file=sys.stderr)
+    return str(log_path)
+
+
+def _run_logs(exc: BaseException, out: Path) -> dict[str, str]:
+    """What a failed run left: the run's own output (in the exception) and
+    every process log of the federation."""
+    sources = {"ServerApp (flwr run)": str(exc)}
+    for f in sorted((out / "federation" / "logs").glob("*.log")):
+        sources[f.stem] = f.read_text(errors="replace")
+    return sources
 
 
 def stage_table(summary: dict) -> str:
@@ -232,8 +361,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         defaults = demo.DEFAULTS if args.protocol == "secea" else demo.SECEMB_DEFAULTS
     try:
         over = _parse_set(args.set, defaults)
-    except ValueError as exc:
-        p.error(str(exc))
+        validate(args.mode, args.protocol, dict(defaults, **over))
+    except ValueError as exc:         # one line, before anything starts
+        print(f"secea-fast flower {args.mode}: error: {exc}", file=sys.stderr)
+        return 2
     if args.mode == "train":
         return _train_main(args, over)
     tmp = None
@@ -246,7 +377,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         remove_on_exit(out)             # also if this process is killed
     try:
         t0 = time.perf_counter()
-        (run_sim if args.mode == "sim" else run_local)(args.protocol, over, out)
+        try:
+            (run_sim if args.mode == "sim" else run_local)(args.protocol, over, out)
+        except RuntimeError as exc:
+            _report_failure(args.mode, exc, _run_logs(exc, out), out if args.out else None)
+            return 1
         wall = time.perf_counter() - t0
         verify = demo.verify_secea if args.protocol == "secea" else demo.verify_secemb
         ok, why = verify(out, over)
