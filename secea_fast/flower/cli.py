@@ -41,7 +41,7 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -189,8 +189,9 @@ def _run_logs(exc: BaseException, out: Path) -> dict[str, str]:
     """What a failed run left: the run's own output (in the exception) and
     every process log of the federation."""
     sources = {"ServerApp (flwr run)": str(exc)}
-    for f in sorted((out / "federation" / "logs").glob("*.log")):
-        sources[f.stem] = f.read_text(errors="replace")
+    for f in sorted([*(out / "federation" / "logs").glob("*.log"), *(out / "simulation" / "logs").glob("*.log")]):
+        if f.stem != "run":           # the run's output is the exception's
+            sources[f.stem] = f.read_text(errors="replace")
     return sources
 
 
@@ -210,9 +211,12 @@ def _nodes(protocol, cfg):
     return int(cfg["num-clients"]) if protocol == "secea" else int(cfg["users"]) + 1
 
 
-def run_sim(protocol: str, over: dict, out_dir: Path) -> None:
-    """One round of the demo in the simulation engine, results in ``out_dir``."""
-    from flwr.simulation import run_simulation
+def run_sim(protocol: str, over: dict, out_dir: Path, on_line: Callable[[str], None] | None = None) -> None:
+    """One round of the demo in Flower's simulation runtime
+    (:class:`~secea_fast.flower.localfed.LocalSimulation`: ``flwr run`` on a
+    simulation SuperLink of the run's own), results in ``out_dir``; the
+    run's output lines to ``on_line``."""
+    from .localfed import LocalSimulation, example_app
     defaults = demo.DEFAULTS if protocol == "secea" else demo.SECEMB_DEFAULTS
     cfg = dict(defaults, **over, **{"out-dir": str(out_dir)})
     if protocol == "secemb":      # the roster and every party's identity, in the run's directory
@@ -222,9 +226,8 @@ def run_sim(protocol: str, over: dict, out_dir: Path) -> None:
     if protocol == "secea" and not cfg.get("roster-file") and not cfg.get("roster-dir"):
         # every simulated party runs on this host: one federation for all of them
         cfg["roster-dir"] = demo.secea_roster_dir(int(cfg["num-clients"]), out_dir / "roster")
-    server_app, client_app = demo.make_example_apps(**cfg, protocol=protocol)
-    run_simulation(server_app, client_app, num_supernodes=_nodes(protocol, cfg),
-                   backend_config={"client_resources": {"num_cpus": 1}})
+    with LocalSimulation(out_dir / "simulation") as sim:
+        sim.run(example_app(), _nodes(protocol, cfg), run_config=dict(cfg, protocol=protocol), on_line=on_line)
 
 
 def run_local(protocol: str, over: dict, out_dir: Path) -> None:
@@ -249,33 +252,35 @@ def run_local(protocol: str, over: dict, out_dir: Path) -> None:
         fed.run(example_app(), run_config=run_config)
 
 
-def run_training(over: dict, out_dir: Path) -> dict:
-    """The three runs of ``secea-fast flower train`` and their checks."""
-    from flwr.simulation import run_simulation
-
+def run_training(over: dict, out_dir: Path, on_stage: Callable[[str], None] | None = None) -> dict:
+    """The three runs of ``secea-fast flower train`` (one simulation
+    SuperLink, three ``flwr run``) and their checks; ``on_stage(name)``
+    before each run."""
     from ..protocols import secea
     from ..studies import recsys
     from . import train
+    from .localfed import LocalSimulation, train_app
     cfg = dict(train.TRAIN_DEFAULTS, **over)
     runs = {}
-    for name, setting, agg, nodes in (("FedAvg (plaintext)", "cross-silo", "plain", int(cfg["silos"])),
-                                      ("SecEA", "cross-silo", "secea", int(cfg["silos"])),
-                                      ("SecEmb", "cross-device", "secemb", None)):
-        out = out_dir / setting / agg
-        rc = dict(cfg, setting=setting, aggregation=agg, **{"out-dir": str(out)})
-        if agg == "secea" and not rc.get("roster-file") and not rc.get("roster-dir"):
-            rc["roster-dir"] = demo.secea_roster_dir(int(cfg["silos"]), out / "roster")
-        if nodes is None:
-            nodes = train.dataset(rc).n_users + 1
-            from ..protocols.common.roster import write_federation
-            write_federation(out / "roster", demo.secemb_parties(nodes - 1))
-            rc["roster-dir"] = str(out / "roster")
-        server_app, client_app = train.make_train_apps(**rc)
-        t0 = time.perf_counter()
-        run_simulation(server_app, client_app, num_supernodes=nodes,
-                       backend_config={"client_resources": {"num_cpus": 1}})
-        hist = json.loads((out / "history.json").read_text())["rounds"]
-        runs[name] = {"rounds": hist, "seconds": time.perf_counter() - t0}
+    with LocalSimulation(out_dir / "simulation") as sim:
+        for name, setting, agg, nodes in (("FedAvg (plaintext)", "cross-silo", "plain", int(cfg["silos"])),
+                                          ("SecEA", "cross-silo", "secea", int(cfg["silos"])),
+                                          ("SecEmb", "cross-device", "secemb", None)):
+            if on_stage is not None:
+                on_stage(name)
+            out = out_dir / setting / agg
+            rc = dict(cfg, setting=setting, aggregation=agg, **{"out-dir": str(out)})
+            if agg == "secea" and not rc.get("roster-file") and not rc.get("roster-dir"):
+                rc["roster-dir"] = demo.secea_roster_dir(int(cfg["silos"]), out / "roster")
+            if nodes is None:
+                nodes = train.dataset(rc).n_users + 1
+                from ..protocols.common.roster import write_federation
+                write_federation(out / "roster", demo.secemb_parties(nodes - 1))
+                rc["roster-dir"] = str(out / "roster")
+            t0 = time.perf_counter()
+            sim.run(train_app(), nodes, run_config=rc, timeout=3600.0)
+            hist = json.loads((out / "history.json").read_text())["rounds"]
+            runs[name] = {"rounds": hist, "seconds": time.perf_counter() - t0}
     # the in-process twins of the same seeds
     rounds, d = int(cfg["rounds"]), int(cfg["d"])
     twin_ea = recsys.run_cross_silo(train.silos_of(cfg), rounds=rounds, d=d, epochs=int(cfg["epochs"]),
@@ -441,8 +446,13 @@ def _roster_main(p, args) -> int:
 def _train_main(args, over) -> int:
     with tempfile.TemporaryDirectory(prefix="secea-train-") as tmp:
         remove_on_exit(tmp)
+        out = Path(args.out) if args.out else Path(tmp)
         t0 = time.perf_counter()
-        res = run_training(over, Path(args.out) if args.out else Path(tmp))
+        try:
+            res = run_training(over, out)
+        except RuntimeError as exc:
+            _report_failure("train", exc, _run_logs(exc, out), out if args.out else None)
+            return 1
         res["command_seconds"] = time.perf_counter() - t0
     print(training_table(res))
     for k, v in res["checks"].items():

@@ -1,6 +1,6 @@
 """A SecEA round as a Flower App on built-in data: the ServerApp and
 ClientApp behind ``examples/flower_secea`` (deployment: ``flwr run``), the
-simulation engine (:func:`run_simulation`) and the tests.
+simulation runtime (``secea-fast flower sim``) and the tests.
 
 Every node builds the same public workload from the run config and keeps
 its own part, chosen by its node config: ``party-id`` in deployment
