@@ -47,7 +47,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, Literal
 from pathlib import Path
 
 from .._lifetime import remove_on_exit
@@ -688,6 +688,6 @@ class LocalSimulation:
             self._tmp.cleanup()
             self._tmp = None
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False
