@@ -95,3 +95,48 @@ def test_a_failed_run_prints_one_line_per_node_and_keeps_the_detail(tmp_path, ca
     assert got[0] == "FAIL: the local run failed:" and len(got) == 3
     assert "RoundFailed" in got[1] and got[2].endswith(str(tmp_path / "errors.log"))
     assert "Traceback" in Path(path).read_text()
+
+
+# ------------------------------------------------------------------ progress
+def test_stages_print_one_line_per_stage_off_a_terminal_and_nothing_when_quiet(capsys):
+    from secea_fast._progress import Bar, Stages
+    with Stages("cmd") as st:
+        for name in ("one", "two", "two", "three"):
+            st.stage(name)
+    bar = Bar(4, "blocks")
+    for _ in range(4):
+        bar.step()
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split("] ", 1)[-1] for line in err[:3]] == ["cmd: one", "cmd: two", "cmd: three"]
+    assert err[3].startswith("blocks: 4 done in ") and len(err) == 4
+    with Stages("cmd", enabled=False) as st:
+        st.stage("one")
+    Bar(2, "blocks", enabled=False).step(2)
+    assert capsys.readouterr().err == ""
+
+
+def test_run_shows_its_stages_and_quiet_silences_them():
+    out, _ = _secea_fast("run", "--workload", "tiny")
+    assert out.returncode == 0, out.stderr[-2000:]
+    stages = [line for line in out.stderr.splitlines() if "] run secea: " in line]
+    assert [s.split("run secea: ")[1] for s in stages] == [
+        "generate the workload", "the round (every party in this process)", "verify against the plaintext sums",
+        "baselines (EmbAvg, PSI+SA)"]
+    quiet, _ = _secea_fast("run", "--workload", "tiny", "--quiet")
+    assert quiet.returncode == 0 and quiet.stderr == "" and len(quiet.stdout.splitlines()) == 1
+
+
+@pytest.mark.slow     # Flower's simulation runtime and Ray (40-150 s on 2 shared cores)
+def test_flower_sim_shows_stages_without_deprecation_noise():
+    out, _ = _secea_fast("flower", "sim", "--set", "entities=200", "--set", "d=8", "--set", "num-clients=3",
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    stages = [line.split("flower sim: ", 1)[1] for line in out.stderr.splitlines() if "] flower sim: " in line]
+    assert stages[0] == "start the simulation runtime" and stages[-1].startswith("verify")
+    assert "round: hello" in stages and any(s.startswith("round: step") for s in stages)
+    assert "deprecat" not in out.stderr.lower() and "FutureWarning" not in out.stderr
+    assert out.stdout.splitlines()[-1].startswith("PASS: secea on Flower (sim)")
+    quiet, _ = _secea_fast("flower", "sim", "--quiet", "--protocol", "secemb", "--set", "users=3",
+                           "--set", "items=300", "--set", "m-prime=30", "--set", "d=8", timeout=600)
+    assert quiet.returncode == 0, quiet.stderr[-3000:]
+    assert quiet.stderr == "" and len(quiet.stdout.splitlines()) == 1

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from .._lifetime import remove_on_exit
+from .._progress import Stages
 from . import demo
 
 __all__ = ["main", "stage_table", "roster_parties", "validate", "UsageError", "failure_lines"]
@@ -185,6 +186,60 @@ def _report_failure(mode: str, exc: BaseException, sources: Mapping[str, str], o
     return str(log_path)
 
 
+class _Follow:
+    """Reports a run's stages to ``stages`` as it goes: the command's own
+    steps (``step``), the lines of ``flwr run`` that mark a step, and the
+    nodes' progress files in ``out_dir`` (one line per protocol stage a
+    node received, :func:`secea_fast.flower.demo.secea_client_stage`) or
+    the training's ``history.json`` rounds, polled twice a second."""
+
+    def __init__(self, stages: Stages, out_dir: Path, rounds: int = 0) -> None:
+        import threading
+        self.stages, self.out, self.rounds = stages, out_dir, rounds
+        self.prefix = ""
+        self.history = ""              # the training run's directory under out_dir
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def line(self, text: str) -> None:
+        """One output line of the run (or a note of the command's)."""
+        if text.startswith(("federation up", "simulation SuperLink up")):
+            self.stages.stage(text)
+        elif "Successfully started run" in text:
+            self.stages.stage(f"{self.prefix}run submitted")
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                self._look()
+            except (OSError, ValueError):
+                pass
+
+    def _look(self) -> None:
+        if self.rounds:
+            hist = self.out / self.history / "history.json" if self.history else None
+            if hist is not None and hist.exists():
+                n = len(json.loads(hist.read_text()).get("rounds", []))
+                if n:
+                    self.stages.stage(f"{self.prefix}round {n}/{self.rounds} done")
+            return
+        best: list[str] = []
+        for f in self.out.glob("progress-*.log"):
+            lines = f.read_text().splitlines()
+            if len(lines) > len(best):
+                best = lines
+        if best:
+            words = best[-1].split()       # "<stage> [<step>] attempt <k>"
+            name = " ".join(words[:2] if len(words) > 1 and words[1] != "attempt" else words[:1])
+            self.stages.stage(f"{self.prefix}round: {name}")
+
+    def close(self) -> None:
+        """Stop following."""
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+
 def _run_logs(exc: BaseException, out: Path) -> dict[str, str]:
     """What a failed run left: the run's own output (in the exception) and
     every process log of the federation."""
@@ -227,12 +282,15 @@ def run_sim(protocol: str, over: dict, out_dir: Path, on_line: Callable[[str], N
         # every simulated party runs on this host: one federation for all of them
         cfg["roster-dir"] = demo.secea_roster_dir(int(cfg["num-clients"]), out_dir / "roster")
     with LocalSimulation(out_dir / "simulation") as sim:
+        if on_line is not None:
+            on_line("simulation SuperLink up")
         sim.run(example_app(), _nodes(protocol, cfg), run_config=dict(cfg, protocol=protocol), on_line=on_line)
 
 
-def run_local(protocol: str, over: dict, out_dir: Path) -> None:
+def run_local(protocol: str, over: dict, out_dir: Path, on_line: Callable[[str], None] | None = None) -> None:
     """One round of the example App on a local deployment (real SuperLink and
-    SuperNodes, TLS), results in ``out_dir``."""
+    SuperNodes, TLS), results in ``out_dir``; the run's output lines to
+    ``on_line``."""
     from .localfed import LocalFederation, example_app
     defaults = demo.DEFAULTS if protocol == "secea" else demo.SECEMB_DEFAULTS
     cfg = dict(defaults, **over, **{"out-dir": str(out_dir)})
@@ -249,7 +307,9 @@ def run_local(protocol: str, over: dict, out_dir: Path) -> None:
     with LocalFederation(n, node_configs=node_configs, workdir=out_dir / "federation", roster=roster) as fed:
         if fed.roster_file:
             run_config["roster-file"] = fed.roster_file
-        fed.run(example_app(), run_config=run_config)
+        if on_line is not None:
+            on_line(f"federation up: SuperLink and {n} SuperNodes")
+        fed.run(example_app(), run_config=run_config, on_line=on_line)
 
 
 def run_training(over: dict, out_dir: Path, on_stage: Callable[[str], None] | None = None) -> dict:
@@ -356,6 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="override a run-config value of the demo (repeatable)")
     p.add_argument("--json", metavar="FILE", help="write the round's summary (stages, times, bytes) as JSON")
     p.add_argument("--out", metavar="DIR", help="keep the nodes' results and logs here (default: a temporary dir)")
+    p.add_argument("--quiet", action="store_true",
+                   help="print only the verdict line (no stage progress, no table)")
     args = p.parse_args(argv)
     if args.mode == "roster":
         return _roster_main(p, args)
@@ -380,19 +442,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         tmp = tempfile.TemporaryDirectory(prefix="secea-flower-")
         out = Path(tmp.name)
         remove_on_exit(out)             # also if this process is killed
+    stages = Stages(f"flower {args.mode}", enabled=not args.quiet)
+    follow = None
     try:
         t0 = time.perf_counter()
+        stages.stage("start the simulation runtime" if args.mode == "sim" else
+                     f"start a SuperLink and {_nodes(args.protocol, dict(defaults, **over))} SuperNodes")
+        follow = _Follow(stages, out)
         try:
-            (run_sim if args.mode == "sim" else run_local)(args.protocol, over, out)
+            (run_sim if args.mode == "sim" else run_local)(args.protocol, over, out, on_line=follow.line)
         except RuntimeError as exc:
+            follow.close()
+            stages.close()
             _report_failure(args.mode, exc, _run_logs(exc, out), out if args.out else None)
             return 1
+        follow.close()
         wall = time.perf_counter() - t0
+        stages.stage("verify against the in-process computation")
         verify = demo.verify_secea if args.protocol == "secea" else demo.verify_secemb
         ok, why = verify(out, over)
+        stages.close()
         summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else None
         if summary:
-            print(stage_table(summary))
+            if not args.quiet:
+                print(stage_table(summary))
             summary.update(mode=args.mode, verified=ok, verification=why, command_seconds=wall)
             if args.json:
                 Path(args.json).write_text(json.dumps(summary, indent=1))
@@ -400,6 +473,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"round {summary['wall_seconds'] if summary else float('nan'):.2f} s, command {wall:.1f} s")
         return 0 if ok else 1
     finally:
+        if follow is not None:
+            follow.close()
+        stages.close()
         if tmp is not None:
             tmp.cleanup()
 
@@ -444,19 +520,35 @@ def _roster_main(p, args) -> int:
 
 
 def _train_main(args, over) -> int:
+    from . import train
     with tempfile.TemporaryDirectory(prefix="secea-train-") as tmp:
         remove_on_exit(tmp)
         out = Path(args.out) if args.out else Path(tmp)
         t0 = time.perf_counter()
+        stages = Stages("flower train", enabled=not args.quiet)
+        stages.stage("start the simulation runtime")
+        follow = _Follow(stages, out, rounds=int(dict(train.TRAIN_DEFAULTS, **over)["rounds"]))
+
+        def on_stage(name: str) -> None:
+            follow.prefix = f"{name}: "
+            follow.history = {"FedAvg (plaintext)": "cross-silo/plain", "SecEA": "cross-silo/secea"}.get(
+                name, "cross-device/secemb")
+            stages.stage(f"{name}: start")
         try:
-            res = run_training(over, out)
+            res = run_training(over, out, on_stage=on_stage)
         except RuntimeError as exc:
+            follow.close()
+            stages.close()
             _report_failure("train", exc, _run_logs(exc, out), out if args.out else None)
             return 1
+        finally:
+            follow.close()
+            stages.close()
         res["command_seconds"] = time.perf_counter() - t0
-    print(training_table(res))
-    for k, v in res["checks"].items():
-        print(f"{k}: {v}")
+    if not args.quiet:
+        print(training_table(res))
+        for k, v in res["checks"].items():
+            print(f"{k}: {v}")
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1))
     if args.plot:

@@ -32,6 +32,14 @@ what a multi-host deployment does instead.
 Every process the federation starts is ended by ``__exit__`` (SIGTERM to
 its process group, SIGKILL after a grace period), also when the body
 raised; ``kill_node(i)`` kills one SuperNode mid-run (dropout tests).
+
+:class:`LocalSimulation` is the same for Flower's simulation runtime (a
+SuperLink in simulation mode, ``flwr run`` with a federation config), and
+:func:`flwr_run` the ``flwr run`` both of them stream.
+
+Length (about 700 lines): the two local Flower runtimes, their
+certificates and keys, and the one ``flwr run`` driver they share; every
+part starts, watches and ends the same kind of Flower processes.
 """
 from __future__ import annotations
 
