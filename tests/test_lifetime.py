@@ -231,6 +231,31 @@ def _run_workers(tmp_path):
 def test_run_workers_end_with_the_command(tmp_path, sig):
     p, workers = _run_workers(tmp_path)
     os.kill(p.pid, sig)
-    p.communicate(timeout=60)
+    _, err = p.communicate(timeout=60)
     assert p.returncode == (128 + sig if sig != signal.SIGKILL else -sig)
+    if sig != signal.SIGKILL:
+        assert "Traceback" not in err and f"stopped by {sig.name}" in err.strip().splitlines()[-1], err[-2000:]
     assert _gone(workers, 10) == []
+
+
+@pytest.mark.slow     # Flower's simulation runtime and Ray (40-150 s on 2 shared cores)
+def test_flower_sim_ends_its_simulation_and_ray_on_sigterm(tmp_path):
+    env = _env(tmp_path / "tmp")
+    p = subprocess.Popen([sys.executable, "-m", "secea_fast", "flower", "sim", "--set", "entities=100",
+                          "--set", "num-clients=3", "--set", "d=8"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    raylet = _wait(lambda: [q for q in _descendants(p.pid) if "raylet" in _cmdline(q)], 300, "Ray's raylet")
+    tok = _token(raylet)
+    assert tok
+    seen = set(_marked(tok)) | set(_descendants(p.pid))
+    try:
+        os.kill(p.pid, signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 128 + signal.SIGTERM, err[-2000:]
+        assert "stopped by SIGTERM" in err.strip().splitlines()[-1]
+        assert _gone(seen, 10) == []
+        assert _marked(tok) == []
+        assert list((tmp_path / "tmp").iterdir()) == []
+    finally:
+        for q in _marked(tok):
+            os.kill(q, signal.SIGKILL)

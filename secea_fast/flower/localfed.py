@@ -588,8 +588,9 @@ class LocalSimulation:
         with LocalSimulation() as sim:
             sim.run(example_app(), num_supernodes=5, run_config={...})
 
-    Ray's FutureWarning about accelerator environment variables is
-    answered at its source (``RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0``, the
+    Ray keeps its session files in a temporary directory of the
+    simulation's own (``RAY_TMPDIR``), removed with it.  Ray's FutureWarning
+    about accelerator environment variables is answered at its source (``RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0``, the
     behaviour it announces), so runs print no dependency deprecation noise.
     """
 
@@ -605,6 +606,11 @@ class LocalSimulation:
         path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
         self.env = dict(os.environ, FLWR_HOME=str(self.workdir / "flwr-home"), PYTHONUNBUFFERED="1", PATH=path,
                         RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO="0", FLWR_DISABLE_UPDATE_CHECK="1")
+        # Ray's session files (sockets, logs; Ray never removes them) in a
+        # directory of the simulation's own, short for the sockets' path limit
+        self.ray_tmp = tempfile.mkdtemp(prefix="secea-ray-")
+        remove_on_exit(self.ray_tmp)
+        self.env["RAY_TMPDIR"] = self.ray_tmp
         self.env.update(env or {})
         for k in _LEGACY_GRPC_SWITCHES:
             self.env.pop(k, None)
@@ -692,6 +698,7 @@ class LocalSimulation:
         if self._log is not None:
             self._log.close()
             self._log = None
+        shutil.rmtree(self.ray_tmp, ignore_errors=True)
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
