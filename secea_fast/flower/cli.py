@@ -304,7 +304,9 @@ def run_local(protocol: str, over: dict, out_dir: Path, on_line: Callable[[str],
         node_configs = [{} for _ in range(n)]
         roster = demo.secemb_parties(n - 1)
     run_config = dict(cfg, protocol=protocol)
-    with LocalFederation(n, node_configs=node_configs, workdir=out_dir / "federation", roster=roster) as fed:
+    # startup: minutes, not seconds, on a loaded host (registration took > 60 s at load 20 on 2 cores)
+    with LocalFederation(n, node_configs=node_configs, workdir=out_dir / "federation", roster=roster,
+                         startup_timeout=300.0) as fed:
         if fed.roster_file:
             run_config["roster-file"] = fed.roster_file
         if on_line is not None:

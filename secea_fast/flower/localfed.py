@@ -595,7 +595,7 @@ class LocalSimulation:
     """
 
     def __init__(self, workdir: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
-                 startup_timeout: float = 120.0) -> None:
+                 startup_timeout: float = 300.0) -> None:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="secea-sim-")
