@@ -244,9 +244,11 @@ def test_flower_sim_ends_its_simulation_and_ray_on_sigterm(tmp_path):
     p = subprocess.Popen([sys.executable, "-m", "secea_fast", "flower", "sim", "--set", "entities=100",
                           "--set", "num-clients=3", "--set", "d=8"], env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
-    raylet = _wait(lambda: [q for q in _descendants(p.pid) if "raylet" in _cmdline(q)], 300, "Ray's raylet")
-    tok = _token(raylet)
-    assert tok
+    link = _wait(lambda: [q for q in _descendants(p.pid) if "flower-superlink" in _cmdline(q)], 120,
+                 "the simulation SuperLink")
+    tok = _wait(lambda: _token(link), 30, "the command's mark")
+    # Ray's raylet is started beneath flwr-simulation, in a session of its own
+    _wait(lambda: [q for q in _marked(tok) if "raylet" in _cmdline(q)], 600, "Ray's raylet")
     seen = set(_marked(tok)) | set(_descendants(p.pid))
     try:
         os.kill(p.pid, signal.SIGTERM)
