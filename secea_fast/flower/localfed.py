@@ -213,7 +213,7 @@ class LocalFederation:
 
     def __init__(self, n_nodes: int, *, node_configs: Sequence[Mapping[str, Any]] | None = None,
                  workdir: str | os.PathLike[str] | None = None, tls: bool = True, env: Mapping[str, str] | None = None,
-                 startup_timeout: float = 60.0, roster: Sequence[tuple[str, str]] | None = None,
+                 startup_timeout: float = 300.0, roster: Sequence[tuple[str, str]] | None = None,
                  supernode_auth: bool | None = None, bind: str = "127.0.0.1") -> None:
         if isinstance(n_nodes, bool) or not isinstance(n_nodes, int) or n_nodes < 1:
             raise ValueError(f"n_nodes must be an int >= 1, got {n_nodes!r}")
