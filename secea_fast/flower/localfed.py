@@ -608,7 +608,10 @@ class LocalSimulation:
                         RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO="0", FLWR_DISABLE_UPDATE_CHECK="1")
         # Ray's session files (sockets, logs; Ray never removes them) in a
         # directory of the simulation's own, short for the sockets' path limit
-        self.ray_tmp = tempfile.mkdtemp(prefix="secea-ray-")
+        # (a Unix socket path has at most 107 bytes: Ray's are ~70 below this
+        # directory, so a long TMPDIR gives way to /tmp)
+        base = tempfile.gettempdir()
+        self.ray_tmp = tempfile.mkdtemp(prefix="secea-ray-", dir=base if len(base) <= 20 else "/tmp")
         remove_on_exit(self.ray_tmp)
         self.env["RAY_TMPDIR"] = self.ray_tmp
         self.env.update(env or {})
