@@ -280,6 +280,13 @@ def run_job(args) -> int:
 
 
 def _secea_job(args, executor, say) -> int:
+    from ._progress import Stages
+    with Stages("run secea", enabled=not args.quiet) as stages:
+        return _secea_stages(args, executor, say, stages)
+
+
+def _secea_stages(args, executor, say, stages) -> int:
+    stages.stage("generate the workload")
     from .protocols import baselines, secea, workloads
     t0 = time.perf_counter()
     if args.movielens:
@@ -290,6 +297,7 @@ def _secea_job(args, executor, say) -> int:
         wname = args.workload
     say(f"workload: {wname}, N = {args.N}, entities per client "
         f"{[len(x) for x in local]} ({time.perf_counter() - t0:.1f} s to generate)")
+    stages.stage("the round (every party in this process)")
     t_round = time.perf_counter()
     res = secea.run_round(local, T=args.T, precision=args.precision, K=args.K,
                            executor=executor, block_size=args.block_size,
@@ -297,6 +305,7 @@ def _secea_job(args, executor, say) -> int:
     t_round = time.perf_counter() - t_round
     prm = res.params
     assert isinstance(prm, secea.SecEAParams), type(prm)   # RoundResult.params is typed object
+    stages.stage("verify against the plaintext sums")
     t0 = time.perf_counter()
     ok = all(np.array_equal(s_ref, s) and np.array_equal(c_ref, c) for (s_ref, c_ref), s, c in
              zip(secea.plaintext_sums(local, prm), res.sums, res.counts))
@@ -304,7 +313,9 @@ def _secea_job(args, executor, say) -> int:
     emb = baselines.embavg_round(local)
     worst = max((float(np.max(np.abs(res.embeddings[n][k] - emb["embeddings"][n][k])))
                  for n in range(len(local)) for k in local[n]), default=0.0)
+    stages.stage("baselines (EmbAvg, PSI+SA)")
     psi = baselines.psi_sa_round(local, precision=args.precision)
+    stages.close()
     round_core = sum(res.seconds[ph] for ph in ("encode", "offline", "responses", "noise", "decode"))
     say(f"\nSecEA round: M = {res.union_size} entities, N = {prm.N}, T = {prm.T}, K = {prm.K}, "
         f"d = {prm.d}, precision = {prm.precision} digits, p = {prm.p}, "
@@ -511,7 +522,7 @@ def main(argv=None) -> int:
     rp.add_argument("--seed", type=int, default=None, help="workload seed, simulation data only (default 0)")
     rp.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     rp.add_argument("--quiet", action="store_true", default=None,
-                    help="print only the verdict line (no progress bar, table or JSON)")
+                    help="print only the verdict line (no stage progress, table or JSON)")
     bp = sub.add_parser("bench", help="throughput measurement and benchmark reports",
                         description="secea-fast bench throughput [options] | "
                                     "secea-fast bench report RESULTS.json... -o DIR | "
@@ -529,11 +540,20 @@ def main(argv=None) -> int:
     stp.add_argument("rest", nargs=argparse.REMAINDER, help="NAME and the options of the study command (--help)")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["study"]:          # every option, --help too, is the study command's own
+        from ._lifetime import run_guarded
         from .studies import runner
-        return runner.main(argv[1:])
+        return run_guarded("secea-fast study", lambda: runner.main(argv[1:]))
     args = parser.parse_args(argv)
     from . import tune_memory
     tune_memory()        # the command owns its process: reuse freed buffers (secea_fast._memory)
+    # a signal ends the command and everything it started (secea_fast._lifetime)
+    from ._lifetime import run_guarded
+    name = " ".join(["secea-fast", args.command or "selfcheck"]
+                    + (args.rest[:1] if args.command == "flower" else []))
+    return run_guarded(name, lambda: _command(args, rp), watchdog=args.command in ("run", "flower", "bench"))
+
+
+def _command(args, rp) -> int:
     if args.command == "flower":
         try:
             from .flower import cli as flower_cli

@@ -1,6 +1,6 @@
 """A SecEA round as a Flower App on built-in data: the ServerApp and
 ClientApp behind ``examples/flower_secea`` (deployment: ``flwr run``), the
-simulation engine (:func:`run_simulation`) and the tests.
+simulation runtime (``secea-fast flower sim``) and the tests.
 
 Every node builds the same public workload from the run config and keeps
 its own part, chosen by its node config: ``party-id`` in deployment
@@ -303,6 +303,12 @@ def secemb_client_stage(msg, context: Context, overrides: dict):
     (:func:`secemb_role`); a user's retrieved rows go to ``out-dir``."""
     cfg = _cfg(context, overrides, SECEMB_DEFAULTS)
     role, u, me = secemb_role(context, cfg)
+    if cfg["out-dir"]:
+        # progress, one line per stage, as SecEA's nodes write it
+        from .records import unpack
+        stage = unpack(msg.content)[0]
+        with open(_out(cfg) / f"progress-{me.name}.log", "a") as f:
+            f.write(f"{stage.get('stage')} {stage.get('step', '')} attempt {stage.get('attempt')}\n")
     if role == "server1":
         return fsecemb.handle_message(msg, context, "server1", me=me)
     assert u is not None                      # secemb_role gives every user its index

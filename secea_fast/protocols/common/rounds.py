@@ -6,13 +6,13 @@ independent blocks run them through :func:`run_blocks` (any
 the parent as they arrive)."""
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ..._checks import check_int
+from ..._progress import Bar
 from ...executor import Executor, LocalExecutor
 
 __all__ = ["RoundResult", "Progress", "resolve_executor", "run_blocks", "apportion_wall"]
@@ -68,35 +68,9 @@ class RoundResult(Generic[ParamsT]):
                 "bytes": {k: int(v) for k, v in self.bytes.items()}}
 
 
-class Progress:
-    """A one-line progress bar on stderr with an ETA from the rate so far."""
-
-    def __init__(self, total: int, label: str, enabled: bool) -> None:
-        self.total, self.label, self.enabled = total, label, enabled and total > 0
-        self.done, self.t0, self.last = 0, time.perf_counter(), -1.0
-        self.tty = sys.stderr.isatty()
-
-    def step(self, k: int = 1) -> None:
-        """Count ``k`` more items done and redraw."""
-        self.done += k
-        if not self.enabled:
-            return
-        el = time.perf_counter() - self.t0
-        # redraw at most 5 times a second on a terminal; elsewhere (logs,
-        # CI) print one line per 10% so the output stays readable
-        if self.done < self.total:
-            if self.tty and el - self.last < 0.2:
-                return
-            if not self.tty and (10 * self.done) // self.total == (10 * (self.done - k)) // self.total:
-                return
-        self.last = el
-        eta = el / self.done * (self.total - self.done) if self.done else 0.0
-        bar = "#" * int(30 * self.done / self.total)
-        sys.stderr.write(f"{chr(13) if self.tty else ''}{self.label} [{bar:<30}] "
-                         f"{self.done}/{self.total} {el:6.1f}s elapsed, ETA {eta:6.1f}s")
-        if self.done >= self.total or not self.tty:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+class Progress(Bar):
+    """A progress bar on stderr for ``total`` items (``rich`` on a
+    terminal; one line at the end elsewhere; see ``secea_fast._progress``)."""
 
 
 def resolve_executor(executor: Executor | None, processes: int | None) -> Executor:
@@ -134,7 +108,10 @@ def run_blocks(executor: Executor, job: Callable[[Any, Any], tuple[Any, dict[str
         bar.step()
 
     w0 = time.perf_counter()
-    executor.map(job, jobs, state, on_result)
+    try:
+        executor.map(job, jobs, state, on_result)
+    finally:
+        bar.close()
     return time.perf_counter() - w0
 
 
