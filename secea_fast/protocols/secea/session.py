@@ -18,7 +18,9 @@ one reply per party; the client session turns one envelope into one reply.
 Stages (per attempt of a round)
 -------------------------------
 1. ``keys``: parameters, the client's index ``party`` and the attempt's
-   party set ``parties`` (roster names in index order).  The client makes
+   party set ``parties`` (roster names in index order).  An authenticated
+   client may be sent ``keys`` without ``party``: its index is then its
+   roster name's place in ``parties`` (so one envelope serves every node).  The client makes
    its X25519 key pair and answers with its public key signed by its roster
    identity (:meth:`Roster.sign`, purpose ``secea.key``) over (protocol,
    round, attempt, its index, the party set, the key), and its entity count.
@@ -350,11 +352,19 @@ class ClientSession(SecretHolder):
                                 "lost client's embeddings by difference: refused")
         pt = _cfg_params(cfg)
         params = _make_params(pt)
-        party = cfg_int(cfg, "party", 0, params.N - 1)
         parties = cfg.get("parties")
         if (not isinstance(parties, (list, tuple)) or len(parties) != params.N
                 or not all(isinstance(x, str) for x in parties) or len(set(parties)) != params.N):
             raise ProtocolError(f"SecEA keys stage: field 'parties' must be N = {params.N} distinct names")
+        if "party" in cfg or self.identity is None:
+            party = cfg_int(cfg, "party", 0, params.N - 1)
+        elif self.identity.name in parties:
+            # the same envelope to every node (the Flower runner's first stage, which
+            # carries the admission challenge): the index is this client's place in the party set
+            party = list(parties).index(self.identity.name)
+        else:
+            raise ProtocolError(f"SecEA keys stage: this client ({self.identity.name!r}) is not in field "
+                                "'parties'")
         if self.roster is not None:
             assert self.identity is not None
             stranger = [x for x in parties if x not in self.roster or self.roster.role(x) != "client"]
