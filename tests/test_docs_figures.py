@@ -29,7 +29,7 @@ def _readme() -> str:
 
 def test_main_job_figure_same_in_readme_and_run_help(capsys: pytest.CaptureFixture[str]) -> None:
     text = _help(["run", "--help"], capsys)
-    h = re.search(r"on (\d{4}-\d\d-\d\d) at load average ([\d.-]+) .*?secea about ([\d.]+) s", text)
+    h = re.search(r"on (\d{4}-\d\d-\d\d) at load average (\d[\d.-]*\d)\b.*?secea about ([\d.]+) s", text)
     assert h, text
     r = re.search(r"\(`python3 -m secea_fast run --quiet`\) took about ([\d.]+) s on (\d{4}-\d\d-\d\d) "
                   r".*? at load average (\d[\d.-]*\d)", _readme())
