@@ -486,7 +486,7 @@ def main(argv=None) -> int:
                          "MovieLens-1M shape (100 users); osfl: the one-shot FL distillation "
                          "example.  Whole command, --quiet, on 2 shared cores on 2026-11-27 at load "
                          "average 7-16, no AVX-512 (secea: 8.5 s on an idle AVX-512 Zen 4, "
-                         "2026-11-24): secea about 490 s, secemb 157 s, osfl 39 s")
+                         "2026-11-24): secea about 490 s, secea-phe 103 s, secemb 157 s, osfl 39 s")
     rp.add_argument("--workload", choices=sorted(SHAPES), default=None,
                     help="dataset shape (SecEA paper, Table 2) for secea / secea-phe; default "
                          "movielens-1m for secea, tiny for secea-phe")
