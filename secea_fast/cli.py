@@ -481,10 +481,12 @@ def main(argv=None) -> int:
                "-d --precision --processes --block-size --seed; secemb: --users --items --m-prime "
                "-d --frac-bits --seed; osfl: -N --seed.  --json and --quiet apply to all.")
     rp.add_argument("--protocol", choices=("secea", "secea-phe", "secemb", "osfl"), default="secea",
-                    help="secea (default): SecEA on the MovieLens-1M shape, about 15 s on 2 cores; "
-                         "secea-phe: its Paillier variant on the tiny shape; secemb: one SecEmb "
-                         "round on the MovieLens-1M shape (100 users, under 10 s on 2 cores); "
-                         "osfl: the one-shot FL distillation example (about 1 s)")
+                    help="secea (default): SecEA on the MovieLens-1M shape; secea-phe: its "
+                         "Paillier variant on the tiny shape; secemb: one SecEmb round on the "
+                         "MovieLens-1M shape (100 users); osfl: the one-shot FL distillation "
+                         "example.  Whole command, --quiet, on 2 shared cores on 2026-11-27 at load "
+                         "average 7-16, no AVX-512 (secea: 8.5 s on an idle AVX-512 Zen 4, "
+                         "2026-11-24): secea about 490 s, secea-phe 103 s, secemb 157 s, osfl 39 s")
     rp.add_argument("--workload", choices=sorted(SHAPES), default=None,
                     help="dataset shape (SecEA paper, Table 2) for secea / secea-phe; default "
                          "movielens-1m for secea, tiny for secea-phe")
@@ -529,9 +531,14 @@ def main(argv=None) -> int:
                                     "secea-fast bench summary RESULTS.json")
     bp.add_argument("what", choices=("throughput", "report", "summary"))
     bp.add_argument("rest", nargs=argparse.REMAINDER, help="options of the bench command (--help)")
-    fp = sub.add_parser("flower", help="a protocol round on Flower (simulation engine or a local deployment)",
-                        description="secea-fast flower sim|local [--protocol secea|secemb] [--set KEY=VALUE] "
-                                    "[--json FILE]  (needs the flower extra)")
+    fp = sub.add_parser("flower", help="the protocols on Flower: sim, local, train, roster",
+                        description="secea-fast flower sim|local|train|roster [options]  (needs the flower "
+                                    "extra; `secea-fast flower sim --help` lists the options).  sim: a "
+                                    "verified protocol round (--protocol secea|secemb) in Flower's "
+                                    "simulation runtime; local: the same round on a real SuperLink and "
+                                    "SuperNodes on this host, TLS on; train: the federated recommendation "
+                                    "example (FedAvg, SecEA, SecEmb); roster: write a federation's roster "
+                                    "and identity files to --out.")
     fp.add_argument("rest", nargs=argparse.REMAINDER, help="options of the flower command (--help)")
     stp = sub.add_parser("study", add_help=False, help="the SecEA paper's experiments: a task trained under EmbAvg, SecEA "
                                        "and the LDP baseline (metric per round, seconds, bytes, plot)",

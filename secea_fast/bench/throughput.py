@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .._cli_checks import output_dir_problem, output_file_problem, save_text
+from .._cli_checks import option_problem, output_dir_problem, output_file_problem, save_text
 from .._native import available_cpus
 from ..executor import get_executor, ray_available
 
@@ -282,6 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = ap.parse_args(argv)
     bad = a.json and (output_file_problem(a.json, "--json") if os.path.isdir(os.path.dirname(a.json) or ".")
                       else output_dir_problem(os.path.dirname(a.json), "--json"))
+    bad = bad or option_problem([("-P/--processes", a.processes, 1, None), ("--repeat", a.repeat, 1, None),
+                                 ("-d", a.d, 1, None), ("--count", a.count, 1, None)])
     if bad:
         print(f"secea-fast bench throughput: error: {bad}", file=sys.stderr)
         return 2

@@ -231,7 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``secea-fast study``: parse ``argv``, run the study, print or write its tables; the exit status."""
     p = OneLineParser(prog="secea-fast study", description=__doc__.split("\n\n")[0])
     p.add_argument("name", choices=sorted(STUDIES), help="; ".join(f"{k}: {v.title}" for k, v in STUDIES.items()))
-    p.add_argument("--quick", action="store_true", help="small synthetic instance, fewer rounds (< 1 min)")
+    p.add_argument("--quick", action="store_true", help="small synthetic instance, fewer rounds (1.6-29.6 s each on 2 shared "
+                   "cores at load 2.5-3.9, 2026-11-25; docs/STUDIES.md)")
     p.add_argument("--data", metavar="FILE", help="the real data set's file (see docs/STUDIES.md); "
                    "default: a synthetic set of the same shape")
     p.add_argument("--labels", metavar="FILE", help="graph: node labels (node label per line, or Cora's "
