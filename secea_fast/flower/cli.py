@@ -6,6 +6,7 @@
     secea-fast flower roster --out DIR (--party NAME=ROLE ... | --clients N | --users U)
     secea-fast flower certs --out DIR --host NAME[,NAME...] ...      (secea_fast.flower.operator)
     secea-fast flower report OUT_DIR                                 (secea_fast.flower.operator)
+    secea-fast flower netns [--profile lan|wan|none ...] ...          (secea_fast.flower.netns, root)
 
 ``sim`` runs the round in Flower's simulation engine (ClientApps on Ray
 actors in this machine); ``local`` starts a real SuperLink and one real
@@ -214,6 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list and args_list[0] in ("certs", "report"):
         from . import operator
         return (operator.certs_main if args_list[0] == "certs" else operator.report_main)(args_list[1:])
+    if args_list and args_list[0] == "netns":
+        from . import netns
+        return netns.main(args_list[1:])
     # ---- end of operator tools
     p = argparse.ArgumentParser(prog="secea-fast flower", description=__doc__.split("\n\n")[0])
     p.add_argument("mode", choices=("sim", "local", "train", "roster"),
