@@ -463,10 +463,10 @@ class Rehearsal:
         with ThreadPoolExecutor(4) as pool:            # each flwr call is a Python start: overlap them
             self.node_ids = list(pool.map(self._register, [k["public"] for k in node_keys]))
         self.log(f"registered {len(node_keys)} SuperNode keys from the operator's namespace")
-        for i, (nc, k) in enumerate(zip(self.node_configs, node_keys)):
+        for i, (nc, nk) in enumerate(zip(self.node_configs, node_keys)):
             self._start(f"supernode-{i}", f"n{i}", [
                 _bin("flower-supernode"), "--superlink", link, "--root-certificates", self.certs["ca"]["cert"],
-                "--auth-supernode-private-key", k["private"], "--host", "127.0.0.1", "--port", "9094",
+                "--auth-supernode-private-key", nk["private"], "--host", "127.0.0.1", "--port", "9094",
                 "--node-config", " ".join(f"{key}={_config_value(v)}" for key, v in nc.items())])
         self._wait_nodes()
         self.log(f"{len(self.parties)} SuperNodes connected through the shaped link")
