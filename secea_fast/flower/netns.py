@@ -321,19 +321,26 @@ def _config_value(v: Any) -> str:
     return json.dumps(str(v))
 
 
-def _node_id(text: str) -> int | None:
-    """The ``node-id`` of ``flwr supernode register --format json``'s
-    output (a JSON object, possibly over several lines, after any log lines)."""
+def _json_value(text: str, key: str) -> Any:
+    """``key`` of the first JSON object in ``text`` that has it (the flwr
+    CLI's ``--format json`` output: an object, possibly over several lines,
+    after any log lines), or None."""
     start = text.find("{")
     while start != -1:
         try:
             v = json.JSONDecoder().raw_decode(text[start:])[0]
         except ValueError:
             v = None
-        if isinstance(v, dict) and v.get("node-id") is not None:
-            return int(v["node-id"])
+        if isinstance(v, dict) and v.get(key) is not None:
+            return v[key]
         start = text.find("{", start + 1)
     return None
+
+
+def _node_id(text: str) -> int | None:
+    """The ``node-id`` of ``flwr supernode register --format json``'s output."""
+    v = _json_value(text, "node-id")
+    return None if v is None else int(v)
 
 
 @dataclass
@@ -593,25 +600,37 @@ class Rehearsal:
         self._runs += 1
         out = self.work / f"out-{self._runs}-{protocol}"
         rc = dict(run_config, protocol=protocol, **{"out-dir": str(out), "roster-file": self.roster_file})
-        args = [_bin("flwr"), "run", str(example_app()), "rehearsal", "--stream"]
+        args = [_bin("flwr"), "run", str(example_app()), "rehearsal", "--format", "json"]
         for k, v in rc.items():
             args += ["--run-config", f"{k}={_config_value(v)}"]
         self.line.reset_counters()
         t0 = time.perf_counter()
-        try:
-            r = self._in_ns("op", args, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(f"flwr run did not finish within {timeout:g} s") from None
+        # submit, then follow the run's status: `flwr run --stream` can end with the log stream
+        # before the run does when the machine is loaded
+        r = self._in_ns("op", args, timeout=self.startup_timeout)
+        run_id = _json_value(r.stdout, "run-id")
+        if r.returncode != 0 or run_id is None:
+            raise RuntimeError(f"flwr run did not start a run (exit {r.returncode}): {(r.stdout + r.stderr)[-600:]}")
+        status = ""
+        while not status.startswith("finished"):
+            if time.perf_counter() - t0 > timeout:
+                raise RuntimeError(f"run {run_id} did not finish within {timeout:g} s (status {status!r})")
+            time.sleep(3.0)
+            ls = self._in_ns("op", [_bin("flwr"), "list", "rehearsal", "--run-id", str(run_id), "--format", "json"],
+                             timeout=self.startup_timeout)
+            runs = _json_value(ls.stdout, "runs") or []
+            status = str(runs[0].get("status", "")) if runs and isinstance(runs[0], dict) else status
         run_s = time.perf_counter() - t0
         self._note_pids()
-        text = r.stdout + r.stderr
+        logs = self._in_ns("op", [_bin("flwr"), "log", str(run_id), "rehearsal", "--show"], timeout=120)
+        text = f"status {status}\n" + logs.stdout + logs.stderr
         (self.work / "logs" / f"run-{self._runs}.log").write_text(text)
         if self.line.error is not None:
             raise RuntimeError(f"the delay line failed: {self.line.error!r}")
         summary_path = out / "summary.json"
-        if r.returncode != 0 or not summary_path.exists():
+        if status != "finished:completed" or not summary_path.exists():
             tail = "\n".join(text.splitlines()[-15:])
-            raise RuntimeError(f"flwr run failed (exit {r.returncode}, no summary.json):\n{tail}")
+            raise RuntimeError(f"run {run_id} ended {status} without summary.json:\n{tail}")
         summary = json.loads(summary_path.read_text())
         verify = demo.verify_secea if protocol == "secea" else demo.verify_secemb
         cfg = {k: v for k, v in rc.items() if k in (demo.DEFAULTS if protocol == "secea" else demo.SECEMB_DEFAULTS)}
