@@ -163,6 +163,46 @@ def test_secea_deployment_m2000(benchmark, tmp_path):
     _print("SecEA on Flower deployment, M=2000 N=5 d=64", b)
 
 
+def test_secea_admission_cost(benchmark, tmp_path):
+    """What authentication and admission cost a SecEA round on Flower, in one
+    run on one set of SuperNodes (``bench/flower_auth_app``): rounds as
+    deployed (roster-signed keys checked by every party, admission folded
+    into the first ``keys`` stage) alternated A N N A with the same rounds
+    unauthenticated (``SecEAStageRunner(roster=None)``, nodes without
+    identity).  M = 1,000, N = 5, d = 64: about 1-2 min a round on an idle
+    2-core host, so four rounds fit one run.
+    Reported: each round's wall, and mean(A) / mean(N) - 1."""
+    cfg = {"entities": 1000, "num-clients": 5, "d": 64, "order": "ANNA"}
+    res = {}
+
+    def run():
+        out = tmp_path / "out"
+        with LocalFederation(5, node_configs=[{"party-id": i} for i in range(5)], workdir=tmp_path / "fed",
+                             roster=SECEA_ROSTER) as fed:
+            fed.run(Path(__file__).resolve().parent / "flower_auth_app",
+                    run_config=dict(cfg, **{"out-dir": str(out), "roster-file": fed.roster_file}), timeout=7200)
+        res["rows"] = json.loads((out / "auth_cost.json").read_text())
+        res["out"] = out
+    benchmark.group = "flower secea admission cost"
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    rows = res["rows"]
+    ok, why = demo.verify_secea(res["out"], cfg)      # the last authenticated round's results
+    assert ok, why
+    rounds = [r for r in rows if r["mode"] != "warm-up"]
+    assert all(r["attempts"] == 1 and r["done"] == 5 for r in rounds)
+    auth = [r["wall"] for r in rounds if r["mode"] == "auth"]
+    plain = [r["wall"] for r in rounds if r["mode"] == "noauth"]
+    ratio = (sum(auth) / len(auth)) / (sum(plain) / len(plain)) - 1.0
+    info = {"auth_walls_s": auth, "noauth_walls_s": plain, "auth_cost_share": ratio,
+            "stages": sorted({r["stages"] for r in rounds})}
+    benchmark.extra_info.update(info)
+    for r in rows:
+        print(f"\n{r['mode']}: wall {r['wall']:.1f} s" + (f", {r['stages']} stages, first stage "
+                                                        f"{r['first_stage_wall']:.1f} s" if "stages" in r else ""))
+    print(f"\nSecEA on Flower, M=1000 N=5 d=64: authenticated {auth} s, unauthenticated {plain} s, "
+          f"cost of the rules {100 * ratio:+.1f}%")
+
+
 def test_secemb_deployment_5_users(benchmark, tmp_path):
     """SecEmb at the MovieLens-1M shape (m = 3,883, m' = 300, d = 64): server 1
     and 5 users as SuperNodes, server 0 the ServerApp."""

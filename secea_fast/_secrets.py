@@ -57,7 +57,7 @@ TRANSFER: dict[str, tuple[str, ...]] = {
     "secea_fast.protocols.secea.parties.Client": _SECEA_CLIENT,
     "secea_fast.protocols.secea.parties.Server": _SECEA_SERVER,
     "secea_fast.protocols.secea_phe.parties.Client":
-        _SECEA_CLIENT + ("phe", "_pk", "_peer_pks", "encrypt_seconds"),
+        _SECEA_CLIENT + ("phe", "_pk", "_peer_pks", "encrypt_seconds", "decrypt_seconds", "ciphertexts"),
     "secea_fast.protocols.secea_phe.parties.Server":
         _SECEA_SERVER + ("phe", "_pks", "_prepared", "encrypt_seconds"),
 }

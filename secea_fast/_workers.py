@@ -49,6 +49,7 @@ import warnings
 from multiprocessing.connection import Pipe, wait as mp_wait
 
 from ._memory import tune_malloc
+from ._lifetime import die_with_parent
 
 __all__ = ["run_shards", "fork_available"]
 
@@ -67,6 +68,7 @@ def _worker(fn, state, jobs, order, counter, conn) -> None:
     end, or (ERR, i, exception).  Never returns: ``os._exit``."""
     code, i = 0, None
     try:
+        die_with_parent()                       # a killed caller takes its workers with it
         os.environ[_THREADS_ENV] = "1"
         tune_malloc()                           # this worker's heap only
         while True:

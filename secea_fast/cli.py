@@ -4,7 +4,11 @@
 built-in default workload (the MovieLens-1M shape: M = 9,746 entities,
 N = 5, T = 1, d = 128), verifies it bit for bit against plaintext EmbAvg
 on the quantized embeddings, and prints a per-phase table and a one-line
-verdict (the only output with ``--quiet``; exit code 1 on FAIL);
+verdict (the only output with ``--quiet``; exit code 1 on FAIL, 2 with one
+line naming the option for a bad option value or output path, checked
+before anything runs; ``secea_fast._cli_checks``); every protocol prints
+the same table (phase, core-s = CPU seconds, wall-s, protocol MB), JSON
+only with ``--json FILE``;
 ``--protocol secea-phe`` / ``secemb`` / ``osfl`` run the other protocols'
 jobs, and options a protocol does not read are refused.  ``secea-fast`` (or
 ``secea-fast selfcheck``) runs the kernel self-check on
@@ -32,6 +36,7 @@ from . import GOLDILOCKS, EMBEDDING_PRIME, backend_info, field, get_backend, lin
 from ._native import available_cpus
 from .field import reference as ref
 from .fixedpoint import FixedPoint
+from ._cli_checks import OneLineParser, option_problem, output_file_problem, save_text
 
 
 def _best(fn, repeat):
@@ -162,6 +167,7 @@ _RUN_OPTIONS = {
     "osfl": {"N", "seed", "json", "quiet"},
 }
 _FLAG_NAMES = {"N": "-N", "T": "-T", "K": "-K", "d": "-d"}
+_OSFL_MIN_N = 11       # the OSFL job's rho: every objective is held by 11 clients
 
 # SecEmb's job: the MovieLens-1M shape of SecEmb (Mai et al. 2025) (3,883 movies, d = 64,
 # m' = 300); 100 users take about 7 s on 2 cores.
@@ -196,9 +202,17 @@ def phase_table(rows, head=("phase", "core-s", "wall-s", "protocol MB")) -> str:
 
 
 
-def _secea_rows(seconds, wall, nbytes, phases):
+def _secea_rows(seconds, wall, nbytes, phases, bytes_of=None):
+    bytes_of = bytes_of or {}
     return [(ph, f"{seconds.get(ph, 0.0):.3f}", f"{wall.get(ph, 0.0):.3f}",
-             f"{nbytes.get(ph, 0) / 1e6:.2f}") for ph in phases]
+             f"{nbytes.get(bytes_of.get(ph, ph), 0) / 1e6:.2f}") for ph in phases]
+
+
+# printed under every protocol's table (the same four columns for all)
+TABLE_NOTE = ("(core-s: CPU seconds, user + sys, of the processes that ran the phase, summed; "
+              "wall-s: wall clock; protocol MB: the size of the messages the protocol sends in the "
+              "phase, counted from their byte encodings; every party runs on this machine, nothing "
+              "crosses a network)")
 
 
 def verdict(protocol: str, ok: bool, what: str, seconds: float, timed: str) -> str:
@@ -208,8 +222,37 @@ def verdict(protocol: str, ok: bool, what: str, seconds: float, timed: str) -> s
 
 def _write_json(path, obj):
     if path:
-        with open(path, "w") as f:
-            json.dump(obj, f, indent=2, default=str)
+        save_text(json.dumps(obj, indent=2, default=str), path, "--json")
+
+
+def run_option_problem(args) -> str | None:
+    """The first ``run`` option whose value is out of range, as one
+    sentence naming the option (as typed); None if all are in range."""
+    proto = args.protocol
+    bad = option_problem([
+        ("-N", args.N, _OSFL_MIN_N if proto == "osfl" else 2, None), ("-T", args.T, 1, None),
+        ("-K", args.K, 1, None), ("-d", args.d, 1, None), ("--precision", args.precision, 0, 18),
+        ("--processes", args.processes, 1, None), ("--block-size", args.block_size, 1, None),
+        ("--seed", args.seed, 0, None), ("--users", args.users, 1, None), ("--items", args.items, 1, None),
+        ("--m-prime", args.m_prime, 1, None), ("--frac-bits", args.frac_bits, 0, 40)])
+    if bad:
+        return bad
+    if args.movielens is not None and not os.path.isfile(args.movielens):
+        return (f"--movielens {args.movielens!r}: " + ("not a regular file" if os.path.exists(args.movielens)
+                                                         else "no such file"))
+    if args.json and (bad := output_file_problem(args.json, "--json")):
+        return bad
+    if proto not in ("secea", "secea-phe"):
+        return None
+    N = args.N if args.N is not None else (5 if proto == "secea" else 3)
+    T = 1 if args.T is None else args.T
+    t_max = (N + 1) // 2 - 1
+    if T > t_max:
+        return (f"-T must be <= {t_max} for -N {N} (T <= floor((N+1)/2) - 1, Tang et al. 2022, "
+                f"eq. 7), got {T}")
+    if args.K is not None and args.K > t_max + 1 - T:
+        return f"-K must be in [1, {t_max + 1 - T}] for -N {N}, -T {T}, got {args.K}"
+    return None
 
 
 def run_job(args) -> int:
@@ -237,6 +280,13 @@ def run_job(args) -> int:
 
 
 def _secea_job(args, executor, say) -> int:
+    from ._progress import Stages
+    with Stages("run secea", enabled=not args.quiet) as stages:
+        return _secea_stages(args, executor, say, stages)
+
+
+def _secea_stages(args, executor, say, stages) -> int:
+    stages.stage("generate the workload")
     from .protocols import baselines, secea, workloads
     t0 = time.perf_counter()
     if args.movielens:
@@ -247,6 +297,7 @@ def _secea_job(args, executor, say) -> int:
         wname = args.workload
     say(f"workload: {wname}, N = {args.N}, entities per client "
         f"{[len(x) for x in local]} ({time.perf_counter() - t0:.1f} s to generate)")
+    stages.stage("the round (every party in this process)")
     t_round = time.perf_counter()
     res = secea.run_round(local, T=args.T, precision=args.precision, K=args.K,
                            executor=executor, block_size=args.block_size,
@@ -254,6 +305,7 @@ def _secea_job(args, executor, say) -> int:
     t_round = time.perf_counter() - t_round
     prm = res.params
     assert isinstance(prm, secea.SecEAParams), type(prm)   # RoundResult.params is typed object
+    stages.stage("verify against the plaintext sums")
     t0 = time.perf_counter()
     ok = all(np.array_equal(s_ref, s) and np.array_equal(c_ref, c) for (s_ref, c_ref), s, c in
              zip(secea.plaintext_sums(local, prm), res.sums, res.counts))
@@ -261,14 +313,15 @@ def _secea_job(args, executor, say) -> int:
     emb = baselines.embavg_round(local)
     worst = max((float(np.max(np.abs(res.embeddings[n][k] - emb["embeddings"][n][k])))
                  for n in range(len(local)) for k in local[n]), default=0.0)
+    stages.stage("baselines (EmbAvg, PSI+SA)")
     psi = baselines.psi_sa_round(local, precision=args.precision)
+    stages.close()
     round_core = sum(res.seconds[ph] for ph in ("encode", "offline", "responses", "noise", "decode"))
     say(f"\nSecEA round: M = {res.union_size} entities, N = {prm.N}, T = {prm.T}, K = {prm.K}, "
         f"d = {prm.d}, precision = {prm.precision} digits, p = {prm.p}, "
         f"{res.processes} process(es), {executor.name} executor")
     say(phase_table(_secea_rows(res.seconds, res.wall, res.bytes, res.PHASES)))
-    say("(protocol MB: the size of the messages the protocol sends in the phase, counted from "
-        "their byte encodings; every party runs in this process, nothing crosses a network)")
+    say(TABLE_NOTE)
     say(f"round (excluding the one-time union): {round_core:.2f} core-s; response products "
         f"(with the fused query decryption) {res.seconds['product']:.2f} core-s; overhead beyond them "
         f"{100 * (round_core - res.seconds['product']) / max(res.seconds['product'], 1e-9):.0f}%")
@@ -301,10 +354,22 @@ def _osfl_job(args) -> int:
     res = osfl.main_job(n=args.N, seed=args.seed)
     wall = time.perf_counter() - t0
     ok = bool(res["exact_sum"]) and bool(res.get("approach1", {}).get("exact_sum", True))
-    protocol_s = sum(v for k, v in res["seconds"].items()
-                     if k not in ("local_training", "student_training", "total"))
+    phases = ("share", "aggregate", "query", "answer", "reconstruct")
+    secs = res.get("seconds", {})
+    protocol_s = sum(v for k, v in secs.items() if k in phases)
     if not args.quiet:
-        print(json.dumps(res, indent=2, default=str))
+        prm, acc = res.get("params", {}), res.get("accuracy", {})
+        print(f"\nOSFL round: n = {prm.get('n')} clients, T = {prm.get('T')} objectives, rho = "
+              f"{prm.get('rho')}, z_s = {prm.get('z_s')}, z_q = {prm.get('z_q')}, s = {prm.get('s')} "
+              f"public samples, p = {prm.get('p')}")
+        print(phase_table(_secea_rows(secs, res.get("wall_seconds", {}), res.get("bytes", {}), phases,
+                                      {"share": "sharing", "query": "queries", "answer": "answers"})))
+        print(TABLE_NOTE)
+        if acc:
+            print(f"distillation: student accuracy {acc.get('student', 0):.3f} (pooled data "
+                  f"{acc.get('pooled', 0):.3f}, best teacher {acc.get('teacher_max', 0):.3f}); local "
+                  f"training {secs.get('local_training', 0):.2f} s, student training "
+                  f"{secs.get('student_training', 0):.2f} s; --json FILE for every figure")
     _write_json(args.json, res)
     print(verdict("osfl", ok, "retrieved label sums exact" if ok else "a retrieved label sum is wrong",
                   protocol_s, f"in the protocol's phases, {wall:.2f} s job wall"))
@@ -320,8 +385,12 @@ def _secea_phe_job(args) -> int:
                                            res["bytes_via_server"], secea_phe.PHERoundResult.PHASES))
     ok = bool(res["verified"]) and bool(res.get("secea", {}).get("same_means", True))
     if not args.quiet:
-        print(json.dumps({k: v for k, v in res.items() if k != "table"}, indent=2, default=str))
+        head = [f"{k} = {res[k]}" for k in ("M", "N", "T", "K", "d", "precision", "key_bits", "processes")
+                if k in res]
+        if head:
+            print(f"\nSecEA-PHE round: workload {res.get('workload')}, {', '.join(head)}")
         print(res["table"])
+        print(TABLE_NOTE)
     _write_json(args.json, res)
     print(verdict("secea-phe", ok, "bit for bit against plaintext EmbAvg" if ok else "differs from plaintext",
                   sum(res["wall_seconds"].values()), "wall"))
@@ -373,19 +442,15 @@ def _secemb_job(args) -> int:
     # per-phase seconds over all users; bytes per user and server
     stages = (("user_keygen", "retrieval", rep.bytes_up), ("server_retrieval", "retrieval", rep.bytes_down),
               ("user_upload", "aggregation", rep.bytes_up), ("server_aggregation", None, None))
-    rows = []
-    for ph, stage, side in stages:
-        per = None if side is None else side.get(stage)
-        rows.append((ph, f"{rep.seconds.get(ph, 0.0):.3f}",
-                     "-" if per is None else ("up" if side is rep.bytes_up else "down"),
-                     "-" if per is None else f"{per / 1e3:.1f}",
-                     "-" if per is None else f"{per * 2 * nu / 1e6:.2f}"))
+    nb = {ph: 0 if side is None else side.get(stage, 0) * 2 * nu for ph, stage, side in stages}
     say(f"\nSecEmb round: m = {o['items']}, d = {o['d']}, m' = {o['m_prime']}, {nu} users, "
         f"frac_bits = {o['frac_bits']}, two servers")
-    say(phase_table(rows, head=("phase", "s (all users)", "direction", "KB per user & server",
-                                "protocol MB")))
-    say("(protocol MB: the users' messages to and from both servers, counted from their byte "
-        "encodings; server 1's aggregate share to server 0 is not counted)")
+    say(phase_table(_secea_rows(rep.seconds, rep.wall, nb, [ph for ph, _, _ in stages])))
+    say(TABLE_NOTE)
+    say(f"(protocol MB: the users' messages to and from both servers; server 1's aggregate share "
+        f"to server 0 is not counted; per user and server: retrieval "
+        f"{rep.bytes_up.get('retrieval', 0) / 1e3:.1f} KB up, {rep.bytes_down.get('retrieval', 0) / 1e3:.1f} "
+        f"KB down, aggregation {rep.bytes_up.get('aggregation', 0) / 1e3:.1f} KB up)")
     if args.json:
         _write_json(args.json, {"protocol": "secemb", **o, "seed": seed, "verified": ok, "check": what,
                                 "seconds": dict(rep.seconds), "wall_seconds": wall,
@@ -397,7 +462,7 @@ def _secemb_job(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="secea-fast", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="secea-fast", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command")
     sc = sub.add_parser("selfcheck", help="kernel self-check and benchmark summary (default)")
     sc.add_argument("--quick", action="store_true", help="smaller benchmark workload")
@@ -406,9 +471,11 @@ def main(argv=None) -> int:
     rp = sub.add_parser(
         "run", help="run a full protocol round on a workload and verify it",
         description="Run one round of a protocol with every party in this process, verify it "
-                    "against the plaintext computation and print its per-phase times and "
-                    "communication, then a one-line verdict (PASS/FAIL, round time).  Exit code "
-                    "0 on PASS, 1 on FAIL, 2 for an option the protocol does not read.",
+                    "against the plaintext computation and print its per-phase CPU and wall times "
+                    "and communication, then a one-line verdict (PASS/FAIL, round time); the same "
+                    "table and verdict for every protocol.  Exit code 0 on PASS, 1 on FAIL, 2 (one "
+                    "line naming the option, before anything runs) for an option the protocol does "
+                    "not read, a value out of range or a --json path that cannot be written.",
         epilog="options per protocol -- secea: --workload/--movielens -N -T -K -d --precision "
                "--processes --block-size --executor --address --seed; secea-phe: --workload -N -T "
                "-d --precision --processes --block-size --seed; secemb: --users --items --m-prime "
@@ -455,7 +522,7 @@ def main(argv=None) -> int:
     rp.add_argument("--seed", type=int, default=None, help="workload seed, simulation data only (default 0)")
     rp.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     rp.add_argument("--quiet", action="store_true", default=None,
-                    help="print only the verdict line (no progress bar, table or JSON)")
+                    help="print only the verdict line (no stage progress, table or JSON)")
     bp = sub.add_parser("bench", help="throughput measurement and benchmark reports",
                         description="secea-fast bench throughput [options] | "
                                     "secea-fast bench report RESULTS.json... -o DIR | "
@@ -473,11 +540,20 @@ def main(argv=None) -> int:
     stp.add_argument("rest", nargs=argparse.REMAINDER, help="NAME and the options of the study command (--help)")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["study"]:          # every option, --help too, is the study command's own
+        from ._lifetime import run_guarded
         from .studies import runner
-        return runner.main(argv[1:])
+        return run_guarded("secea-fast study", lambda: runner.main(argv[1:]))
     args = parser.parse_args(argv)
     from . import tune_memory
     tune_memory()        # the command owns its process: reuse freed buffers (secea_fast._memory)
+    # a signal ends the command and everything it started (secea_fast._lifetime)
+    from ._lifetime import run_guarded
+    name = " ".join(["secea-fast", args.command or "selfcheck"]
+                    + (args.rest[:1] if args.command == "flower" else []))
+    return run_guarded(name, lambda: _command(args, rp), watchdog=args.command in ("run", "flower", "bench"))
+
+
+def _command(args, rp) -> int:
     if args.command == "flower":
         try:
             from .flower import cli as flower_cli
@@ -499,6 +575,10 @@ def main(argv=None) -> int:
                                        if v is not None and k not in ("command", "protocol")})
         if bad:
             rp.error(bad)
+        bad = run_option_problem(args)
+        if bad:
+            print(f"secea-fast run: error: {bad}", file=sys.stderr)
+            return 2
         try:
             return run_job(args)
         except (ValueError, TypeError, ImportError) as exc:

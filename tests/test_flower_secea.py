@@ -68,9 +68,10 @@ def test_stages_equal_in_process_round(bps):
     assert sorted(res.done) == sorted(loop.nodes)
     nb = max(-(-len(e) // 16) for e in local)
     names = [s["stage"] for s in res.stages]
-    assert names[:3] == ["hello", "keys", "peers"]
-    # hello, keys, peers, then emit every block, two more steps to answer and decode
-    assert len(names) == 3 + (1 if bps is None else nb) + 2
+    # admission rides on the keys stage: keys, peers, then emit every block, two more steps
+    # to answer and decode
+    assert names[:2] == ["keys", "peers"]
+    assert len(names) == 2 + (1 if bps is None else nb) + 2
     assert res.summary()["phases"]["step"]["bytes_up"] > 0
 
 
@@ -78,7 +79,7 @@ def test_one_block_round_takes_five_stages():
     local = _local(M=40)
     loop = Loopback(local)
     res = Runner(loop, d=6).run(loop.nodes)
-    assert [s["stage"] for s in res.stages] == ["hello", "keys", "peers", "step", "step", "step"]
+    assert [s["stage"] for s in res.stages] == ["keys", "peers", "step", "step", "step"]
     _same(loop.results, secea.aggregate(local), loop.nodes)
 
 
@@ -121,7 +122,9 @@ def test_torch_like_rows_are_accepted():
     _same(loop.results, secea.aggregate(local), loop.nodes)
 
 
-@pytest.mark.parametrize("stage,step", [("keys", None), ("peers", None), ("step", 0)])
+# a node silent in attempt 1's keys stage is a missing party (that stage carries the admission
+# challenge): tests/test_flower_secea_admission.py; an admitted node lost later restarts the round
+@pytest.mark.parametrize("stage,step", [("peers", None), ("step", 0)])
 def test_early_loss_restarts_without_the_node(stage, step):
     local = _local(N=6, M=50)
     nodes = [101 + i for i in range(6)]
@@ -135,7 +138,7 @@ def test_early_loss_restarts_without_the_node(stage, step):
     # a loss in "peers" comes before the server summed the uploads: a new union
     uploads = [x for x in loop.log if x[1] == "peers" and x[3]]
     assert len({a for *_, a in uploads}) == (2 if stage == "peers" else 1)
-    assert {a for *_, a in loop.log} == {0, 1, 2}          # hello (no attempt), attempts 1 and 2
+    assert {a for *_, a in loop.log} == {1, 2}             # attempts 1 and 2 (no stand-alone hello)
     if stage == "step":
         assert res.union_size == len(set().union(*[set(e) for e in local]))
 
@@ -176,7 +179,7 @@ def test_late_loss_beyond_the_bound_fails_blocks_without_restart():
     res = Runner(loop, d=6, block_size=16, blocks_per_stage=1).run(nodes)
     assert res.attempts == 1
     assert any(x != 102 for x, _ in res.failed_blocks)
-    assert {a for *_, a in loop.log} == {0, 1}
+    assert {a for *_, a in loop.log} == {1}
 
 
 def test_client_state_round_trips_and_refuses_other_entities():
@@ -218,12 +221,12 @@ def test_runner_refuses_bad_arguments():
     with pytest.raises(TypeError, match="block_size"):
         fsecea.SecEAStageRunner(lambda o: None, roster, d=4, block_size=2.5)
     with pytest.raises(TypeError, match="roster"):
-        fsecea.SecEAStageRunner(lambda o: None, None, d=4)
+        fsecea.SecEAStageRunner(lambda o: None, "roster.json", d=4)
 
 
 def test_too_few_clients_left_is_a_clear_error():
     local = _local(N=3, M=20, d=4)
-    loop = Loopback(local, die={101: ("keys", None)})
+    loop = Loopback(local, die={101: ("peers", None)})
     with pytest.raises(RuntimeError, match="2 clients remain"):
         Runner(loop, d=4).run(loop.nodes)
 
@@ -260,7 +263,7 @@ def test_simulation_engine_round_equals_in_process(tmp_path):
     import json
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["attempts"] == 1 and len(summary["done"]) == 3
-    assert [s["stage"] for s in summary["stages"]][:3] == ["hello", "keys", "peers"]
+    assert [s["stage"] for s in summary["stages"]][:2] == ["keys", "peers"]
     # the nodes keep their compute seconds in their own files; the server's stages have none
     assert len(list(tmp_path.glob("seconds-*.jsonl"))) == 3
     assert not [k for st in summary["stages"] for k in st if "client" in k or "handler" in k]
@@ -291,6 +294,51 @@ def test_replayed_keys_stage_is_refused_by_the_handler():
     Runner(loop, d=4).run(loop.nodes)
     keys = [cfg for d, node, cfg, _ in loop.view if d == "down" and node == 101 and cfg["stage"] == "keys"]
     before = loop.state[101]
+    # attempt 1's keys stage carries the admission challenge: the node still answers the
+    # challenge (so a runner can name it), but makes no key and reports the refusal
+    assert "challenge" in keys[0]
+    rcfg, out, state, _ = loop.handlers[101](keys[0], [], before)
+    assert "replayed keys stage is refused" in rcfg["refused"] and out == [] and state == before
+    plain = {k: v for k, v in keys[0].items() if k != "challenge"}
     with pytest.raises(ValueError, match="replayed keys stage is refused"):
-        loop.handlers[101](keys[0], [], before)
+        loop.handlers[101](plain, [], before)
     assert loop.state[101] == before
+
+
+# ----------------------------------------------------------------- SecEA-PHE through the same adapter
+def test_secea_phe_stages_equal_the_in_process_round():
+    """The runner and the handlers with the Paillier layer: each stage's
+    session state (Paillier key pair included) goes through the bytes the
+    node keeps, and the means equal secea_phe.run_round's exactly."""
+    from fractions import Fraction
+    from secea_fast import paillier
+    from secea_fast.protocols import secea_phe
+    from secea_fast.protocols.secea_phe import PaillierLayer
+    local = _local(N=3, M=20, d=2)
+    keys = [paillier.keygen(512, insecure=True) for _ in range(3)]
+    roster, ids = federation(3)
+    pks = []
+
+    def client(i, emb):
+        me = NodeIdentity(roster, ids[f"client-{i}"])
+
+        def layer():
+            lay = PaillierLayer(512, insecure_keys=True)
+            pks.append(lay)
+            return lay
+        def stage(cfg, blobs, state):
+            # the node's first session gets its key pair; later stages restore it from the state
+            mk = (lambda: PaillierLayer(512, insecure_keys=True, keypair=keys[i])) if state is None else layer
+            return fsecea.handle(cfg, blobs, state, emb, me, 101 + i, layer=mk)
+        return stage
+    loop = _flower_loop.Loopback({101 + i: client(i, e) for i, e in enumerate(local)}, None, catch=True)
+    res = fsecea.SecEAStageRunner(loop, roster, d=2, layer=PaillierLayer(512, insecure_keys=True)).run(loop.nodes)
+    assert res.protocol == "secea-phe" and not res.dropped and sorted(res.done) == sorted(loop.nodes)
+    assert {lay.public_key for lay in pks} == {k[0] for k in keys}       # every restored layer: the node's key
+    ref = secea_phe.run_round(local, key_bits=512, insecure_keys=True, keys=keys, verify=True)
+    scale = ref.params.base.fx.scale
+    for i, node in enumerate(loop.nodes):
+        for j, key in enumerate(local[i]):
+            want = [float(Fraction(int(a), int(b) * scale)) for a, b in zip(ref.numerators[i][j],
+                                                                              ref.denominators[i][j])]
+            assert loop.results[node][key].tolist() == want

@@ -164,6 +164,32 @@ def _samples():
     out["secea.ClientSession.import_state"] = (
         lambda b: SecEAClient.import_state(b, sroster, sids["client-0"], slocal[0]),
         SecEAClient.export_state, [fresh_session, sess["client-0"].export_state()])
+    # the same session under SecEA-PHE's layer (its Paillier key pair saved with it), and the layers' states
+    from secea_fast.protocols.secea.layer import Layer
+    player = lambda: secea_phe.PaillierLayer(BITS, insecure_keys=True)   # noqa: E731
+    psess = {x: SecEAClient(sroster, sids[x], slocal[i],
+                            layer=secea_phe.PaillierLayer(BITS, insecure_keys=True,
+                                                          keypair=paillier.keygen(BITS, insecure=True)))
+             for i, x in enumerate(sess)}
+    psrv = ServerSession(sroster, list(psess), d=2, layer=player())
+    ploop = Loopback(psess)
+    pout = psrv.start()
+    for _ in range(4):
+        pout = psrv.receive(*ploop(pout))
+    pfresh_session = SecEAClient(sroster, sids["client-0"], slocal[0], layer=player()).export_state()
+    out["secea_phe ClientSession.import_state"] = (
+        lambda b: SecEAClient.import_state(b, sroster, sids["client-0"], slocal[0], layer=player()),
+        SecEAClient.export_state, [pfresh_session, psess["client-0"].export_state()])
+
+    def _layer(cls):
+        def parse(b):
+            obj = cls()
+            obj.import_state(b)
+            return obj
+        return parse
+    out["secea.Layer.import_state"] = (_layer(Layer), Layer.export_state, [b""])
+    out["secea_phe.PaillierLayer.import_state"] = (_layer(player), secea_phe.PaillierLayer.export_state,
+                                                   [player().export_state(), psess["client-0"].layer.export_state()])
     u2 = secemb.User(prm, [1, 7, 19, 4])
     u2.retrieval_request()
     out["secemb.User.import_state"] = (lambda b: secemb.User.import_state(prm, [1, 7, 19, 4], b),
@@ -242,7 +268,8 @@ def test_every_parser_is_fuzzed():
                "PathKeyBatch.from_bytes", "PathSecretBatch.import_secret", "Frame.from_bytes",
                "ClientSession.import_state", "FederatorSession.import_state", "Federator.import_state",
                "SchemeClient.import_state", "Roster.from_json", "UserSession.import_state",
-               "Server1Session.import_state", "Server0Session.import_state"}
+               "Server1Session.import_state", "Server0Session.import_state", "Layer.import_state",
+               "PaillierLayer.import_state"}
     assert found <= covered, f"parsers without a fuzz test: {sorted(found - covered)}"
     for name in NAMES:                               # and every valid sample parses and round-trips
         parse, ser, valid = SAMPLES[name]

@@ -344,7 +344,7 @@ def test_workload_shapes_and_movielens_loader(tmp_path):
     cen = workloads.workload("soybean", N=3)
     assert sum(len(x) for x in cen) == 307            # sample level: disjoint
     f = tmp_path / "ratings.dat"
-    f.write_text("1::10::5::0\n1::11::3::0\n2::10::4::0\n3::12::1::0\n")
+    f.write_text("1::10::5::0\n1::11::3::0\n2::10::4::0\n3::12::1::0\n4::13::2::0\n4::14::2::0\n")
     ml = workloads.load_movielens(str(f), N=2, d=3)
     assert set().union(*(set(x) for x in ml)) >= {"u1", "i10"}
     with pytest.raises(ValueError):
@@ -367,7 +367,7 @@ def test_cli_run_tiny(tmp_path, capsys):
     assert rep["verified"] is True and rep["N"] == 4 and rep["M"] > 0
     assert set(rep["core_seconds"]) >= {"union", "encode", "offline", "responses", "decode"}
     assert cli.main(["run", "--workload", "tiny", "-N", "4", "-T", "3"]) == 2
-    assert "too large" in capsys.readouterr().err
+    assert "-T must be <= 1 for -N 4" in capsys.readouterr().err
 
 
 def _parties_after_union(prm, ids_of, k):

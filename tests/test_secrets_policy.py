@@ -201,6 +201,8 @@ FACTORIES = {
     "secea_fast.protocols.secea.parties.Server": lambda: secea.Server(SECEA),
     "secea_fast.protocols.secea_phe.parties.Client": lambda: _secea_clients(secea_phe.Client, PHE)[0],
     "secea_fast.protocols.secea_phe.parties.Server": _phe_server,
+    "secea_fast.protocols.secea_phe.layer.PaillierLayer":
+        lambda: secea_phe.PaillierLayer(512, insecure_keys=True, keypair=paillier.keygen(512, insecure=True)),
     "secea_fast.protocols.secemb.parties.User": _user,
     "secea_fast.protocols.secemb.parties.Server":
         lambda: secemb.Server(1, SECEMB, np.zeros((16, 2), np.uint64)),

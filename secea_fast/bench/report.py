@@ -25,6 +25,11 @@ matplotlib is optional (``pip install "secea_fast[report]"``); with
 plain-text summary of one pytest-benchmark file instead (:func:`summary`):
 per group, each implementation's median and, for ours, its ratio to the
 fastest peer.
+
+Length (about 660 lines): every benchmark format the report reads and every
+section it writes (kernel groups, backends, scaling, throughput, protocol
+rounds beside the papers' figures) is here, so a new benchmark's reader
+and its section are changed together.
 """
 from __future__ import annotations
 
@@ -36,6 +41,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, TypedDict
+
+from .._cli_checks import output_dir_problem
 
 OURS = "secea_fast"
 THROUGHPUT_KIND = "secea-fast/throughput"
@@ -420,7 +427,7 @@ def _compare_secea(benches, out, plots, matched) -> list:
     if not rounds:
         return []
     md = ["### SecEA rounds, per phase", "",
-          f"{MEAS}: wall seconds / core-seconds (summed over parties) / MB through the server.",
+          f"{MEAS}: wall seconds / CPU seconds (user + sys, summed over parties) / MB through the server.",
           ""]
     labels = [f"{b['name']}, {b['extra_info'].get('processes', '?')} proc." for b in rounds]
     phases = list(dict.fromkeys(ph for b in rounds for ph in b["extra_info"]["core_seconds"]))
@@ -575,6 +582,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-plots", action="store_true", help="Markdown only (no matplotlib)")
     ap.add_argument("--title", help="report title")
     args = ap.parse_args(argv)
+    bad = output_dir_problem(args.out, "--out")
+    if bad:
+        print(f"secea-fast bench report: error: {bad}", file=sys.stderr)
+        return 2
     try:
         results = load_results(args.results)
     except ValueError as exc:

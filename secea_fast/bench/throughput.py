@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._cli_checks import output_dir_problem, output_file_problem, save_text
 from .._native import available_cpus
 from ..executor import get_executor, ray_available
 
@@ -279,6 +280,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="write the results to this file")
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args(argv)
+    bad = a.json and (output_file_problem(a.json, "--json") if os.path.isdir(os.path.dirname(a.json) or ".")
+                      else output_dir_problem(os.path.dirname(a.json), "--json"))
+    if bad:
+        print(f"secea-fast bench throughput: error: {bad}", file=sys.stderr)
+        return 2
     phase = a.phase or {"secea": "responses", "paillier": "encrypt", "dpf": "keygen"}[a.protocol]
     opts = dict(workload=a.workload, N=a.N, T=a.T, d=a.d, count=a.count, log_domain=a.log_domain,
                 key_bits=a.key_bits)
@@ -289,9 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"secea-fast bench throughput: {exc}", file=sys.stderr)
         return 2
     if a.json:
-        os.makedirs(os.path.dirname(a.json) or ".", exist_ok=True)
-        with open(a.json, "w") as f:
-            json.dump(out, f, indent=1)
+        save_text(json.dumps(out, indent=1), a.json, "--json")
     if not a.quiet or not a.json:
         print(table(out))
     return 0

@@ -1,14 +1,25 @@
-"""Which Flower node is which roster party: the ``hello`` stage every runner
-starts with, and the node side's identity files.
+"""Which Flower node is which roster party: the admission challenge every
+runner's first stage carries, and the node side's identity files.
 
 Flower names nodes by the ids its SuperLink assigns; the protocols name
 parties by the roster (:mod:`secea_fast.protocols.common.roster`).  The
-runner sends every connected node a fresh 32-byte challenge; a node answers
-with its roster name and its Ed25519 signature of (challenge, its node id,
-the message type).  The runner keeps exactly the roster's parties of the
-roles it needs: it refuses to start (:class:`AdmissionError`, naming the
+runner sends every connected node a fresh 32-byte challenge (field
+``challenge``); a node answers with its roster name, role and its Ed25519
+signature of (challenge, its node id, the message type) in its reply's
+fields ``name``, ``role`` and ``admission`` (:func:`admission_claim`).  The
+runner keeps exactly the roster's parties of the roles it needs
+(:func:`admit`): it refuses to go on (:class:`AdmissionError`, naming the
 node or the party) when a connected node does not prove a roster identity
 (a stranger), when two nodes claim one party, or when a party is missing.
+
+The challenge rides on the first protocol stage where that stage can be
+sent identically to every connected node before the runner knows which
+node is which (SecEA's ``keys``: public parameters and the roster's client
+names only), so admission costs no stage of its own; :func:`identify_nodes`
+is the stand-alone ``hello`` stage for a runner that needs the mapping to
+build its first stage (SecEmb: its first stage carries server 1's key,
+which server 1 announces in the ``hello`` stage).  The checks are the same
+either way.
 
 This is the transport's half of admission; the other half is Flower's own
 SuperNode authentication (``flower-superlink --enable-supernode-auth``,
@@ -32,10 +43,13 @@ from typing import Any
 from ..protocols.common.roster import AuthenticationError, Identity, Roster
 from .records import Exchange, StageResult
 
-__all__ = ["AdmissionError", "NodeIdentity", "node_identity", "hello_reply", "identify_nodes", "HELLO"]
+__all__ = ["AdmissionError", "NodeIdentity", "node_identity", "hello_reply", "identify_nodes", "HELLO",
+           "CHALLENGE", "new_challenge", "admission_claim", "admit", "strip_claim"]
 
 HELLO = "hello"
+CHALLENGE = "challenge"          # the stage config field carrying the admission challenge
 _PURPOSE = "flower.hello"
+_CLAIM = ("name", "role", "admission")      # the reply fields of a node's answer to the challenge
 
 
 class AdmissionError(RuntimeError):
@@ -101,42 +115,55 @@ def node_identity(node_config: Mapping[str, Any], run_config: Mapping[str, Any] 
                      "secea_fast.protocols.common.roster.write_federation)")
 
 
-def hello_reply(cfg: Mapping[str, Any], me: NodeIdentity, node_id: int, message_type: str) -> tuple[dict, list]:
-    """A node's answer to the ``hello`` stage: its name, role, and its
-    signature of the challenge bound to its node id and the message type."""
-    challenge = cfg.get("challenge")
-    if not isinstance(challenge, bytes) or len(challenge) != 32:
-        raise ValueError("hello stage: 'challenge' must be 32 bytes")
-    sig = me.roster.sign(me.identity, _PURPOSE, challenge, int(node_id), message_type)
-    return {"stage": HELLO, "name": me.name, "role": me.role}, [sig]
-
-
-def identify_nodes(exchange: Exchange, roster: Roster, nodes: Iterable[int], message_type: str, *,
-                   roles: Sequence[str] | None = None, extra: Mapping[str, Any] | None = None
-                   ) -> tuple[dict[int, str], StageResult]:
-    """Run the ``hello`` stage with ``nodes`` over ``exchange`` (as
-    :func:`secea_fast.flower.records.grid_exchange`) and return (node id ->
-    party name, the stage's result).  Every roster party of ``roles`` (all
-    roles if None) must answer exactly once with a valid signature and no
-    other node may be connected; else AdmissionError naming the nodes."""
+def new_challenge() -> bytes:
+    """A fresh 32-byte admission challenge (``secrets.token_bytes``)."""
     import secrets
+    return secrets.token_bytes(32)
+
+
+def admission_claim(cfg: Mapping[str, Any], me: NodeIdentity, node_id: int, message_type: str) -> dict[str, Any]:
+    """A node's answer to the admission challenge in ``cfg`` (field
+    ``challenge``), whatever the stage: the reply fields ``name``, ``role``
+    and ``admission`` (its roster signature of the challenge bound to its
+    node id and the message type).  ValueError naming the field if the
+    challenge is not 32 bytes."""
+    challenge = cfg.get(CHALLENGE)
+    if not isinstance(challenge, bytes) or len(challenge) != 32:
+        raise ValueError(f"admission: field {CHALLENGE!r} must be 32 bytes")
+    sig = me.roster.sign(me.identity, _PURPOSE, challenge, int(node_id), message_type)
+    return {"name": me.name, "role": me.role, "admission": sig}
+
+
+def hello_reply(cfg: Mapping[str, Any], me: NodeIdentity, node_id: int, message_type: str) -> tuple[dict, list]:
+    """A node's answer to the stand-alone ``hello`` stage: the stage name
+    and :func:`admission_claim`; no message parts."""
+    return dict(admission_claim(cfg, me, node_id, message_type), stage=HELLO), []
+
+
+def admit(result: StageResult, roster: Roster, nodes: Iterable[int], challenge: bytes, message_type: str, *,
+          roles: Sequence[str] | None = None) -> dict[int, str]:
+    """Node id -> roster name from the replies to a stage that carried
+    ``challenge`` to every node of ``nodes`` (the ``hello`` stage, or a
+    first protocol stage with the challenge folded in).  Every roster party
+    of ``roles`` (all roles if None) must answer exactly once with a valid
+    :func:`admission_claim` and no other node may be connected; else
+    AdmissionError naming the nodes and parties."""
     nodes = sorted(int(x) for x in nodes)
-    challenge = secrets.token_bytes(32)
-    cfg = dict(extra or {}, stage=HELLO, challenge=challenge)
-    r = exchange({x: (dict(cfg), []) for x in nodes})
     want = set(roster.names()) if roles is None else {n for n in roster.names() if roster.role(n) in roles}
     names: dict[int, str] = {}
     problems = []
     for x in nodes:
-        if x in r.failed:
-            problems.append(f"node {x} did not answer the hello stage ({r.failed[x]})")
+        if x in result.failed or x not in result.replies:
+            problems.append(f"node {x} did not answer the admission challenge "
+                            f"({result.failed.get(x, 'no reply')})")
             continue
-        rcfg, blobs = r.replies[x]
-        name = rcfg.get("name")
+        rcfg, _ = result.replies[x]
+        name = rcfg.get("name") if isinstance(rcfg, Mapping) else None
+        sig = rcfg.get("admission") if isinstance(rcfg, Mapping) else None
         try:
-            if not isinstance(name, str) or len(blobs) != 1:
+            if not isinstance(name, str) or not isinstance(sig, bytes):
                 raise AuthenticationError("no roster name and signature")
-            roster.verify(name, blobs[0], _PURPOSE, challenge, x, message_type)
+            roster.verify(name, sig, _PURPOSE, challenge, x, message_type)
         except AuthenticationError as exc:
             problems.append(f"node {x} is not a roster party: {exc}")
             continue
@@ -153,4 +180,22 @@ def identify_nodes(exchange: Exchange, roster: Roster, nodes: Iterable[int], mes
                         f"{'are' if len(missing) > 1 else 'is'} not connected")
     if problems:
         raise AdmissionError("refusing to start: " + "; ".join(problems))
-    return names, r
+    return names
+
+
+def strip_claim(rcfg: Mapping[str, Any]) -> dict[str, Any]:
+    """A reply's fields without the admission claim (what the protocol reads)."""
+    return {k: v for k, v in rcfg.items() if k not in _CLAIM}
+
+
+def identify_nodes(exchange: Exchange, roster: Roster, nodes: Iterable[int], message_type: str, *,
+                   roles: Sequence[str] | None = None, extra: Mapping[str, Any] | None = None
+                   ) -> tuple[dict[int, str], StageResult]:
+    """Run the stand-alone ``hello`` stage with ``nodes`` over ``exchange``
+    (as :func:`secea_fast.flower.records.grid_exchange`) and return (node id
+    -> party name, the stage's result), as :func:`admit` checks it."""
+    nodes = sorted(int(x) for x in nodes)
+    challenge = new_challenge()
+    cfg = dict(extra or {}, stage=HELLO, challenge=challenge)
+    r = exchange({x: (dict(cfg), []) for x in nodes})
+    return admit(r, roster, nodes, challenge, message_type, roles=roles), r

@@ -1,6 +1,6 @@
 """A SecEA round as a Flower App on built-in data: the ServerApp and
 ClientApp behind ``examples/flower_secea`` (deployment: ``flwr run``), the
-simulation engine (:func:`run_simulation`) and the tests.
+simulation runtime (``secea-fast flower sim``) and the tests.
 
 Every node builds the same public workload from the run config and keeps
 its own part, chosen by its node config: ``party-id`` in deployment
@@ -22,7 +22,10 @@ memory knob; 0: ``tuning.FLOWER_STAGE_QUERY_BYTES``), ``stage-timeout`` (seconds
 clients are its parties ``client-<i>`` of role ``client``, each node holding
 its own ``identity-file`` in its node config) or, in the simulation engine,
 ``roster-dir`` (a directory :func:`secea_roster_dir` wrote with every
-party's identity).
+party's identity).  ``phe = true`` runs SecEA-PHE instead (the Paillier
+layer composed into the same sessions: :func:`secea_layer`) with
+``key-bits`` (2048), ``stat-bits`` (80) and ``insecure-keys`` (only for
+test keys below 2048 bits).
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
 from ..protocols import secea, secemb, workloads
+from ..protocols.secea_phe.layer import PaillierLayer
 from ..protocols.common.roster import Roster, write_federation
 from . import secea as fsecea
 from .records import wait_nodes
@@ -49,12 +53,13 @@ __all__ = ["DEFAULTS", "demo_local", "party_of", "make_apps", "save_embeddings",
            "SECEMB_DEFAULTS", "secemb_data", "secemb_role", "secemb_parties", "secemb_roster",
            "make_secemb_apps", "verify_secea",
            "verify_secemb", "make_example_apps", "measure_floor", "FLOOR_TYPE", "secea_roster",
-           "secea_roster_dir", "secea_party_name"]
+           "secea_roster_dir", "secea_party_name", "secea_layer"]
 
 DEFAULTS = {"workload": "synthetic", "entities": 2000, "num-clients": 5, "d": 64, "T": 1, "K": 0,
             "precision": 8, "seed": 0, "block-size": 0, "blocks-per-stage": 0,
             "stage-bytes": 0,
-            "stage-timeout": 300.0, "out-dir": "", "roster-file": "", "roster-dir": ""}
+            "stage-timeout": 300.0, "out-dir": "", "roster-file": "", "roster-dir": "",
+            "phe": False, "key-bits": 2048, "stat-bits": 80, "insecure-keys": False}
 
 
 def _cfg(context: Context | None, overrides: dict, defaults=DEFAULTS) -> dict:
@@ -135,6 +140,25 @@ def secea_roster(cfg: dict[str, Any]) -> Roster:
                      "writes one; LocalFederation(roster=...) gives its roster_file)")
 
 
+def secea_layer(cfg: dict[str, Any]) -> PaillierLayer | None:
+    """The sessions' layer the run config asks for: a fresh
+    :class:`~secea_fast.protocols.secea_phe.layer.PaillierLayer` when
+    ``phe`` is set (``key-bits``, ``stat-bits``, ``insecure-keys``), else
+    None (plain SecEA).  ValueError naming the field for a malformed one."""
+    phe = cfg.get("phe", False)
+    if not isinstance(phe, bool):
+        raise ValueError(f"run config: field 'phe' must be true or false, got {phe!r}")
+    if not phe:
+        return None
+    insecure = cfg.get("insecure-keys", False)
+    if not isinstance(insecure, bool):
+        raise ValueError(f"run config: field 'insecure-keys' must be true or false, got {insecure!r}")
+    try:
+        return PaillierLayer(int(cfg["key-bits"]), int(cfg["stat-bits"]), insecure_keys=insecure)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(f"run config: fields 'key-bits' / 'stat-bits': {exc}") from None
+
+
 def secea_server_main(grid: Grid, context: Context, overrides: dict) -> None:
     """The demo's ServerApp body: one SecEA round among the roster's
     clients, summary to ``out-dir``."""
@@ -143,7 +167,7 @@ def secea_server_main(grid: Grid, context: Context, overrides: dict) -> None:
                            precision=int(cfg["precision"]), block_size=int(cfg["block-size"]) or None,
                            blocks_per_stage=int(cfg["blocks-per-stage"]) or None,
                            stage_bytes=int(cfg["stage-bytes"]) or None,
-                           timeout=float(cfg["stage-timeout"]))
+                           timeout=float(cfg["stage-timeout"]), layer=secea_layer(cfg))
     _write(cfg, "summary.json", json.dumps(res.summary(), indent=1))
 
 
@@ -168,8 +192,15 @@ def secea_client_stage(msg, context: Context, overrides: dict):
             with open(_out(cfg) / f"seconds-{party}.jsonl", "a") as f:
                 f.write(json.dumps({"stage": stage.get("stage"), "step": stage.get("step"),
                                     "attempt": stage.get("attempt"), "seconds": secs}) + "\n")
+    def fresh_layer() -> PaillierLayer:
+        lay = secea_layer(cfg)
+        assert lay is not None, "phe is set"
+        return lay
+    # the run config checked once, before any stage
+    phe = secea_layer(cfg) is not None
     return fsecea.handle_message(msg, context, demo_local(cfg)[party], on_result=keep,
-                                 default_name=secea_party_name(party), run_config=cfg, on_seconds=seconds)
+                                 default_name=secea_party_name(party), run_config=cfg, on_seconds=seconds,
+                                 layer=fresh_layer if phe else None)
 
 
 def _out(cfg) -> Path:
@@ -272,6 +303,12 @@ def secemb_client_stage(msg, context: Context, overrides: dict):
     (:func:`secemb_role`); a user's retrieved rows go to ``out-dir``."""
     cfg = _cfg(context, overrides, SECEMB_DEFAULTS)
     role, u, me = secemb_role(context, cfg)
+    if cfg["out-dir"]:
+        # progress, one line per stage, as SecEA's nodes write it
+        from .records import unpack
+        stage = unpack(msg.content)[0]
+        with open(_out(cfg) / f"progress-{me.name}.log", "a") as f:
+            f.write(f"{stage.get('stage')} {stage.get('step', '')} attempt {stage.get('attempt')}\n")
     if role == "server1":
         return fsecemb.handle_message(msg, context, "server1", me=me)
     assert u is not None                      # secemb_role gives every user its index
@@ -298,12 +335,24 @@ def verify_secea(out_dir: str | os.PathLike[str], cfg: dict[str, Any], parties: 
     """(ok, message): the global embeddings in ``out_dir`` of the clients
     ``parties`` (default: all) equal ``secea.aggregate`` on the same data,
     bit for bit; ``without``: parties left out of the round (a restart
-    without them), so the expected sums are the others'."""
+    without them), so the expected sums are the others'.  With ``phe``
+    (SecEA-PHE) the expected rows are the correctly rounded quantized means
+    S / (c scale), what SecEA-PHE computes (SecEA rounds twice, so the two
+    may differ in the last bit)."""
     cfg = dict(DEFAULTS, **cfg)
     local = demo_local(cfg)
     kept = [n for n in range(len(local)) if n not in set(without)]
-    agg = secea.aggregate([local[n] for n in kept], T=int(cfg["T"]), precision=int(cfg["precision"]),
-                          K=int(cfg["K"]) or None)
+    if cfg.get("phe"):
+        from fractions import Fraction
+        prm = secea.SecEAParams(N=len(kept), d=int(cfg["d"]), T=int(cfg["T"]), precision=int(cfg["precision"]),
+                                K=int(cfg["K"]) or None)
+        sums = secea.plaintext_sums([local[n] for n in kept], prm)
+        scale = prm.fx.scale
+        agg = [{k: np.array([float(Fraction(int(x), int(cnt[i]) * scale)) for x in s[i]])
+                for i, k in enumerate(local[n])} for n, (s, cnt) in zip(kept, sums)]
+    else:
+        agg = secea.aggregate([local[n] for n in kept], T=int(cfg["T"]), precision=int(cfg["precision"]),
+                              K=int(cfg["K"]) or None)
     expect = dict(zip(kept, agg))
     parties = kept if parties is None else list(parties)       # iterated, then counted
     for party in parties:

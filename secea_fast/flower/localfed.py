@@ -32,6 +32,14 @@ what a multi-host deployment does instead.
 Every process the federation starts is ended by ``__exit__`` (SIGTERM to
 its process group, SIGKILL after a grace period), also when the body
 raised; ``kill_node(i)`` kills one SuperNode mid-run (dropout tests).
+
+:class:`LocalSimulation` is the same for Flower's simulation runtime (a
+SuperLink in simulation mode, ``flwr run`` with a federation config), and
+:func:`flwr_run` the ``flwr run`` both of them stream.
+
+Length (about 700 lines): the two local Flower runtimes, their
+certificates and keys, and the one ``flwr run`` driver they share; every
+part starts, watches and ends the same kind of Flower processes.
 """
 from __future__ import annotations
 
@@ -46,12 +54,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, Literal
 from pathlib import Path
 
-__all__ = ["LocalFederation", "RunInfo", "example_app", "train_app", "make_certificates",
+from .._lifetime import remove_on_exit
+
+__all__ = ["LocalFederation", "LocalSimulation", "flwr_run", "RunInfo", "example_app", "train_app", "make_certificates",
            "make_host_certificates", "check_host", "make_supernode_keys"]
 
 # Flower's internal switches that start its legacy gRPC Control and Fleet
@@ -271,7 +281,7 @@ class LocalFederation:
 
     def __init__(self, n_nodes: int, *, node_configs: Sequence[Mapping[str, Any]] | None = None,
                  workdir: str | os.PathLike[str] | None = None, tls: bool = True, env: Mapping[str, str] | None = None,
-                 startup_timeout: float = 60.0, roster: Sequence[tuple[str, str]] | None = None,
+                 startup_timeout: float = 300.0, roster: Sequence[tuple[str, str]] | None = None,
                  supernode_auth: bool | None = None, bind: str = "127.0.0.1") -> None:
         if isinstance(n_nodes, bool) or not isinstance(n_nodes, int) or n_nodes < 1:
             raise ValueError(f"n_nodes must be an int >= 1, got {n_nodes!r}")
@@ -287,6 +297,7 @@ class LocalFederation:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="secea-fed-")
+            remove_on_exit(self._tmp.name)  # by the command's watchdog if it is killed
             workdir = self._tmp.name
         self.workdir = Path(workdir)
         self.tls = bool(tls)
@@ -499,33 +510,14 @@ class LocalFederation:
 
     # ------------------------------------------------------------------ runs
     def run(self, app_dir: str | os.PathLike[str], run_config: Mapping[str, Any] | None = None,
-            timeout: float = 900.0) -> RunInfo:
+            timeout: float = 900.0, on_line: Callable[[str], None] | None = None) -> RunInfo:
         """``flwr run app_dir`` against this federation with ``run_config``
-        overrides, streaming its logs until the run ends.  Raises
+        overrides, streaming its logs until the run ends (each line to
+        ``on_line`` as it comes, all of them to ``logs/run.log``).  Raises
         RuntimeError with the logs' tails if it fails or times out."""
         args = [_bin("flwr"), "run", str(app_dir), "local-tls", "--stream"]
-        for k, v in (run_config or {}).items():
-            args += ["--run-config", f"{k}={_config_value(v)}"]
-        t0 = time.perf_counter()
-        try:
-            out = subprocess.run(args, env=self.env, cwd=self.workdir, capture_output=True, text=True,
-                                 timeout=timeout)
-        except subprocess.TimeoutExpired as exc:
-            # bytes even with text=True (the subprocess docs: TimeoutExpired.output)
-            partial = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
-            raise RuntimeError(f"flwr run did not finish within {timeout:g} s:\n{partial}\n"
-                               + self.log_tail("superlink")) from None
-        seconds = time.perf_counter() - t0
-        text = out.stdout + out.stderr
-        run_id = None
-        for word in text.replace(",", " ").split():
-            if word.isdigit() and len(word) > 8:
-                run_id = int(word)
-                break
-        if out.returncode != 0 or "Traceback" in text or "ERROR" in text:
-            raise RuntimeError(f"flwr run failed (exit {out.returncode}):\n{text[-4000:]}\n"
-                               + self.log_tail("superlink"))
-        return RunInfo(run_id, seconds, text)
+        return flwr_run(args, run_config, env=self.env, cwd=self.workdir, timeout=timeout, on_line=on_line,
+                        log=self.workdir / "logs" / "run.log", tail=lambda: self.log_tail("superlink"))
 
     # ------------------------------------------------------------------ teardown
     def pids(self) -> list:
@@ -588,5 +580,200 @@ class LocalFederation:
             self._tmp = None
 
     def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def flwr_run(args: Sequence[str], run_config: Mapping[str, Any] | None, *, env: Mapping[str, str],
+             cwd: str | os.PathLike[str], timeout: float = 900.0, on_line: Callable[[str], None] | None = None,
+             log: str | os.PathLike[str] | None = None, tail: Callable[[], str] = lambda: "") -> RunInfo:
+    """Run ``args`` (a ``flwr run ... --stream`` command) with
+    ``--run-config`` items for ``run_config``; each output line goes to
+    ``log`` and to ``on_line`` as it comes.  RuntimeError with the output's
+    end and ``tail()`` if the run fails (exit status, a traceback or an
+    ERROR line) or does not end within ``timeout`` seconds; the process
+    never outlives the call."""
+    import threading
+    cmd = list(args)
+    for k, v in (run_config or {}).items():
+        cmd += ["--run-config", f"{k}={_config_value(v)}"]
+    t0 = time.perf_counter()
+    lines: list[str] = []
+    sink = open(log, "a") if log is not None else None
+    proc = subprocess.Popen(cmd, env=dict(env), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace")
+
+    def pump():
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if sink is not None:
+                sink.write(line)
+                sink.flush()
+            if on_line is not None:
+                try:
+                    on_line(line.rstrip("\n"))
+                except Exception:        # a display error never fails the run
+                    pass
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"flwr run did not finish within {timeout:g} s:\n{''.join(lines)[-4000:]}\n"
+                               + tail()) from None
+        reader.join(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        if sink is not None:
+            sink.close()
+    text = "".join(lines)
+    run_id = None
+    for word in text.replace(",", " ").split():
+        if word.isdigit() and len(word) > 8:
+            run_id = int(word)
+            break
+    if proc.returncode != 0 or "Traceback" in text or "ERROR" in text:
+        raise RuntimeError(f"flwr run failed (exit {proc.returncode}):\n{text[-4000:]}\n" + tail())
+    return RunInfo(run_id, time.perf_counter() - t0, text)
+
+
+class LocalSimulation:
+    """Flower 1.42's simulation runtime on this host, the way Flower
+    recommends instead of the deprecated ``flwr.simulation.run_simulation``:
+    a SuperLink in simulation mode (``flower-superlink --simulation``) and
+    ``flwr run APP <connection> --federation-config "num-supernodes=N ..."``
+    (what ``flwr run`` does against a local simulation federation, whose
+    ``:local:`` connection starts a shared, detached SuperLink on the fixed
+    port 39091 that outlives the command; here the SuperLink, its port,
+    state and ``FLWR_HOME`` are the simulation's own and end with it).  The
+    SuperLink starts ``flwr-simulation`` per run, which runs the ServerApp
+    and the ClientApps on Ray actors, as ``run_simulation`` did in-process.
+
+        with LocalSimulation() as sim:
+            sim.run(example_app(), num_supernodes=5, run_config={...})
+
+    Ray keeps its session files in a temporary directory of the
+    simulation's own (``RAY_TMPDIR``), removed with it.  Ray's FutureWarning
+    about accelerator environment variables is answered at its source (``RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0``, the
+    behaviour it announces), so runs print no dependency deprecation noise.
+    """
+
+    def __init__(self, workdir: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
+                 startup_timeout: float = 300.0) -> None:
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if workdir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="secea-sim-")
+            remove_on_exit(self._tmp.name)
+            workdir = self._tmp.name
+        self.workdir = Path(workdir)
+        self.startup_timeout = float(startup_timeout)
+        path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+        self.env = dict(os.environ, FLWR_HOME=str(self.workdir / "flwr-home"), PYTHONUNBUFFERED="1", PATH=path,
+                        RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO="0", FLWR_DISABLE_UPDATE_CHECK="1")
+        # Ray's session files (sockets, logs; Ray never removes them) in a
+        # directory of the simulation's own, short for the sockets' path limit
+        # (a Unix socket path has at most 107 bytes: Ray's are ~70 below this
+        # directory, so a long TMPDIR gives way to /tmp)
+        base = tempfile.gettempdir()
+        self.ray_tmp = tempfile.mkdtemp(prefix="secea-ray-", dir=base if len(base) <= 20 else "/tmp")
+        remove_on_exit(self.ray_tmp)
+        self.env["RAY_TMPDIR"] = self.ray_tmp
+        self.env.update(env or {})
+        for k in _LEGACY_GRPC_SWITCHES:
+            self.env.pop(k, None)
+        self.superlink: subprocess.Popen | None = None
+        self.port: int | None = None
+        self._log: IO[bytes] | None = None
+
+    def __enter__(self) -> "LocalSimulation":
+        try:
+            (self.workdir / "logs").mkdir(parents=True, exist_ok=True)
+            self.port = _free_port()
+            self._log = open(self.workdir / "logs" / "superlink.log", "wb")
+            self.superlink = subprocess.Popen(
+                [_bin("flower-superlink"), "--insecure", "--simulation", "--host", "127.0.0.1", "--port",
+                 str(self.port), "--database", str(self.workdir / "state.db"),
+                 "--disable-runtime-dependency-installation"],
+                stdout=self._log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True, cwd=self.workdir)
+            deadline = time.time() + self.startup_timeout
+            while True:
+                if self.superlink.poll() is not None:
+                    raise RuntimeError(f"the simulation SuperLink exited with {self.superlink.returncode}:\n"
+                                       + self.log_tail())
+                with socket.socket() as sock:
+                    if sock.connect_ex(("127.0.0.1", self.port)) == 0:
+                        break
+                if time.time() > deadline:
+                    raise RuntimeError(f"the simulation SuperLink did not listen within {self.startup_timeout:g} s")
+                time.sleep(0.1)
+            home = Path(self.env["FLWR_HOME"])
+            home.mkdir(parents=True, exist_ok=True)
+            (home / "config.toml").write_text(f'[superlink]\ndefault = "sim"\n\n[superlink.sim]\n'
+                                              f'address = "127.0.0.1:{self.port}"\ninsecure = true\n')
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The last ``lines`` lines of the SuperLink's log."""
+        path = self.workdir / "logs" / "superlink.log"
+        text = path.read_text(errors="replace") if path.exists() else ""
+        return "--- superlink ---\n" + "\n".join(text.splitlines()[-lines:])
+
+    def run(self, app_dir: str | os.PathLike[str], num_supernodes: int,
+            run_config: Mapping[str, Any] | None = None, *, cpus_per_node: int = 1, timeout: float = 900.0,
+            on_line: Callable[[str], None] | None = None) -> RunInfo:
+        """``flwr run app_dir`` in the simulation runtime with
+        ``num_supernodes`` simulated SuperNodes (``cpus_per_node`` CPUs of
+        Ray's each) and ``run_config`` overrides; output lines to
+        ``on_line`` and ``logs/run.log``.  RuntimeError if the run fails."""
+        if self.superlink is None:
+            raise RuntimeError("LocalSimulation.run: use it in a with block (the SuperLink is not started)")
+        args = [_bin("flwr"), "run", str(app_dir), "sim", "--stream", "--federation-config",
+                f"num-supernodes={int(num_supernodes)} client-resources-num-cpus={int(cpus_per_node)}"]
+        return flwr_run(args, run_config, env=self.env, cwd=self.workdir, timeout=timeout, on_line=on_line,
+                        log=self.workdir / "logs" / "run.log", tail=self.log_tail)
+
+    def close(self, grace: float = 5.0) -> None:
+        """End the SuperLink and everything beneath it (its SuperExec, the
+        ``flwr-simulation`` process, Ray): SIGTERM, SIGKILL after ``grace``."""
+        import psutil
+        if self.superlink is not None:
+            try:
+                root = psutil.Process(self.superlink.pid)
+                tree = [root] + root.children(recursive=True)
+            except psutil.NoSuchProcess:
+                tree = []
+            for q in tree:
+                try:
+                    q.terminate()
+                except psutil.NoSuchProcess:
+                    pass
+            _, alive = psutil.wait_procs(tree, timeout=grace)
+            for q in alive:
+                try:
+                    q.kill()
+                except psutil.NoSuchProcess:
+                    pass
+            psutil.wait_procs(alive, timeout=5)
+            try:
+                self.superlink.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                pass
+            self.superlink = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        shutil.rmtree(self.ray_tmp, ignore_errors=True)
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False

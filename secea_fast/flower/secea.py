@@ -13,14 +13,21 @@ what :func:`secea_fast.protocols.secea.run_round` computes in one process.
 
 Stages (one Flower message to every client and its reply each)
 ---------------------------------------------------------------
-0. ``hello``: every connected node proves its roster identity
-   (:func:`secea_fast.flower.admission.identify_nodes`, role ``client``); the
-   round takes exactly the roster's clients and refuses to start with a
-   stranger or a missing party, naming it.
-1. ``keys``: the public parameters, the client's index and the attempt's
-   party set; the client answers with its X25519 public key signed by its
-   roster identity (bound to protocol, round, attempt, index and party set)
-   and its entity count.
+1. ``keys``: the public parameters and the attempt's party set (the
+   roster's client names); the client answers with its X25519 public key
+   signed by its roster identity (bound to protocol, round, attempt, index
+   and party set) and its entity count.  Admission rides on this stage in
+   attempt 1: the runner sends the same envelope, plus a fresh challenge
+   (:mod:`secea_fast.flower.admission`), to every connected node, each
+   client finds its index as its name's place in the party set, and its
+   reply carries its signed answer to the challenge beside its key.  The
+   runner takes exactly the roster's clients and refuses to go on
+   (``AdmissionError``, naming the node or party) with a stranger, a
+   missing party or two nodes claiming one, before any other stage.  The
+   envelope holds nothing but public parameters and roster names, so a
+   stranger gets no more than a stand-alone ``hello`` stage would give it
+   (``docs/THREAT_MODEL.md``).  A restart (attempt 2, ...) goes to the
+   admitted nodes only, each with its explicit index ``party``.
 2. ``peers``: every client's signed key and k = the largest entity count
    (footnote 1); the client verifies every key against the roster, agrees
    the pairwise seeds and uploads its masked union terms (eq. 4).
@@ -33,7 +40,7 @@ Stages (one Flower message to every client and its reply each)
    queries, decodes the responses (eq. 22) and sends the queries of its next
    blocks.  A block emitted at step j is answered at step j+1 and decoded
    at step j+2, so the round takes 2 + (blocks per client / blocks per
-   stage) + 2 stages after ``hello``: 5 when every block fits in one stage.
+   stage) + 2 stages: 5 when every block fits in one stage.
 
 Streaming: each step carries at most ``blocks_per_stage`` query blocks per
 client (by default as many as fit ``tuning.FLOWER_STAGE_QUERY_BYTES`` of
@@ -56,6 +63,14 @@ in ``SecEAFlowerResult.failed_blocks``), and every client refuses a later
 attempt of the round (a querier would otherwise learn a lost client's
 embeddings by difference).  The default K (eq. 7) leaves no redundancy for
 odd N: pass a smaller K to tolerate late dropouts.
+
+SecEA-PHE (Tang, Zhu, Li, Sun 2022, Sec. III-B) runs through the same
+adapter: pass a :class:`~secea_fast.protocols.secea_phe.layer.PaillierLayer`
+to the runner (``layer``) and a factory of fresh ones to every client's
+handler; the sessions then carry the Paillier keys in the ``keys`` and
+``peers`` stages and the responses as ciphertexts, with every rule above
+unchanged, and each client's Paillier key pair stays in its node's
+``context.state`` with the rest of its session.
 """
 from __future__ import annotations
 
@@ -70,8 +85,10 @@ from flwr.serverapp import Grid
 
 from .._checks import check_int
 from ..protocols.common.roster import Roster
+from ..protocols.secea.layer import Layer
 from ..protocols.secea.session import ClientSession, ServerSession
-from .admission import HELLO, NodeIdentity, hello_reply, identify_nodes, node_identity
+from .admission import (CHALLENGE, HELLO, NodeIdentity, admission_claim, admit, hello_reply, new_challenge,
+                        node_identity, strip_claim)
 from .records import Exchange, grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
 
 __all__ = ["MESSAGE_TYPE", "STATE_KEY", "handle", "handle_message", "SecEAStageRunner",
@@ -84,7 +101,8 @@ STATE_KEY = "secea_fast.secea"        # the client's record in context.state
 
 # ======================================================================= client
 def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: dict[Any, Any],
-           me: NodeIdentity | None, node_id: int = 0, seconds: dict[str, float] | None = None
+           me: NodeIdentity | None, node_id: int = 0, seconds: dict[str, float] | None = None, *,
+           layer: Callable[[], Layer] | None = None
            ) -> tuple[dict[str, Any], list[bytes], bytes | None, dict[Any, np.ndarray] | None]:
     """One SecEA stage at a client, independent of the transport.
 
@@ -94,13 +112,16 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
     mapping (NumPy rows or torch tensors); ``me``: this node's roster and
     identity (:func:`~secea_fast.flower.admission.node_identity`; None only
     for an unauthenticated measurement); ``node_id``: Flower's id of this
-    node (signed in the ``hello`` stage); ``seconds``: a dict this
+    node (signed in its answer to the admission challenge, which the first
+    ``keys`` stage carries); ``seconds``: a dict this
     function fills with the stage's compute seconds per phase (the node's
     own record: never in the reply).  Returns ``(reply_cfg,
     reply_blobs, new_state, result)``; ``result`` is the dict entity ->
     global embedding (eq. 5) once every block of this client is decoded,
-    else None.  A refused stage raises ``ProtocolError`` (a ValueError) and
-    leaves the state as it was."""
+    else None.  ``layer``: makes a fresh session layer (SecEA-PHE:
+    ``lambda: PaillierLayer(key_bits, ...)``; the saved state fills it with
+    this client's key pair); None for plain SecEA.  A refused stage raises
+    ``ProtocolError`` (a ValueError) and leaves the state as it was."""
     if not isinstance(cfg, dict):
         raise ValueError("SecEA stage: cfg must be a dict")
     if cfg.get("stage") == HELLO:
@@ -108,12 +129,37 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
             raise ValueError("hello stage: this node has no roster identity")
         rcfg, out = hello_reply(cfg, me, node_id, MESSAGE_TYPE)
         return rcfg, out, state, None
+    claim: dict[str, Any] = {}
+    if CHALLENGE in cfg:
+        # admission folded into the first keys stage: answer the challenge beside the key
+        if me is None:
+            raise ValueError("SecEA stage: field 'challenge' but this node has no roster identity")
+        if cfg.get("stage") != "keys":
+            raise ValueError(f"SecEA stage: field 'challenge' in a {cfg.get('stage')!r} stage (only keys has it)")
+        claim = admission_claim(cfg, me, node_id, MESSAGE_TYPE)
+        cfg = {k: v for k, v in cfg.items() if k != CHALLENGE}
+        parties = cfg.get("parties")
+        if not isinstance(parties, (list, tuple)) or me.name not in parties:
+            # a roster party this round does not take: the claim alone, so the runner can name it
+            return dict(claim, stage="keys"), [], state, None
     roster, ident = (None, None) if me is None else (me.roster, me.identity)
+    fresh = None if layer is None else layer()
     if state is None:
-        session = ClientSession(roster, ident, local)
+        session = ClientSession(roster, ident, local, layer=fresh)
     else:
-        session = ClientSession.import_state(state, roster, ident, local)
-    reply, out = session.receive(cfg, blobs)
+        session = ClientSession.import_state(state, roster, ident, local, layer=fresh)
+    try:
+        reply, out = session.receive(cfg, blobs)
+    except ValueError as exc:
+        if not claim:
+            raise
+        # refused (e.g. a keys stage of a round this client already answered in): still
+        # answer the challenge, so the runner admits this node and drops it as the session's
+        # rules say (as a refusal after a stand-alone hello did), or names it if it is a stranger
+        log.warning("SecEA client %s: keys stage refused: %s", me.name if me else node_id, exc)
+        return dict(claim, stage="keys", refused=str(exc)), [], state, None
+    if claim:
+        reply = dict(reply, **claim)
     if seconds is not None:
         seconds.update(session.seconds)
     if session.seconds:
@@ -126,8 +172,8 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
 def handle_message(msg: FlowerMessage, context: Context, local: dict[Any, Any],
                    on_result: Callable[[Context, dict[Any, np.ndarray]], object] | None = None,
                    default_name: str | None = None, run_config: Mapping[str, Any] | None = None,
-                   on_seconds: Callable[[Context, dict[str, Any], dict[str, float]], object] | None = None
-                   ) -> FlowerMessage:
+                   on_seconds: Callable[[Context, dict[str, Any], dict[str, float]], object] | None = None,
+                   layer: Callable[[], Layer] | None = None) -> FlowerMessage:
     """The ClientApp side of a SecEA stage: call it from the ClientApp's
     handler of ``MESSAGE_TYPE`` messages (``@app.query("secea")``) with the
     embeddings this node holds, and return what it returns::
@@ -145,13 +191,15 @@ def handle_message(msg: FlowerMessage, context: Context, local: dict[Any, Any],
     (``run_config``, default ``context.run_config``) and ``default_name``.
     ``on_seconds(context, cfg, seconds)``: called with the stage's compute
     seconds per phase, for the node's own log or summary file (they are
-    never sent to the server).  The session lives in ``context.state[STATE_KEY]``."""
+    never sent to the server).  ``layer``: as :func:`handle` (SecEA-PHE).
+    The session lives in ``context.state[STATE_KEY]``."""
     cfg, blobs = unpack(msg.content)
     me = node_identity(context.node_config, context.run_config if run_config is None else run_config,
                        default_name)
     state = load_state(context, STATE_KEY)
     secs: dict[str, float] = {}
-    reply_cfg, out, new_state, result = handle(cfg, blobs, state, local, me, int(context.node_id), secs)
+    reply_cfg, out, new_state, result = handle(cfg, blobs, state, local, me, int(context.node_id), secs,
+                                               layer=layer)
     if on_seconds is not None and secs:
         on_seconds(context, cfg, secs)
     if new_state is not None:
@@ -166,7 +214,7 @@ def handle_message(msg: FlowerMessage, context: Context, local: dict[Any, Any],
 class SecEAFlowerResult:
     """What the server of a SecEA round on Flower knows at its end.
 
-    ``names``: node id -> roster name (the hello stage); ``parties``: node
+    ``names``: node id -> roster name (admission); ``parties``: node
     id -> client index in the final attempt; ``dropped``: node id ->
     (attempt, stage, reason); ``attempts``; ``failed_blocks``: (node id,
     block) that could not be decoded; ``unchecked``: (node id, block)
@@ -186,6 +234,7 @@ class SecEAFlowerResult:
     union_size: int = 0
     wall: float = 0.0
     union: np.ndarray | None = None        # sorted entity hashes: pass to the next round
+    protocol: str = "secea"                # the sessions' layer: "secea" or "secea-phe"
 
     def phase_table(self) -> dict:
         """Per stage name: wall, the server's compute and bytes."""
@@ -200,7 +249,7 @@ class SecEAFlowerResult:
 
     def summary(self) -> dict:
         """JSON-serializable: the round's per-stage times and bytes."""
-        return {"protocol": "secea", "transport": "flower", "attempts": self.attempts,
+        return {"protocol": self.protocol, "transport": "flower", "attempts": self.attempts,
                 "union_size": self.union_size, "wall_seconds": self.wall,
                 "names": {str(k): v for k, v in self.names.items()},
                 "parties": {str(k): v for k, v in self.parties.items()},
@@ -211,15 +260,19 @@ class SecEAFlowerResult:
 
 
 class SecEAStageRunner:
-    """The server's side of a SecEA round over any transport: the ``hello``
-    stage, then a :class:`~secea_fast.protocols.secea.session.ServerSession`
-    driven stage by stage.
+    """The server's side of a SecEA round over any transport: a
+    :class:`~secea_fast.protocols.secea.session.ServerSession` driven stage
+    by stage, its first stage carrying the admission challenge.
 
     ``exchange(outbox) -> records.StageResult``: sends ``outbox[node] =
     (cfg, blobs)`` to each node and returns their replies and failures
     (:func:`secea_fast.flower.records.grid_exchange` on a Flower Grid).
     ``roster``: the federation's roster; the round takes exactly its
-    parties of role ``client``.  Parameters as
+    parties of role ``client``.  ``roster=None`` is an unauthenticated
+    measurement run (the benchmarks' baseline): no admission, every node
+    given to :meth:`run` a party (named ``node-<id>``), keys neither signed
+    nor checked; the nodes must run ``handle`` with ``me=None``.  Never
+    for a deployment.  Parameters as
     :class:`~secea_fast.protocols.secea.SecEAParams`; ``block_size``: query
     rows per block (default ``secea.default_block_size(M)``);
     ``blocks_per_stage``: query blocks per client and stage (default:
@@ -229,42 +282,79 @@ class SecEAStageRunner:
     when one block per client is more, shrinks the block.  ``union``: the
     union (sorted hashes, ``SecEAFlowerResult.union``) of an earlier round
     among the same clients (Sec. 4.1: computed once before training).
-    ``hello_exchange``: the exchange of the ``hello`` stage (default
-    ``exchange``): the first message of a run also installs the App on
-    every node, so it may need a longer timeout."""
+    ``hello_exchange``: the exchange of the first stage, which carries the
+    admission challenge (default ``exchange``): the first message of a run
+    also installs the App on every node, so it may need a longer timeout.
+    ``layer``: the sessions' layer (a
+    :class:`~secea_fast.protocols.secea_phe.layer.PaillierLayer` for
+    SecEA-PHE; default plain SecEA)."""
 
-    def __init__(self, exchange: Exchange, roster: Roster, *, d: int, T: int = 1, precision: int = 8,
+    def __init__(self, exchange: Exchange, roster: Roster | None, *, d: int, T: int = 1, precision: int = 8,
                  K: int | None = None, bound: float = 100.0, block_size: int | None = None,
                  blocks_per_stage: int | None = None, round_index: int = 1, union: np.ndarray | None = None,
                  stage_bytes: int | None = None, require_checked: bool = False,
-                 hello_exchange: Exchange | None = None) -> None:
-        if not isinstance(roster, Roster):
-            raise TypeError(f"roster must be a Roster, got {type(roster).__name__}")
+                 hello_exchange: Exchange | None = None, layer: Layer | None = None) -> None:
+        if roster is not None and not isinstance(roster, Roster):
+            raise TypeError(f"roster must be a Roster (or None: unauthenticated), got {type(roster).__name__}")
         self.exchange, self.roster = exchange, roster
         self.hello_exchange = hello_exchange or exchange
+        self.layer = Layer() if layer is None else layer
         self.kw = dict(d=d, T=T, precision=precision, K=K, bound=bound, block_size=block_size,
                        blocks_per_stage=blocks_per_stage, stage_bytes=stage_bytes, round_index=round_index,
-                       union=union, require_checked=require_checked)
+                       union=union, require_checked=require_checked, layer=layer)
         # every argument checked now, before any node is contacted
-        ServerSession(roster, roster.names("client"), **self.kw)    # type: ignore[arg-type]
+        ServerSession(roster, roster.names("client") if roster is not None else ["a", "b", "c"],
+                      **self.kw)    # type: ignore[arg-type]
+
+    def _admit(self, outbox: dict, nodes: list[int]) -> tuple[dict[int, str], Any]:
+        """The first stage with admission folded in: the keys envelope of
+        attempt 1, the same for every node (no ``party``: each client finds
+        its index in ``parties``), plus a fresh challenge, to every
+        connected node; node id -> roster name from the replies (AdmissionError
+        for a stranger, a missing party or two nodes claiming one)."""
+        assert self.roster is not None
+        common = [{k: v for k, v in cfg.items() if k != "party"} for cfg, _ in outbox.values()]
+        if any(c != common[0] for c in common) or any(blobs for _, blobs in outbox.values()):
+            raise RuntimeError("SecEA: the first stage differs between parties, so it cannot carry the "
+                               "admission challenge")
+        challenge = new_challenge()
+        cfg = dict(common[0], **{CHALLENGE: challenge})
+        r = self.hello_exchange({x: (dict(cfg), []) for x in nodes})
+        names = admit(r, self.roster, nodes, challenge, MESSAGE_TYPE, roles=("client",))
+        r.replies = {x: (strip_claim(c), b) for x, (c, b) in r.replies.items()}
+        return names, r
 
     def run(self, nodes: Sequence[int]) -> SecEAFlowerResult:
         """One round among ``nodes`` (the connected SuperNodes)."""
         res = SecEAFlowerResult()
+        res.protocol = self.layer.name
         t_start = time.perf_counter()
-        names, hello = identify_nodes(self.hello_exchange, self.roster, nodes, MESSAGE_TYPE, roles=("client",))
-        res.names = dict(names)
-        res.stages.append({"stage": HELLO, "attempt": 0, "nodes": len(nodes), "wall": hello.wall,
-                           "server_seconds": 0.0, "bytes_down": hello.bytes_down, "bytes_up": hello.bytes_up})
-        node = {name: x for x, name in names.items()}
-        session = ServerSession(self.roster, self.roster.names("client"), **self.kw)  # type: ignore[arg-type]
+        nodes = sorted(int(x) for x in nodes)
+        names: dict[int, str] | None = None
+        if self.roster is None:
+            names = {x: f"node-{x}" for x in nodes}
+            parties = list(names.values())
+        else:
+            parties = self.roster.names("client")
+        node: dict[str, int] = {} if names is None else {name: x for x, name in names.items()}
+        session = ServerSession(self.roster, parties, **self.kw)  # type: ignore[arg-type]
         t0 = time.perf_counter()
         outbox = session.start()
+        first = True
         while outbox:
             server_s = time.perf_counter() - t0
             stage = next(iter(outbox.values()))[0]["stage"]
             step = next(iter(outbox.values()))[0].get("step")
-            r = self.exchange({node[x]: env for x, env in outbox.items()})
+            if names is None:
+                names, r = self._admit(outbox, nodes)
+                node = {name: x for x, name in names.items()}
+                res.names = dict(names)
+            elif first:
+                r = self.hello_exchange({node[x]: env for x, env in outbox.items()})
+                res.names = dict(names)
+            else:
+                r = self.exchange({node[x]: env for x, env in outbox.items()})
+            first = False
             for x, why in r.failed.items():
                 log.warning("SecEA: node %s lost in stage %s of attempt %d: %s", x, stage,
                             session.result.attempts, why)
@@ -292,18 +382,22 @@ def run_secea(grid: Grid, roster: Roster, *, d: int, T: int = 1, precision: int 
               bound: float = 100.0, block_size: int | None = None, blocks_per_stage: int | None = None,
               stage_bytes: int | None = None, nodes: Sequence[int] | None = None, timeout: float = 300.0,
               poll: float = 0.05, wait_nodes_s: float = 120.0, round_index: int = 1,
-              union: np.ndarray | None = None, require_checked: bool = False) -> SecEAFlowerResult:
+              union: np.ndarray | None = None, require_checked: bool = False,
+              layer: Layer | None = None) -> SecEAFlowerResult:
     """One SecEA round from a ServerApp among the ``roster``'s clients:
     waits up to ``wait_nodes_s`` seconds for as many SuperNodes as the
     roster has clients to connect to ``grid`` (or takes ``nodes``), then
-    runs the ``hello`` stage (a stranger or a missing party refuses the
-    round) and the round.  ``timeout``: seconds a stage may wait for a node
-    before counting it as lost (the ``hello`` stage, which also installs the
-    App on the nodes, waits up to ``max(timeout, wait_nodes_s)``); ``poll``:
+    runs the round; its first stage carries the admission challenge (a
+    stranger or a missing party refuses the round before any other stage).
+    ``timeout``: seconds a stage may wait for a node before counting it as
+    lost (the first stage, which also installs the App on the nodes, waits
+    up to ``max(timeout, wait_nodes_s)``); ``poll``:
     the pull interval.  Every
     client's global embeddings stay at the client (``handle_message``'s
     ``on_result``).  ``union``: the previous round's ``result.union`` to
-    skip the entity union; give every round its own ``round_index``."""
+    skip the entity union; give every round its own ``round_index``.
+    ``layer``: the sessions' layer (SecEA-PHE: a ``PaillierLayer``, and the
+    clients' handlers a factory of the same settings)."""
     if not isinstance(roster, Roster):
         raise TypeError(f"roster must be a Roster, got {type(roster).__name__}")
     if nodes is None:
@@ -312,10 +406,10 @@ def run_secea(grid: Grid, roster: Roster, *, d: int, T: int = 1, precision: int 
                               precision=precision, K=K, bound=bound, block_size=block_size,
                               blocks_per_stage=blocks_per_stage, stage_bytes=stage_bytes,
                               round_index=check_int(round_index, "round_index"), union=union,
-                              require_checked=require_checked,
+                              require_checked=require_checked, layer=layer,
                               hello_exchange=grid_exchange(grid, MESSAGE_TYPE, timeout=max(timeout, wait_nodes_s),
                                                            poll=poll))
-    log.info("SecEA on Flower: %d nodes, d = %d, T = %d", len(nodes), d, T)
+    log.info("%s on Flower: %d nodes, d = %d, T = %d", "SecEA" if layer is None else layer.name, len(nodes), d, T)
     res = runner.run(nodes)
     log.info("SecEA on Flower: done in %.2f s, %d stages, %d attempt(s)", res.wall, len(res.stages),
              res.attempts)

@@ -31,7 +31,12 @@ Stages (each one Flower message per addressed node and its reply)
    (:func:`secea_fast.flower.admission.identify_nodes`): each node proves
    its roster name; the runner takes exactly the roster's server 1 and
    users and refuses to start with a stranger or a missing party.  Server
-   1 adds its signed key (bound to the run).
+   1 adds its signed key (bound to the run).  Unlike SecEA's, this
+   admission stays a stage of its own: the first protocol stage
+   (``retrieve``) goes to the users only and carries server 1's signed
+   key, which server 0 learns from server 1's answer here, so it cannot
+   be sent to every node before the mapping is known.  A runner's later
+   rounds keep the mapping and skip it.
 2. ``retrieve`` to the users: the round, the public parameters and server
    1's signed key; each user answers with its request to server 0 and its
    signed, sealed request to server 1.

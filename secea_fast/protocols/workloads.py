@@ -21,15 +21,20 @@ Partitioning (Appendix B):
 
 Sizes are Table 2's; ratings/triples/edges per entity follow a Zipf-like
 popularity so that the overlap between clients resembles the real data.
+A split that leaves a client without entities (too small a data set for
+N) is refused with the sizes, never padded with made-up entities.
 """
 from __future__ import annotations
 
+import logging
+import math
 import os
 from typing import Any
 
 import numpy as np
 
 from .._checks import check_int
+from .._textfile import check_text_path, excerpt, text_lines
 
 __all__ = ["SHAPES", "workload", "load_movielens", "partition_ratings", "read_ratings"]
 
@@ -119,51 +124,86 @@ def workload(name: str = "movielens-1m", N: int = 5, d: int | None = None,
         S = sz["samples"]
         owner = rng.integers(0, N, S)
         sets = [[f"s{x}" for x in np.flatnonzero(owner == n)] for n in range(N)]
-    sets = [s if s else [f"pad-{n}"] for n, s in enumerate(sets)]
+    _refuse_empty(sets, N, f"workload {name!r}")
     return _embed(sets, d, rng)
+
+
+_FORMATS = {"::": "ratings.dat (user::item::rating::time)", "\t": "u.data (user<TAB>item<TAB>rating<TAB>time)",
+            ",": "ratings.csv (user,item,rating,time)"}
+_LOG = logging.getLogger(__name__)
+
+
+def _count(v: str, path: str, k: int, name: str) -> int:
+    # ids and times: decimal digits only (int() would also take "+5", "1_000", " 5")
+    if not (v.isascii() and v.isdigit()):
+        raise ValueError(f"{path}:{k}: cannot parse the {name} {excerpt(v, 20)}: expected a non-negative integer")
+    x = int(v)
+    if x >= 1 << 63:
+        raise ValueError(f"{path}:{k}: the {name} {excerpt(v, 20)} is out of range (must be < 2^63)")
+    return x
 
 
 def read_ratings(path: str | os.PathLike[str],
                  max_ratings: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(users, items, times) int64 arrays of a MovieLens ratings file the
     user supplies: ``ratings.dat`` (ML-1M/10M, ``user::item::rating::time``),
-    ``u.data`` (ML-100k, tab separated) or ``ratings.csv`` (ML-latest, with a
-    header).  A file without times numbers the ratings in file order.
-    Malformed lines raise ValueError naming the file and line."""
-    if not isinstance(path, (str, bytes, os.PathLike)):
-        raise TypeError(f"path must be a file path, got {type(path).__name__}")
-    if not os.path.isfile(path):
-        raise ValueError(f"no such ratings file: {path}")
+    ``u.data`` (ML-100k, tab separated) or ``ratings.csv`` (ML-latest, comma
+    separated); the separator of the first line is the file's.  Every line
+    has the four fields: ids and times non-negative integers below 2^63,
+    the rating a finite number.  Only ``ratings.csv`` has a header (its
+    first line, when that is not a rating): it is skipped, and a warning
+    (logger ``secea_fast.protocols.workloads``) says so.  Anything else
+    raises ValueError naming the file and line (``secea_fast._textfile``:
+    regular text files only, lines bounded)."""
+    p = check_text_path(path, "ratings file")
+    if max_ratings is not None and check_int(max_ratings, "max_ratings") < 1:
+        raise ValueError(f"max_ratings must be >= 1, got {max_ratings}")
     users: list[int] = []
     items: list[int] = []
     times: list[int] = []
-    with open(path, "r", encoding="latin-1") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
+    sep = None
+    for k, line in text_lines(p, "ratings file"):
+        line = line.strip()
+        if not line:
+            continue
+        if sep is None:
+            sep = next((x for x in _FORMATS if x in line), None)
+            if sep is None:
+                raise ValueError(f"{p}:{k}: cannot parse {excerpt(line)}: no '::', tab or ',' separator; "
+                                 f"expected one of {', '.join(_FORMATS.values())}")
+            parts = line.split(sep)
+            if sep == "," and len(parts) == 4 and not (parts[0].strip().isascii() and parts[0].strip().isdigit()):
+                _LOG.warning("%s:%d: skipped the header line of ratings.csv: %s", p, k, excerpt(line))
                 continue
-            if "::" in line:
-                parts = line.split("::")
-            elif "\t" in line:
-                parts = line.split("\t")
-            else:
-                parts = line.split(",")
-            try:
-                u, i = int(parts[0]), int(parts[1])
-                t = int(float(parts[3])) if len(parts) > 3 else len(users)
-            except (ValueError, IndexError):
-                if lineno == 1:
-                    continue            # csv header
-                raise ValueError(f"{path}:{lineno}: cannot parse user, item and time from {line!r}")
-            users.append(u)
-            items.append(i)
-            times.append(t)
-            if max_ratings is not None and len(users) >= max_ratings:
-                break
+        parts = [x.strip() for x in line.split(sep)]
+        if len(parts) != 4:
+            raise ValueError(f"{p}:{k}: cannot parse {excerpt(line)}: {len(parts)} field(s), a "
+                             f"{_FORMATS[sep]} line has 4")
+        users.append(_count(parts[0], p, k, "user id"))
+        items.append(_count(parts[1], p, k, "item id"))
+        try:
+            r = float(parts[2])
+        except ValueError:
+            r = float("nan")
+        if not math.isfinite(r):
+            raise ValueError(f"{p}:{k}: cannot parse the rating {excerpt(parts[2], 20)}: expected a finite number")
+        times.append(_count(parts[3], p, k, "time"))
+        if max_ratings is not None and len(users) >= max_ratings:
+            break
     if not users:
-        raise ValueError(f"{path}: no ratings found")
+        raise ValueError(f"{p}: no ratings found")
     return (np.array(users, dtype=np.int64), np.array(items, dtype=np.int64),
             np.array(times, dtype=np.int64))
+
+
+def _refuse_empty(sets: list[list[str]], N: int, what: str) -> None:
+    empty = [n for n, x in enumerate(sets) if not x]
+    if empty:
+        sizes = [len(x) for x in sets]
+        raise ValueError(f"{what} is too small for N = {N} clients: {len(empty)} of them (client "
+                         f"{', '.join(map(str, empty[:5]))}{', ...' if len(empty) > 5 else ''}) would hold no "
+                         f"entity, the others {min(x for x in sizes if x)}-{max(sizes)} entities; use more "
+                         f"data or fewer clients")
 
 
 def load_movielens(path: str | os.PathLike[str], N: int = 5, d: int = 128, seed: int = 0,
@@ -171,8 +211,14 @@ def load_movielens(path: str | os.PathLike[str], N: int = 5, d: int = 128, seed:
     """``local`` from a MovieLens ratings file the user supplies
     (:func:`read_ratings`); items are partitioned across the N clients as in
     ``workload``."""
+    N, d = check_int(N, "N"), check_int(d, "d")
+    if N < 2:
+        raise ValueError(f"N must be >= 2, got {N}")
+    if d < 1:
+        raise ValueError(f"d must be >= 1, got {d}")
     users, items, _ = read_ratings(path, max_ratings)
     rng = np.random.default_rng(seed)
-    sets = partition_ratings(users, items, check_int(N, "N"), rng)
-    sets = [s if s else [f"pad-{n}"] for n, s in enumerate(sets)]
-    return _embed(sets, check_int(d, "d"), rng)
+    sets = partition_ratings(users, items, N, rng)
+    _refuse_empty(sets, N, f"{os.fspath(path)} ({len(np.unique(users))} users, {len(np.unique(items))} items, "
+                           f"{len(users)} ratings)")
+    return _embed(sets, d, rng)

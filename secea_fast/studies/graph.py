@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import check_int
+from .._textfile import check_text_path, excerpt, text_lines
 from .framework import Task, client_rng
 
 __all__ = ["Graph", "edges_from_file", "labels_from_file", "synthetic_graph", "DeepWalkTask", "auc", "build"]
@@ -51,8 +52,7 @@ class Graph:
 
 
 def _check_path(path):
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a file path, got {type(path).__name__}")
+    check_text_path(path, "graph")
 
 
 def _tokens(line):
@@ -65,15 +65,14 @@ def edges_from_file(path: str | os.PathLike[str]) -> Graph:
     _check_path(path)
     idx: dict[str, int] = {}      # name -> node, in order of first appearance
     pairs = []
-    with open(path, encoding="utf-8") as f:
-        for k, line in enumerate(f, 1):
-            s = line.strip()
-            if not s or s[0] in "#%":
-                continue
-            t = _tokens(s)
-            if len(t) < 2:
-                raise ValueError(f"{path}:{k}: expected two node ids, got {s[:80]!r}")
-            pairs.append((idx.setdefault(t[0], len(idx)), idx.setdefault(t[1], len(idx))))
+    for k, line in text_lines(path, "edge list"):
+        s = line.strip()
+        if not s or s[0] in "#%":
+            continue
+        t = _tokens(s)
+        if len(t) < 2:
+            raise ValueError(f"{os.fspath(path)}:{k}: expected two node ids, got {excerpt(s)}")
+        pairs.append((idx.setdefault(t[0], len(idx)), idx.setdefault(t[1], len(idx))))
     if not pairs:
         raise ValueError(f"{path}: no edges")
     e = np.sort(np.array(pairs, dtype=np.int64), axis=1)
@@ -88,16 +87,15 @@ def labels_from_file(path: str | os.PathLike[str], graph: Graph) -> Graph:
     pos = {name: i for i, name in enumerate(graph.names or [])}
     lab = np.full(graph.n_nodes, -1, dtype=np.int64)
     classes: dict[str, int] = {}      # label -> class, in order of first appearance
-    with open(path, encoding="utf-8") as f:
-        for k, line in enumerate(f, 1):
-            s = line.strip()
-            if not s or s[0] in "#%":
-                continue
-            t = _tokens(s) if "\t" not in s else s.split("\t")
-            if len(t) < 2:
-                raise ValueError(f"{path}:{k}: expected a node and a label, got {s[:80]!r}")
-            if t[0].strip() in pos:
-                lab[pos[t[0].strip()]] = classes.setdefault(t[-1].strip(), len(classes))
+    for k, line in text_lines(path, "labels file"):
+        s = line.strip()
+        if not s or s[0] in "#%":
+            continue
+        t = _tokens(s) if "\t" not in s else s.split("\t")
+        if len(t) < 2:
+            raise ValueError(f"{os.fspath(path)}:{k}: expected a node and a label, got {excerpt(s)}")
+        if t[0].strip() in pos:
+            lab[pos[t[0].strip()]] = classes.setdefault(t[-1].strip(), len(classes))
     return Graph(graph.edges, graph.n_nodes, lab, graph.names)
 
 

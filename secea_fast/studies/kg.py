@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import check_int
+from .._textfile import check_text_path, excerpt, text_lines
 from .framework import Task, client_rng
 
 __all__ = ["Triples", "triples_from_file", "synthetic_triples", "TransETask"]
@@ -48,15 +49,15 @@ class Triples:
 
 def _read_tsv(path):
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for k, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            parts = line.split("\t") if "\t" in line else line.split()
-            if len(parts) != 3:
-                raise ValueError(f"{path}:{k}: expected head<TAB>relation<TAB>tail, got {line[:80]!r}")
-            rows.append(parts)
+    for k, line in text_lines(path, "triples file"):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split("\t") if "\t" in line else line.split()
+        if len(parts) != 3:
+            raise ValueError(f"{path}:{k}: expected head<TAB>relation<TAB>tail, got {len(parts)} field(s) "
+                             f"in {excerpt(line)}")
+        rows.append(parts)
     if not rows:
         raise ValueError(f"{path}: no triples")
     return rows
@@ -67,8 +68,7 @@ def triples_from_file(path: str | os.PathLike[str], test_fraction: float = 0.1, 
     first appearance): a directory with ``train.txt`` and ``test.txt`` (the
     WN18 / FB15k-237 layout; ``valid.txt`` is not used), or one file split
     at random, ``test_fraction`` held out."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a file or directory path, got {type(path).__name__}")
+    path = check_text_path(path, "triples")
     if os.path.isdir(path):
         parts = [_read_tsv(os.path.join(path, "train.txt")), _read_tsv(os.path.join(path, "test.txt"))]
     else:

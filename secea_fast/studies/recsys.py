@@ -194,7 +194,10 @@ class Silos:
         self.owner = rng.integers(0, N, r.n_items)
         self.items_of = [np.flatnonzero(self.owner == n) for n in range(N)]
         if min(len(x) for x in self.items_of) < 2:
-            raise ValueError("too few items for this many silos")
+            raise ValueError(f"{r.n_items} items are too few for N = {N} silos: the random deal leaves silo "
+                             f"{int(np.argmin([len(x) for x in self.items_of]))} with "
+                             f"{min(len(x) for x in self.items_of)} item(s), each needs 2; use more data or fewer "
+                             f"clients")
         # the test item is each user's latest; its negatives come from the silo holding it
         order = np.lexsort((r.times, r.users))
         u, i = r.users[order], r.items[order]

@@ -11,6 +11,7 @@ synthetic instance in well under a minute.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from . import framework as fw
+from .._cli_checks import OneLineParser, option_problem, output_dir_problem, save_text
 from .ldp import PAPER_EPSILONS, PUBLISHED_TABLE7, LDPAvg
 
 __all__ = ["STUDIES", "Study", "run_study", "format_tables", "write_plot", "main"]
@@ -227,8 +229,7 @@ def write_plot(res: dict[str, Any], path: str | os.PathLike[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``secea-fast study``: parse ``argv``, run the study, print or write its tables; the exit status."""
-    import argparse
-    p = argparse.ArgumentParser(prog="secea-fast study", description=__doc__.split("\n\n")[0])
+    p = OneLineParser(prog="secea-fast study", description=__doc__.split("\n\n")[0])
     p.add_argument("name", choices=sorted(STUDIES), help="; ".join(f"{k}: {v.title}" for k, v in STUDIES.items()))
     p.add_argument("--quick", action="store_true", help="small synthetic instance, fewer rounds (< 1 min)")
     p.add_argument("--data", metavar="FILE", help="the real data set's file (see docs/STUDIES.md); "
@@ -236,7 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--labels", metavar="FILE", help="graph: node labels (node label per line, or Cora's "
                    "cora.content: id, features, label)")
     p.add_argument("--out", metavar="DIR", default=None, help="write NAME.json and NAME.png here "
-                   "(default: study-out)")
+                   "(default: study-out; checked before the run, and if writing fails after it the "
+                   "results go to the current directory, said on stderr)")
     p.add_argument("--rounds", type=int, default=None, help="rounds (default: the study's)")
     p.add_argument("--eps", type=float, nargs="+", default=None, help="LDP budgets (default: the study's)")
     p.add_argument("--seed", type=int, default=0)
@@ -247,6 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--only", nargs="+", choices=AGGREGATIONS, default=None,
                    help="run only these aggregations (default: all)")
     args = p.parse_args(argv)
+    bad = study_option_problem(args)
+    if bad:
+        print(f"secea-fast study: error: {bad}", file=sys.stderr)
+        return 2
     try:
         res = run_study(args.name, quick=args.quick, data=args.data, labels=args.labels, seed=args.seed,
                         rounds=args.rounds, epsilons=args.eps, processes=args.processes, clients=args.clients,
@@ -256,11 +262,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(format_tables(res))
     out = Path(args.out or "study-out")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{args.name}.json").write_text(json.dumps(res, indent=1, default=float))
+    written = save_text(json.dumps(res, indent=1, default=float), out / f"{args.name}.json", "--out")
+    plot = written.with_suffix(".png")
     try:
-        write_plot(res, out / f"{args.name}.png")
+        write_plot(res, plot)
     except ImportError:
-        print("(matplotlib absent: no plot; pip install secea_fast[studies])", file=sys.stderr)
-    print(f"\nwrote {out / (args.name + '.json')} and {out / (args.name + '.png')}")
+        print("(matplotlib absent: no plot; pip install -e \".[studies]\")", file=sys.stderr)
+        print(f"\nwrote {written}")
+        return 0
+    except OSError as exc:
+        print(f"secea-fast study: could not write the plot {plot} ({exc.strerror or exc})", file=sys.stderr)
+        print(f"\nwrote {written}")
+        return 0
+    print(f"\nwrote {written} and {plot}")
     return 0
+
+
+def study_option_problem(args: Any) -> str | None:
+    """The first ``study`` option whose value is out of range or whose
+    file cannot be used, as one sentence naming the option; None if all
+    are fine.  Checked before anything runs."""
+    bad = option_problem([("--clients", args.clients, 2, None), ("--rounds", args.rounds, 1, None),
+                          ("--processes", args.processes, 1, None), ("--seed", args.seed, 0, None),
+                          ("--precision", args.precision, 0, 18)])
+    if bad:
+        return bad
+    for e in args.eps or ():
+        if not (math.isfinite(e) and e > 0):
+            return f"--eps must be positive finite numbers, got {e}"
+    for flag, path in (("--data", args.data), ("--labels", args.labels)):
+        if path is not None and not os.path.exists(path):
+            return f"{flag} {path!r}: no such file or directory"
+    return output_dir_problem(args.out or "study-out", "--out")

@@ -1,18 +1,18 @@
 """The shape every protocol's round has: ``run_round(...)`` returns a
-:class:`RoundResult` (per-phase core and wall seconds, bytes, whether the
+:class:`RoundResult` (per-phase CPU and wall seconds, bytes, whether the
 output was verified against plaintext), and rounds whose work splits into
 independent blocks run them through :func:`run_blocks` (any
 :class:`secea_fast.executor.Executor`, a progress bar, results collected in
 the parent as they arrive)."""
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ..._checks import check_int
+from ..._progress import Bar
 from ...executor import Executor, LocalExecutor
 
 __all__ = ["RoundResult", "Progress", "resolve_executor", "run_blocks", "apportion_wall"]
@@ -25,8 +25,13 @@ class RoundResult(Generic[ParamsT]):
     """One round of a protocol, every party simulated.  Subclasses add the
     protocol's outputs (all with defaults) and name its ``PHASES``.
 
-    ``seconds``: phase -> core-seconds summed over the parties (the work a
-    deployment pays); ``wall``: phase -> wall-clock seconds of this run;
+    ``seconds``: phase -> CPU seconds (user + sys) summed over the parties:
+    each party's work is timed with ``time.process_time`` in the process
+    that ran it (this one, or an executor's worker) and the deltas are
+    added, so the sum is what the operating system accounts to the round's
+    processes for those phases (tested against ``getrusage``); time spent
+    waiting (for workers, I/O) is not in it.  Printed as "core-s".
+    ``wall``: phase -> wall-clock seconds of this run;
     ``bytes``: phase -> bytes the parties send in that phase (the
     protocol's own messages, as serialized); ``verified``: True when the
     round compared its output with the plaintext computation (it raises
@@ -63,35 +68,9 @@ class RoundResult(Generic[ParamsT]):
                 "bytes": {k: int(v) for k, v in self.bytes.items()}}
 
 
-class Progress:
-    """A one-line progress bar on stderr with an ETA from the rate so far."""
-
-    def __init__(self, total: int, label: str, enabled: bool) -> None:
-        self.total, self.label, self.enabled = total, label, enabled and total > 0
-        self.done, self.t0, self.last = 0, time.perf_counter(), -1.0
-        self.tty = sys.stderr.isatty()
-
-    def step(self, k: int = 1) -> None:
-        """Count ``k`` more items done and redraw."""
-        self.done += k
-        if not self.enabled:
-            return
-        el = time.perf_counter() - self.t0
-        # redraw at most 5 times a second on a terminal; elsewhere (logs,
-        # CI) print one line per 10% so the output stays readable
-        if self.done < self.total:
-            if self.tty and el - self.last < 0.2:
-                return
-            if not self.tty and (10 * self.done) // self.total == (10 * (self.done - k)) // self.total:
-                return
-        self.last = el
-        eta = el / self.done * (self.total - self.done) if self.done else 0.0
-        bar = "#" * int(30 * self.done / self.total)
-        sys.stderr.write(f"{chr(13) if self.tty else ''}{self.label} [{bar:<30}] "
-                         f"{self.done}/{self.total} {el:6.1f}s elapsed, ETA {eta:6.1f}s")
-        if self.done >= self.total or not self.tty:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+class Progress(Bar):
+    """A progress bar on stderr for ``total`` items (``rich`` on a
+    terminal; one line at the end elsewhere; see ``secea_fast._progress``)."""
 
 
 def resolve_executor(executor: Executor | None, processes: int | None) -> Executor:
@@ -129,14 +108,17 @@ def run_blocks(executor: Executor, job: Callable[[Any, Any], tuple[Any, dict[str
         bar.step()
 
     w0 = time.perf_counter()
-    executor.map(job, jobs, state, on_result)
+    try:
+        executor.map(job, jobs, state, on_result)
+    finally:
+        bar.close()
     return time.perf_counter() - w0
 
 
 def apportion_wall(wall: dict[str, float], secs: dict[str, float], phases: Iterable[str],
                    wall_total: float) -> None:
     """Share ``wall_total`` (the wall time of phases run interleaved) among
-    ``phases`` in proportion to their core-seconds in ``secs``."""
+    ``phases`` in proportion to their CPU seconds in ``secs``."""
     busy = sum(secs.get(ph, 0.0) for ph in phases) or 1.0
     for ph in phases:
         wall[ph] = wall_total * secs.get(ph, 0.0) / busy

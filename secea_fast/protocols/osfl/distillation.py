@@ -128,6 +128,7 @@ def distillation_example(*, n: int = 20, T: int = 5, rho: int = 11, z_s: int = 2
         "exact_sum": exact,
         "seconds": {"local_training": t_local, **{k: float(v) for k, v in rep.seconds.items()},
                     "student_training": t_student},
+        "wall_seconds": {k: float(v) for k, v in rep.wall.items()},
         "bytes": {k: int(v) for k, v in rep.bytes.items()},
         "field_elements": {k: int(v) for k, v in rep.elements.items()},
         "rates": {"measured": rep.measured_rates(),

@@ -97,8 +97,8 @@ def run_round(labels: ArrayLike, incidence: Assignment | ArrayLike, j: int, z_s:
     cross as objects).  Returns an :class:`OSFLRoundResult`
     whose ``sums`` is the (s, c) int64 array sum_{i in I(e_j)} labels[i, j];
     ``verify``: compare it with that plaintext sum and raise AssertionError
-    on a difference.  Core and wall seconds are equal (parties run one after
-    another).
+    on a difference.  ``seconds`` are CPU seconds (user + sys of this
+    process), ``wall`` wall-clock seconds (parties run one after another).
 
     >>> lab = np.arange(4 * 2 * 3 * 2).reshape(4, 2, 3, 2) % 5
     >>> inc = Assignment.cyclic(4, 2, 3)
@@ -128,7 +128,7 @@ def run_round(labels: ArrayLike, incidence: Assignment | ArrayLike, j: int, z_s:
     rep.bytes.update(out.bytes)
     rep.elements.update(out.elements)
     rep.sums = out.sums.astype(np.int64)
-    rep.wall = dict(rep.seconds)
+    rep.wall.update(out.wall)
     if verify:
         check_sums(rep, labels, asg, j, "OSFL")
     return rep

@@ -610,9 +610,12 @@ class FaultyLoopback(Loopback):
 @dataclass
 class DriveReport:
     """What ``drive`` measured: ``seconds`` per phase (share, aggregate,
-    query, answer, reconstruct), ``bytes`` and ``elements`` of the protocol
-    messages sent per stage ("sharing", "queries", "answers")."""
+    query, answer, reconstruct: CPU seconds, user + sys of this process),
+    ``wall`` (the same phases, wall-clock seconds), ``bytes`` and
+    ``elements`` of the protocol messages sent per stage ("sharing",
+    "queries", "answers")."""
     seconds: dict = dc_field(default_factory=dict)
+    wall: dict = dc_field(default_factory=dict)
     bytes: dict = dc_field(default_factory=dict)
     elements: dict = dc_field(default_factory=dict)
     sums: Optional[np.ndarray] = None
@@ -634,23 +637,32 @@ def drive(clients: Sequence[ClientSession], federator: FederatorSession, transpo
         parties[FEDERATOR] = federator
         transport = Loopback(parties, wire=wire, on_deliver=on_deliver)
     rep = DriveReport()
-    pc = time.perf_counter
-    t_share = t_agg = 0.0
+    pc, cpu = time.perf_counter, time.process_time
+    t_share = t_agg = w_share = w_agg = 0.0
     for c in clients:
-        t0 = pc()
+        t0, w0 = cpu(), pc()
         out = c.start(share_rng(c.index) if share_rng is not None else None)
-        t1 = pc()
+        t1, w1 = cpu(), pc()
         transport.deliver(out)
         t_share += t1 - t0
-        t_agg += pc() - t1
+        t_agg += cpu() - t1
+        w_share += w1 - w0
+        w_agg += pc() - w1
         del out
-    t0 = pc()
+    w = [pc()]
+    t = [cpu()]
     qs = federator.start(query_rng)
-    t1 = pc()
+    w.append(pc())
+    t.append(cpu())
     transport.deliver(qs)
-    t2 = pc()
+    w.append(pc())
+    t.append(cpu())
     rep.sums = federator.result()
-    t3 = pc()
+    w.append(pc())
+    t.append(cpu())
+    rep.wall.update(share=w_share, aggregate=w_agg, query=w[1] - w[0], answer=w[2] - w[1],
+                    reconstruct=w[3] - w[2])
+    t0, t1, t2, t3 = t
     rep.seconds.update(share=t_share, aggregate=t_agg, query=t1 - t0, answer=t2 - t1, reconstruct=t3 - t2)
     for stage, key in _SENT_KEY.items():
         tot = [0, 0]

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .layer import kind_of as _secea_kind
 from .messages import Message
 from .session import ClientSession, ProtocolError, ServerResult, ServerSession
 
@@ -32,38 +33,39 @@ Transport = Callable[[Mapping[str, Envelope]], tuple[dict[str, Envelope], dict[s
 @dataclass
 class StageLog:
     """What one stage moved: its name, bytes down and up, wall seconds,
-    and bytes by message kind (both directions)."""
+    and bytes by message kind (both directions; ``kind_of`` reads a blob's
+    kind from its header, :meth:`Layer.kind_of`)."""
     stage: str
     bytes_down: int = 0
     bytes_up: int = 0
     wall: float = 0.0
     kinds: dict = dc_field(default_factory=dict)
+    kind_of: Callable[[bytes], str] = _secea_kind
 
     def count(self, blobs: Iterable[bytes]) -> int:
         n = 0
         for b in blobs:
-            kind = _KIND_OF.get(int.from_bytes(b[8:16], "little"), "keys") if b[:4] == b"SEEA" else "keys"
+            kind = self.kind_of(b)
             self.kinds[kind] = self.kinds.get(kind, 0) + len(b)
             n += len(b)
         return n
 
 
-# the message kinds by their wire code (messages._KINDS); anything else is a key
-_KIND_OF = {1: "psu", 2: "psu_sum", 3: "share", 4: "query", 5: "response"}
-
-
 @dataclass
 class Loopback:
     """``clients``: roster name -> :class:`ClientSession`.  Calling it with
-    an outbox delivers every envelope and returns (replies, failures)."""
+    an outbox delivers every envelope and returns (replies, failures).
+    ``kind_of``: a blob's kind for :attr:`stages` (the sessions' layer's
+    :meth:`~secea_fast.protocols.secea.layer.Layer.kind_of`)."""
     clients: dict[str, ClientSession]
     stages: list[StageLog] = dc_field(default_factory=list)
     refusals: list[tuple[str, str, str]] = dc_field(default_factory=list)   # (client, stage, error)
+    kind_of: Callable[[bytes], str] = _secea_kind
 
     def __call__(self, outbox: Mapping[str, Envelope]) -> tuple[dict[str, Envelope], dict[str, str]]:
         replies: dict[str, Envelope] = {}
         failed: dict[str, str] = {}
-        log = StageLog(str(next(iter(outbox.values()))[0].get("stage")) if outbox else "")
+        log = StageLog(str(next(iter(outbox.values()))[0].get("stage")) if outbox else "", kind_of=self.kind_of)
         t0 = time.perf_counter()
         for name, (cfg, blobs) in outbox.items():
             log.bytes_down += log.count(blobs)

@@ -5,7 +5,7 @@ Representation Learning via Secure Embedding Aggregation", Sec. 4) private
 against the server and the network lives here, once; the transports
 (:func:`secea_fast.protocols.secea.run_round`'s in-memory loopback, the
 Flower adapter :mod:`secea_fast.flower.secea`) only carry what the sessions
-emit.  Length (about 1000 lines): both roles' stage machines and their one
+emit.  Length (about 1100 lines): both roles' stage machines and their one
 set of rules are kept together, so that each rule is stated once, beside
 the other role's half of it.
 
@@ -18,7 +18,9 @@ one reply per party; the client session turns one envelope into one reply.
 Stages (per attempt of a round)
 -------------------------------
 1. ``keys``: parameters, the client's index ``party`` and the attempt's
-   party set ``parties`` (roster names in index order).  The client makes
+   party set ``parties`` (roster names in index order).  An authenticated
+   client may be sent ``keys`` without ``party``: its index is then its
+   roster name's place in ``parties`` (so one envelope serves every node).  The client makes
    its X25519 key pair and answers with its public key signed by its roster
    identity (:meth:`Roster.sign`, purpose ``secea.key``) over (protocol,
    round, attempt, its index, the party set, the key), and its entity count.
@@ -81,14 +83,21 @@ Rules (each pinned by ``tests/test_attacks_secea.py``)
   ever generates a new secret.  The long-term identity is not part of the
   state (it is loaded from the node's identity file).
 
-Composing an encryption step (SecEA-PHE, later): the client session calls
-its :class:`Client` through five points -- key material, union upload,
-share, answer, decode -- and the server session through ``psu_sum`` and
-``noise``.  An additively homomorphic layer composes by wrapping those
-points (a ``ClientSession`` given a party object that encrypts responses
-and decrypts at decode, its Paillier key announced in the ``keys`` stage
-under the same signature, and a server party whose ``noise`` works on
-ciphertexts), with the stage machine and every rule above unchanged.
+Composing an encryption step.  Both sessions take a ``layer``
+(:class:`~secea_fast.protocols.secea.layer.Layer`; default: plain SecEA,
+which adds no field, key part or state, so its bytes are unchanged).  The
+layer supplies the parties (whose ``answer``, ``noise`` and ``decode`` the
+stages call), extra key material announced in the ``keys`` stage and
+checked by the server and every client before use, the parsing of a step's
+blobs, which messages are responses and whether one fits its block, the
+shape of the decoded totals, and its own secret state (saved by
+:meth:`ClientSession.export_state` after SecEA's fields).  The stage
+machine and every rule above are written here once, for every layer.
+SecEA-PHE is SecEA with the Paillier layer
+(:class:`~secea_fast.protocols.secea_phe.layer.PaillierLayer`: responses
+encrypted under the querier's roster-signed Paillier key, noised on
+ciphertexts, decrypted at decode; the key pair kept in the client's
+session).
 """
 from __future__ import annotations
 
@@ -108,9 +117,10 @@ from ..common.inputs import check_local, entity_list
 from ..common.roster import Identity, Roster
 from ..common.wire import Reader, Writer, check_increasing
 from .coding import DecodingError
+from .layer import Layer
 from .messages import Message
 from .params import PSU_PRIME, SecEAParams
-from .parties import Client, Server
+from .parties import Client
 from ..common.errors import ProtocolError as BaseProtocolError
 
 __all__ = ["ClientSession", "ServerSession", "ProtocolError", "RoundFailed", "ServerResult",
@@ -251,19 +261,26 @@ class ClientSession(SecretHolder):
     picklable; :meth:`export_state` is its one transfer, to its own node).  ``roster`` / ``identity``: the
     federation's roster and this party's identity (both None only for an
     unauthenticated measurement run: keys are then neither signed nor
-    checked); ``local``: entity id -> 1-D embedding row (NumPy or torch).
+    checked); ``local``: entity id -> 1-D embedding row (NumPy or torch);
+    ``layer``: this client's :class:`~secea_fast.protocols.secea.layer.Layer`
+    (default plain SecEA; SecEA-PHE: its own ``PaillierLayer``, which holds
+    its Paillier key pair).
 
     :meth:`receive` takes the server's envelope and returns the reply;
     :attr:`result` is this client's global embeddings (eq. 5) once its
     last block is decoded; :attr:`seconds` its compute seconds per phase
     (never sent)."""
 
-    def __init__(self, roster: Roster | None, identity: Identity | None, local: Mapping[Any, Any]) -> None:
+    def __init__(self, roster: Roster | None, identity: Identity | None, local: Mapping[Any, Any], *,
+                 layer: Layer | None = None) -> None:
         if (roster is None) != (identity is None):
             raise ValueError("roster and identity go together (both None: unauthenticated)")
         if identity is not None and identity.name not in roster:      # type: ignore[operator]
             raise ValueError(f"identity {identity.name!r} is not in the roster")
         self.roster, self.identity, self.local = roster, identity, local
+        self.layer = Layer() if layer is None else layer
+        if not isinstance(self.layer, Layer):
+            raise TypeError(f"layer must be a secea Layer, got {type(layer).__name__}")
         self.ids = entity_list(local, "local")
         self.round = -1
         self.attempt = 0
@@ -301,6 +318,10 @@ class ClientSession(SecretHolder):
         stage = cfg.get("stage")
         rnd = cfg_int(cfg, "round")
         attempt = cfg_int(cfg, "attempt", 1)
+        try:
+            self.layer.check_fields(cfg)
+        except (ValueError, TypeError) as exc:
+            raise ProtocolError(f"SecEA {stage!r} stage: {exc}") from None
         self.result = None
         if stage == "keys":
             return self._keys(cfg, rnd, attempt)
@@ -331,11 +352,19 @@ class ClientSession(SecretHolder):
                                 "lost client's embeddings by difference: refused")
         pt = _cfg_params(cfg)
         params = _make_params(pt)
-        party = cfg_int(cfg, "party", 0, params.N - 1)
         parties = cfg.get("parties")
         if (not isinstance(parties, (list, tuple)) or len(parties) != params.N
                 or not all(isinstance(x, str) for x in parties) or len(set(parties)) != params.N):
             raise ProtocolError(f"SecEA keys stage: field 'parties' must be N = {params.N} distinct names")
+        if "party" in cfg or self.identity is None:
+            party = cfg_int(cfg, "party", 0, params.N - 1)
+        elif self.identity.name in parties:
+            # the same envelope to every node (the Flower runner's first stage, which
+            # carries the admission challenge): the index is this client's place in the party set
+            party = list(parties).index(self.identity.name)
+        else:
+            raise ProtocolError(f"SecEA keys stage: this client ({self.identity.name!r}) is not in field "
+                                "'parties'")
         if self.roster is not None:
             assert self.identity is not None
             stranger = [x for x in parties if x not in self.roster or self.roster.role(x) != "client"]
@@ -344,15 +373,19 @@ class ClientSession(SecretHolder):
             if parties[party] != self.identity.name:
                 raise ProtocolError(f"SecEA keys stage: index {party} is {parties[party]!r}, not this client "
                                     f"({self.identity.name!r})")
-        t0 = time.perf_counter()
-        c = Client(party, params, self.ids)
+        t0 = time.process_time()
+        try:
+            c = self.layer.client(party, params, self.ids)
+        except ValueError as exc:
+            raise ProtocolError(f"SecEA keys stage: parameters do not fit the {self.layer.name} layer: {exc}") from None
         key = signed_key_bytes(self.roster, self.identity, rnd, attempt, party, parties, c.public_key)
+        extra = self.layer.key_material(c, self.roster, self.identity, rnd, attempt, party, parties)
         # the new attempt starts here (nothing above changed the session)
         self.__init_attempt(rnd, attempt, pt, list(parties))
         self.client = c
         self.stage = "keys"
         self._time("keys", t0)
-        return {"stage": "keys", "k": len(c.ids)}, [key]
+        return {"stage": "keys", "k": len(c.ids)}, [key] + extra
 
     def __init_attempt(self, rnd, attempt, pt, parties):
         self.round, self.attempt, self.params_t, self.parties = rnd, attempt, pt, parties
@@ -364,16 +397,33 @@ class ClientSession(SecretHolder):
     def _peers(self, cfg, blobs):
         c = self._client()
         N = c.params.N
-        if len(blobs) != N:
-            raise ProtocolError(f"SecEA peers stage: field 'blobs' has {len(blobs)} keys, expected N = {N}")
-        keys = [check_key(self.roster, b, self.round, self.attempt, v, self.parties) for v, b in enumerate(blobs)]
+        parts = self.layer.key_parts
+        if len(blobs) != N * parts:
+            raise ProtocolError(f"SecEA peers stage: field 'blobs' has {len(blobs)} keys, expected "
+                                + (f"N = {N}" if parts == 1 else f"{parts} N = {parts * N}"))
+        keys = [check_key(self.roster, b, self.round, self.attempt, v, self.parties)
+                for v, b in enumerate(blobs[:N])]
         if keys[c.index] != c.public_key:
             raise ProtocolError("SecEA peers stage: this client's own key was replaced", "server")
+        material = []
+        for v in range(N):
+            try:
+                material.append(self.layer.check_key_material(
+                    self.roster, blobs[N + v * (parts - 1):N + (v + 1) * (parts - 1)], self.round, self.attempt,
+                    v, self.parties, c.params))
+            except ProtocolError:
+                raise
+            except (ValueError, TypeError) as exc:
+                raise ProtocolError(f"SecEA peers stage: key material of client {v}: {exc}", v) from None
+        try:
+            self.layer.set_peer_material(c, material)
+        except ValueError as exc:
+            raise ProtocolError(f"SecEA peers stage: {exc} (this client's own key was replaced?)", "server") from None
         psu = cfg.get("psu", True)
         if not isinstance(psu, bool):
             raise ProtocolError("SecEA peers stage: field 'psu' must be a bool")
         k = cfg_int(cfg, "k", len(c.ids), 1 << 24) if psu else 0
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         c.set_peer_keys(keys, session=f"round {self.round} attempt {self.attempt}".encode())
         out = [c.psu_upload(k, self.round).to_bytes()] if psu else []
         self.stage = "peers"
@@ -385,8 +435,8 @@ class ClientSession(SecretHolder):
         msgs = []
         for i, b in enumerate(blobs):
             try:
-                m = Message.from_bytes(b, N=c.params.N)
-            except ValueError as exc:
+                m = self.layer.parse(b, c, to_client=True)
+            except (ValueError, TypeError) as exc:
                 raise ProtocolError(f"SecEA step: part {i} does not parse: {exc}") from None
             if m.round != self.round:
                 raise ProtocolError(f"SecEA step: a {m.kind} of round {m.round} in round {self.round}: refused")
@@ -427,7 +477,7 @@ class ClientSession(SecretHolder):
             raise ProtocolError(f"SecEA step {step}: field 'emit' names a block already emitted")
         refused: dict[int, str] = {}
         out: list[bytes] = []
-        t = time.perf_counter
+        t = time.process_time
         if step == 0:
             t0 = t()
             if union is not None:
@@ -449,8 +499,7 @@ class ClientSession(SecretHolder):
                     self.own_share = m.to_bytes()
                 else:
                     out.append(m.to_bytes())
-            self.sums = np.zeros((len(c.ids), prm.d), dtype=np.int64)
-            self.counts = np.zeros(len(c.ids), dtype=np.int64)
+            self.sums, self.counts = self.layer.totals(len(c.ids), prm.d)
             self.B = B
             self._time("encode", t0)
         if step == 1:
@@ -479,7 +528,7 @@ class ClientSession(SecretHolder):
         responses: dict[int, dict[int, Message]] = {}
         queries = []
         for m in msgs:
-            if m.kind == "response":
+            if self.layer.is_response(m):
                 if m.block not in decode:
                     raise ProtocolError(f"SecEA step {step}: a response for block {m.block}, which this client "
                                         "does not await")
@@ -577,7 +626,7 @@ class ClientSession(SecretHolder):
         return self.client
 
     def _time(self, phase, t0):
-        self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - t0
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + time.process_time() - t0
 
     def _log(self, text):
         _LOG.warning("SecEA client %s: %s", self.identity.name if self.identity else "?", text)
@@ -608,14 +657,18 @@ class ClientSession(SecretHolder):
         w.array(np.array(sorted(self.awaiting.items()), dtype=np.uint64).reshape(-1, 2))
         for s in (self.decoded, self.failed, self.unchecked):
             w.array(np.array(sorted(s), dtype=np.uint64))
+        if self.layer.stateful:
+            w.blob(self.layer.name.encode()).blob(self.layer.export_state())
         return w.bytes()
 
     @classmethod
     def import_state(cls, data: bytes, roster: Roster | None, identity: Identity | None,
-                     local: Mapping[Any, Any]) -> ClientSession:
+                     local: Mapping[Any, Any], *, layer: Layer | None = None) -> ClientSession:
         """The session saved by :meth:`export_state`, for the same entities
-        (ValueError otherwise).  Restores the saved secrets; generates none."""
-        s = cls(roster, identity, local)
+        (ValueError otherwise).  Restores the saved secrets; generates none.
+        ``layer``: a fresh layer of the kind the session was made with (it
+        receives the saved layer state, e.g. SecEA-PHE's Paillier key pair)."""
+        s = cls(roster, identity, local, layer=layer)
         r = Reader(data, _STATE_MAGIC, "SecEA session state")
         s.round, s.attempt = r.u64() - 1, r.u64()
         s.stage = r.blob().decode()
@@ -641,8 +694,9 @@ class ClientSession(SecretHolder):
         check_increasing(blocks, "SecEA session state: own query blocks")
         if r.flag():
             s.sums = r.array(2).view(np.int64)
-            s.counts = r.array(1).view(np.int64)
-            if s.counts.shape != s.sums.shape[:1]:
+            _, zc = s.layer.totals(s.sums.shape[0], s.sums.shape[1])
+            s.counts = r.array(zc.ndim).view(np.int64)
+            if s.counts.shape != zc.shape:
                 raise ValueError("SecEA session state: sums and counts do not match")
         aw = r.array(2)
         if aw.shape[1:] != (2,):
@@ -653,12 +707,17 @@ class ClientSession(SecretHolder):
             a = r.array(1)
             check_increasing(a, f"SecEA session state: {what} blocks")
             sets.append({int(x) for x in a})
+        if s.layer.stateful:
+            name = r.blob(64)
+            if name != s.layer.name.encode():
+                raise ValueError(f"SecEA session state: saved by layer {name!r}, not {s.layer.name!r}")
+            s.layer.import_state(r.blob())
         r.done()
         s.decoded, s.failed, s.unchecked = sets[0], sets[1], sets[2]
         if cstate:
             if s.params_t is None:
                 raise ValueError("SecEA session state: a client without parameters")
-            s.client = Client.import_state(_make_params(s.params_t), s.ids, cstate)
+            s.client = s.layer.import_client(_make_params(s.params_t), s.ids, cstate)
         return s
 
 
@@ -697,13 +756,16 @@ class ServerSession:
     (:attr:`result`).  Raises :class:`RoundFailed` when too few clients
     remain.  Arguments as :class:`~secea_fast.flower.secea.SecEAStageRunner`;
     ``max_entities``: the largest entity count a client may announce;
-    ``require_checked``: clients refuse blocks decoded without redundancy."""
+    ``require_checked``: clients refuse blocks decoded without redundancy;
+    ``layer``: the round's :class:`~secea_fast.protocols.secea.layer.Layer`
+    (default plain SecEA; SecEA-PHE: a ``PaillierLayer`` with the clients'
+    settings, which every client checks against its own)."""
 
     def __init__(self, roster: Roster | None, parties: Sequence[str], *, d: int, T: int = 1, precision: int = 8,
                  K: int | None = None, bound: float = 100.0, block_size: int | None = None,
                  blocks_per_stage: int | None = None, stage_bytes: int | None = None, round_index: int = 1,
                  union: np.ndarray | None = None, max_entities: int = 1 << 18,
-                 require_checked: bool = False) -> None:
+                 require_checked: bool = False, layer: Layer | None = None) -> None:
         self.roster = roster
         self.parties = [str(x) for x in parties]
         if len(set(self.parties)) != len(self.parties):
@@ -714,6 +776,15 @@ class ServerSession:
                     raise ValueError(f"parties: {x!r} is not a roster client")
         self.d, self.T, self.precision, self.K, self.bound = d, T, precision, K, bound
         SecEAParams(N=2 * T + 1, d=d, T=T, precision=precision, bound=bound)  # arguments checked now
+        self.layer = Layer() if layer is None else layer
+        if not isinstance(self.layer, Layer):
+            raise TypeError(f"layer must be a secea Layer, got {type(layer).__name__}")
+        if len(self.parties) >= 2 * T + 1:
+            try:
+                self.layer.check(SecEAParams(N=len(self.parties), d=d, T=T, precision=precision, bound=bound,
+                                             K=K))
+            except ValueError as exc:
+                raise ValueError(f"layer: {exc}") from None
         for name, v in (("block_size", block_size), ("blocks_per_stage", blocks_per_stage),
                         ("stage_bytes", stage_bytes)):
             if v is not None and check_int(v, name) < 1:
@@ -728,7 +799,14 @@ class ServerSession:
         self.union = None if union is None else np.ascontiguousarray(union, dtype=np.uint64)
         self.result = ServerResult()
         self.stage_name = ""
+        self._srv: Any = None               # the attempt's server party (the layer's)
         self._gen: Generator[Outbox, tuple[dict, dict], None] | None = None
+
+    @property
+    def party(self) -> Any:
+        """The current attempt's server party (made by the layer: its
+        ``noise`` and counters), None before the ``peers`` stage."""
+        return self._srv
 
     def start(self) -> Outbox:
         """The first outbox (the ``keys`` stage of attempt 1)."""
@@ -809,27 +887,33 @@ class ServerSession:
         res.parties = dict(party)
         base = {"attempt": attempt, "round": rnd, "N": N, "d": params.d, "T": params.T,
                 "K": params.K, "precision": params.precision, "bound": float(params.bound)}
+        base.update(self.layer.stage_fields())
         # 1. keys
         out = {x: (dict(base, stage="keys", party=party[x], parties=list(alive)), []) for x in alive}
         replies, bad = yield from self._exchange(out, res, attempt, "keys")
-        kn, keys = {}, {}
+        kn, keys, extra, material = {}, {}, {}, {}
+        parts = self.layer.key_parts
         for x, (cfg, blobs) in replies.items():
             try:
                 kn[x] = cfg_int(cfg, "k", 1, self.max_entities)
-                if len(blobs) != 1:
-                    raise ProtocolError(f"{len(blobs)} parts, expected its signed key")
+                if len(blobs) != parts:
+                    raise ProtocolError(f"{len(blobs)} parts, expected its signed key"
+                                        + ("" if parts == 1 else f" and {parts - 1} more"))
                 keys[x] = bytes(blobs[0])
                 check_key(self.roster, keys[x], rnd, attempt, party[x], alive)
-            except ProtocolError as exc:
+                extra[x] = [bytes(b) for b in blobs[1:]]
+                material[x] = self.layer.check_key_material(self.roster, extra[x], rnd, attempt, party[x],
+                                                            alive, params)
+            except (ValueError, TypeError) as exc:
                 bad[x] = str(exc)
         if bad:
             self._drop(res, attempt, "keys", bad)
             raise _Restart(set(bad))
         k = max(kn.values())
-        server = Server(params)
+        server = self._srv = self.layer.server(params, [material[x] for x in alive])
         # 2. peers (and the union upload, unless a union was already revealed)
         psu = self._union is None
-        key_list = [keys[x] for x in alive]
+        key_list = [keys[x] for x in alive] + [b for x in alive for b in extra[x]]
         out = {x: (dict(base, stage="peers", k=k, psu=psu), key_list) for x in alive}
         replies, bad = yield from self._exchange(out, res, attempt, "peers")
         ups = []
@@ -883,12 +967,12 @@ class ServerSession:
         shares, queries, resps = set(), set(), set()
         sizes = block_sizes(kn[x], B)
         for blob in blobs:
-            m = Message.from_bytes(blob, N=N)
+            m = self.layer.parse(blob, self._srv, to_client=False)
             if m.sender != n:
                 raise ValueError(f"a {m.kind} under client {m.sender}'s index (client {x} is {n})")
             if m.round != self.round:
                 raise ValueError(f"a {m.kind} of round {m.round}")
-            if m.receiver == n and m.kind != "response":
+            if m.receiver == n and not self.layer.is_response(m):
                 raise ValueError(f"a {m.kind} to itself")
             if m.kind == "share":
                 if step != 0 or m.data.shape != (M, params.sub) or m.receiver in shares:
@@ -899,12 +983,13 @@ class ServerSession:
                         or (m.block, m.receiver) in queries:
                     raise ValueError(f"a query for block {m.block} that does not fit step {step}")
                 queries.add((m.block, m.receiver))
-            elif m.kind == "response":
+            elif self.layer.is_response(m):
                 if (m.receiver, m.block) not in expect_resp or (m.receiver, m.block) in resps:
                     raise ValueError(f"a response to client {m.receiver} block {m.block} that was not asked for")
-                q = node_of[m.receiver]
-                if m.data.shape != (block_sizes(kn[q], B)[m.block], params.sub):
-                    raise ValueError(f"a response of shape {m.data.shape}")
+                rows = block_sizes(kn[node_of[m.receiver]], B)[m.block]
+                if not self.layer.response_fits(m, rows, params):
+                    raise ValueError(f"a response that does not fit block {m.block} of client {m.receiver} "
+                                     f"({rows} rows)")
                 resps.add((m.receiver, m.block))
             else:
                 raise ValueError(f"a {m.kind} message in a step")
@@ -968,7 +1053,7 @@ class ServerSession:
                                                   emitted_now, expect_resp[x], set(refused))
                 except (ValueError, TypeError) as exc:
                     bad[x] = str(exc)
-            if any(m.kind == "response" for y, ms in checked.items() if y not in bad for m in ms):
+            if any(self.layer.is_response(m) for y, ms in checked.items() if y not in bad for m in ms):
                 released = True
             if released:
                 # a client without its shares cannot answer: after release it is lost too

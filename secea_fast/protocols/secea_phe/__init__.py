@@ -5,8 +5,9 @@ responses travel under Paillier encryption.
 
 Modules: ``params`` (``PHEParams``), ``messages`` (``CipherMessage``),
 ``parties`` (``Client``, ``Server``), ``keys`` (the Paillier public keys
-signed under the roster and checked by every receiver), ``round`` (``run_round``,
-``aggregate``, the CLI job).  Everything public is re-exported here.
+signed under the roster and checked by every receiver), ``layer``
+(``PaillierLayer``: the Paillier step composed into SecEA's sessions),
+``round`` (``run_round``, ``aggregate``, the CLI job).  Everything public is re-exported here.
 
 Everything up to the response is SecEA (:mod:`..secea`): the private
 entity union, the Lagrange-coded sharing y_v (eqs. 3-8) and the coded
@@ -28,7 +29,11 @@ unchanged.  The retrieval differs (Sec. III-B):
 Parties are ``Client`` (a ``secea.Client`` with a Paillier key pair) and
 ``Server`` (a ``secea.Server`` whose ``noise`` works on ciphertexts);
 ciphertext messages are ``CipherMessage`` (versioned bytes, validated).
-``run_round`` simulates a full round with per-phase core-seconds,
+They run inside SecEA's sessions: ``PaillierLayer`` composes the Paillier
+step into ``secea.session.ClientSession`` / ``ServerSession``, so the stage
+machine and every deployment rule are SecEA's.
+``run_round`` simulates a full round (in one process: those sessions over
+SecEA's loopback) with per-phase CPU seconds,
 ``aggregate`` returns the global embeddings, ``main_job`` is the
 ``secea-fast run --protocol secea-phe`` job.
 
@@ -98,9 +103,11 @@ Deviations and choices, each pinned by a test:
   ``insecure_keys=True`` (tests).  Queries keep SecEA's XOR pads; responses
   have no pad: Paillier under pk_n hides them from the server and from v
   (v only ever sees its own A).  Every Paillier and X25519 public key is
-  signed under the roster and checked by every receiver before use
-  (``keys.exchange_keys``; not in the paper: a relay that substituted pk_n
-  would read every response to client n).
+  signed under the roster over (round, attempt, index, party set) and
+  checked by every receiver before use (``PaillierLayer`` in the sessions'
+  ``keys`` and ``peers`` stages, ``keys.exchange_keys`` on the executor
+  path; not in the paper: a relay that substituted pk_n would read every
+  response to client n).
 * Dropped responses are decoded by Reed-Solomon when K is below eq. (4)'s
   value (as in ``secea``); decryption failures (a ciphertext that is not a
   unit, a plaintext that overflows its slots) raise ValueError.
@@ -111,8 +118,10 @@ from .messages import MAX_CLIENTS, CipherMessage
 from .params import DEFAULT_BLOCK, DEFAULT_KEY_BITS, DEFAULT_STAT_BITS, PHEParams
 from .parties import Client, Server
 from .keys import check_paillier_key, exchange_keys, signed_paillier_key
+from .layer import PaillierLayer
 from .round import PHERoundResult, aggregate, main_job, run_round
 
 __all__ = ["PHEParams", "Client", "Server", "CipherMessage", "PHERoundResult", "run_round",
            "aggregate", "main_job", "DEFAULT_KEY_BITS", "DEFAULT_STAT_BITS", "DEFAULT_BLOCK",
-           "DecodingError", "MAX_CLIENTS", "signed_paillier_key", "check_paillier_key", "exchange_keys"]
+           "DecodingError", "MAX_CLIENTS", "signed_paillier_key", "check_paillier_key", "exchange_keys",
+           "PaillierLayer"]

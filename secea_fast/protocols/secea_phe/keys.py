@@ -9,8 +9,8 @@ server.  A server (or network) that substitutes its own key for pk_n would
 receive every response A_{v,n,e} to client n's queries encrypted under a
 key it can open, i.e. client v's embeddings in the clear after the
 Lagrange decoding it can do itself.  So each client signs its key
-(purpose ``secea-phe.paillier-key``) over (protocol, round, its index, the
-party set, the key bytes), and every receiver -- the responders and the
+(purpose ``secea-phe.paillier-key``) over (protocol, round, attempt, its
+index, the party set, the key bytes), and every receiver -- the responders and the
 server -- checks every key against the roster before using it
 (:func:`check_paillier_key`); a key that does not verify is a
 :class:`~secea_fast.protocols.secea.session.ProtocolError` naming its
@@ -42,19 +42,20 @@ def _parties_str(parties: Sequence[str]) -> str:
 
 
 def signed_paillier_key(roster: Roster | None, identity: Identity | None, rnd: int, index: int,
-                        parties: Sequence[str], pk: paillier.PublicKey) -> bytes:
+                        parties: Sequence[str], pk: paillier.PublicKey, *, attempt: int = 1) -> bytes:
     """Client ``index``'s Paillier public key with its roster signature
-    (an empty signature when ``roster`` or ``identity`` is None)."""
+    over (round, attempt, index, party set, key) (an empty signature when
+    ``roster`` or ``identity`` is None)."""
     if not isinstance(pk, paillier.PublicKey):
         raise TypeError(f"pk must be a paillier.PublicKey, got {type(pk).__name__}")
     raw = pk.to_bytes()
     sig = b"" if roster is None or identity is None else roster.sign(
-        identity, PAILLIER_KEY_PURPOSE, PROTOCOL, rnd, index, _parties_str(parties), raw)
+        identity, PAILLIER_KEY_PURPOSE, PROTOCOL, rnd, attempt, index, _parties_str(parties), raw)
     return Writer(_MAGIC).blob(raw).blob(sig).bytes()
 
 
 def check_paillier_key(roster: Roster | None, blob: bytes, rnd: int, index: int,
-                       parties: Sequence[str], params: PHEParams) -> paillier.PublicKey:
+                       parties: Sequence[str], params: PHEParams, *, attempt: int = 1) -> paillier.PublicKey:
     """The Paillier public key of client ``index`` from its signed blob;
     ProtocolError naming the client when the blob is malformed, the key does
     not fit ``params`` or (with a roster) the signature does not verify."""
@@ -66,8 +67,8 @@ def check_paillier_key(roster: Roster | None, blob: bytes, rnd: int, index: int,
         if roster is not None:
             if len(sig) != _SIG_LEN:
                 raise ValueError(f"signature has {len(sig)} bytes, expected {_SIG_LEN}")
-            roster.verify(who, sig, PAILLIER_KEY_PURPOSE, PROTOCOL, rnd, index, _parties_str(parties),
-                          raw)
+            roster.verify(who, sig, PAILLIER_KEY_PURPOSE, PROTOCOL, rnd, attempt, index,
+                          _parties_str(parties), raw)
         return check_key(raw, params, f"Paillier key of client {index}")
     except (ValueError, TypeError) as exc:
         raise ProtocolError(f"Paillier key of client {index} ({who}) refused"

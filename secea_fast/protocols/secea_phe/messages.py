@@ -61,6 +61,17 @@ class CipherMessage:
         return (Writer(_MAGIC).u64(_KINDS[self.kind]).u64(self.sender).u64(self.receiver)
                 .u64(self.round).u64(self.block).u64(self.rows).u64(self.cols).blob(blob).bytes())
 
+    @staticmethod
+    def header(data: bytes) -> tuple[str, int, int]:
+        """(kind, sender, receiver) from a message's header alone (which
+        key it is under is the receiver's: parse with :meth:`from_bytes`
+        then); ValueError for a header that is not one."""
+        r = Reader(bytes(data[:_HEADER - 8]), _MAGIC, "SecEA-PHE message header")
+        kind = r.u64()
+        if kind not in _KIND_NAMES:
+            raise ValueError(f"SecEA-PHE message: unknown kind {kind}")
+        return _KIND_NAMES[kind], r.u64(), r.u64()
+
     @classmethod
     def from_bytes(cls, data: bytes, pk: paillier.PublicKey, N: int | None = None) -> CipherMessage:
         """Parse and validate.  Both kinds go between clients (the server only

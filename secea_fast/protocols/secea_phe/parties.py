@@ -47,6 +47,8 @@ class Client(secea.Client):
         self._sk: paillier.PrivateKey | None = sk
         self._peer_pks: list[paillier.PublicKey] | None = None
         self.encrypt_seconds = 0.0
+        self.decrypt_seconds = 0.0
+        self.ciphertexts = 0             # ciphertexts this client encrypted as a responder
 
     # --- state kept between the processes of a deployment
     def export_state(self) -> bytes:
@@ -126,9 +128,9 @@ class Client(secea.Client):
                 np.empty_like(Q), Q, prm.p, check=True)
         elif Q.size and int(Q.max()) >= prm.p:
             raise ValueError("query entries must be < p")
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         A = linalg.matmul_unchecked(Q, self.response_share(), prm.p, threads=self.threads)
-        self.product_seconds += time.perf_counter() - t0
+        self.product_seconds += time.process_time() - t0
         return A
 
     def encrypt_response(self, A: np.ndarray, query: Message) -> CipherMessage:
@@ -143,9 +145,10 @@ class Client(secea.Client):
         pk = self._querier_key(n)
         vals = np.zeros((B, lay.row_values), dtype=np.uint64)
         vals[:, :A.shape[1]] = A
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         cts = pk.encrypt_packed(vals, lay.slot_bits)
-        self.encrypt_seconds += time.perf_counter() - t0
+        self.encrypt_seconds += time.process_time() - t0
+        self.ciphertexts += len(cts)
         return CipherMessage("enc_response", self.index, n, query.round, query.block, B, lay.cols,
                              cts, pk)
 
@@ -171,10 +174,24 @@ class Client(secea.Client):
         if self._sk is None:
             raise RuntimeError(f"this worker copy of client {self.index} has no Paillier private key: "
                                "decrypt in the client's own process")
-        vals = self._sk.decrypt_packed(msg.cts, lay.slot_bits, msg.rows * lay.row_values)
+        t0 = time.process_time()
+        try:
+            vals = self._sk.decrypt_packed(msg.cts, lay.slot_bits, msg.rows * lay.row_values)
+        finally:
+            self.decrypt_seconds += time.process_time() - t0
         sub, p = self.params.sub, self.params.p
         V = np.array(vals, dtype=object).reshape(msg.rows, lay.row_values)[:, :sub]
         return (V % p).astype(np.uint64)
+
+    def response_unpads(self, msg: CipherMessage, rows: int) -> bool:  # type: ignore[override]  # ciphertexts
+        """Whether a noised response to this client decrypts to ``rows``
+        entities (the ciphertexts are units and no slot overflows): how a
+        session names the responder whose response ``decode`` refused."""
+        try:
+            self.decrypt(msg, rows)
+        except ValueError:
+            return False
+        return True
 
     def decode_values(self, values: Sequence[np.ndarray | None], members: Sequence[int] | np.ndarray, *,
                       verify: bool = False) -> secea.DecodeResult:
@@ -333,7 +350,7 @@ class Server(secea.Server):
             raise ValueError(f"round {rnd} block {block} of client {n} was already prepared")
         pk = self.key(n)
         p, sub = prm.p, prm.sub
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         w = {}
         for v in range(prm.N):
             psi = self.psi(rnd, n, v, block, rows)
@@ -344,7 +361,7 @@ class Server(secea.Server):
                 for j in range(sub):
                     row[j] = ps[j] + p * u[off + j]
             w[v] = pk.encrypt_packed([x for row in vals for x in row], lay.slot_bits)
-        self.encrypt_seconds += time.perf_counter() - t0
+        self.encrypt_seconds += time.process_time() - t0
         self._prepared[key] = {"r": self._r(rnd, n, block, rows), "w": w, "rows": rows}
 
     def noise(self, msg: CipherMessage) -> CipherMessage:  # type: ignore[override]  # PHE responses are ciphertexts

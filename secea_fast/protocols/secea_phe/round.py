@@ -1,5 +1,13 @@
 """A SecEA-PHE round with every party simulated (Tang, Zhu, Li, Sun 2022, Sec. III-B),
-its result, and the ``secea-fast run --protocol secea-phe`` job."""
+its result, and the ``secea-fast run --protocol secea-phe`` job.
+
+In one process the round is SecEA's sessions with the Paillier layer
+(:class:`~secea_fast.protocols.secea_phe.layer.PaillierLayer`) driven over
+SecEA's in-memory loopback, as :func:`secea_fast.protocols.secea.run_round`
+drives plain SecEA: every rule of a deployment applies.  With worker
+processes or an executor (throughput measurements) the per-block phases run
+on the parties directly (:func:`_block_job`), as SecEA's executor path does:
+the same arithmetic, without the sessions' stage machine."""
 from __future__ import annotations
 
 import time
@@ -19,7 +27,11 @@ from ..common.jobs import job_options, jsonable
 from ..common.roster import Roster
 from ..common.rounds import RoundResult, apportion_wall, resolve_executor, run_blocks
 from ..secea import SecEAParams
+from ..secea.loopback import FaultyLoopback, Loopback, Transport
+from ..secea.session import ClientSession, RoundFailed, ServerSession
 from .keys import exchange_keys, party_names
+from .layer import PaillierLayer
+from .messages import CipherMessage
 from .params import DEFAULT_BLOCK, DEFAULT_KEY_BITS, DEFAULT_STAT_BITS, PHEParams
 from .parties import Client, Server
 
@@ -80,30 +92,30 @@ def _block_job(S, job):
     t = {ph: 0.0 for ph in ("offline", "responses", "encrypt", "noise", "decrypt", "decode")}
     nbytes = {"offline": 0, "responses": 0}
     B = len(members)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     server.prepare(n, rnd, b, B)                 # offline: r and Enc(psi + p u), eq. (12)
-    t["offline"] += time.perf_counter() - t0
+    t["offline"] += time.process_time() - t0
     queries = clients[n].iter_queries(rnd, b, members)
     vals = []
     cts = 0
     for v in range(len(clients)):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         q = next(queries)
-        t["offline"] += time.perf_counter() - t0
+        t["offline"] += time.process_time() - t0
         if v != n:
             nbytes["offline"] += 2 * q.nbytes
         if (n, v) in drop:
             vals.append(None)
             continue
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         A = clients[v].answer_plain(q)
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         c = clients[v].encrypt_response(A, q)
-        t2 = time.perf_counter()
+        t2 = time.process_time()
         y = server.noise(c)
-        t3 = time.perf_counter()
+        t3 = time.process_time()
         vals.append(clients[n].decrypt(y, B) if here else y)
-        t4 = time.perf_counter()
+        t4 = time.process_time()
         t["responses"] += t1 - t0
         t["encrypt"] += t2 - t1
         t["noise"] += t3 - t2
@@ -113,21 +125,21 @@ def _block_job(S, job):
     server._prepared.pop((rnd, n, b), None)      # dropped responders' noise is never used
     if not here:
         return (n, members, vals, cts), t, nbytes
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     num, den, faulty = clients[n].decode_values(vals, members)
-    t["decode"] += time.perf_counter() - t0
+    t["decode"] += time.process_time() - t0
     return (n, members, num, den, faulty, cts), t, nbytes
 
 
 def _finish_block(client, members, cipher, secs):
     """Decrypt (with the client's own private key, in the calling
     process) and decode a block a worker returned as ciphertexts."""
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     vals = [None if y is None else client.decrypt(y, len(members)) for y in cipher]
-    t1 = time.perf_counter()
+    t1 = time.process_time()
     num, den, faulty = client.decode_values(vals, members)
     secs["decrypt"] += t1 - t0
-    secs["decode"] += time.perf_counter() - t1
+    secs["decode"] += time.process_time() - t1
     return num, den, faulty
 
 
@@ -155,8 +167,24 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     (overrides T, precision, K, bound, key_bits, stat_bits); ``authenticate``:
     every client gets a roster identity (a fresh roster of ``client-<n>``)
     and signs its X25519 and Paillier public keys, which the server and
-    every client verify before use (:func:`~secea_fast.protocols.secea_phe.keys.exchange_keys`);
-    ``False`` passes the keys unsigned."""
+    every client verify before use; ``False`` passes the keys unsigned
+    (only to measure what authentication costs).
+
+    One process (no ``executor``, ``processes`` 1 or None) and parameters
+    the sessions rebuild from their public fields (default evaluation
+    points and prime): the round is SecEA's sessions
+    (:mod:`~secea_fast.protocols.secea.session`) with the Paillier layer
+    (:class:`~secea_fast.protocols.secea_phe.layer.PaillierLayer`, each
+    client's key pair in its own session) over SecEA's
+    :class:`~secea_fast.protocols.secea.loopback.Loopback`; ``drop`` loses
+    the noised responses on their way to the querier (a
+    :class:`~secea_fast.protocols.secea.loopback.FaultyLoopback`); a block
+    that does not decode raises its ``DecodingError``, a dropped client
+    :class:`~secea_fast.protocols.secea.session.RoundFailed`.  Otherwise
+    (worker processes, an executor, custom evaluation points) the parties
+    run directly, their keys exchanged by
+    :func:`~secea_fast.protocols.secea_phe.keys.exchange_keys` (throughput
+    measurements; ``threads`` and ``progress`` apply there only)."""
     d = check_local(local)
     N = len(local)
     if params is None:
@@ -166,7 +194,6 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
         raise TypeError("params must be PHEParams")
     elif params.N != N or params.base.d != d:
         raise ValueError("params do not match the clients' data (N or d)")
-    executor = resolve_executor(executor, processes)
     B = DEFAULT_BLOCK if block_size is None else check_int(block_size, "block_size")
     drop = check_pairs(drop, N, "drop")
     if keys is not None:
@@ -175,12 +202,17 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
             raise ValueError(f"need {N} key pairs, got {len(keys)}")
     prm = params.base
     secs, wall, nbytes = {}, {}, {}
+    sessions = executor is None and processes in (None, 1) and _rebuilt(prm)
+    executor = resolve_executor(executor, processes) if not sessions else None
 
     # --- Paillier keys (one-time)
-    w0 = time.perf_counter()
+    w0, c0 = time.perf_counter(), time.process_time()
     if keys is None:
         keys = [paillier.keygen(params.key_bits, insecure=params.insecure_keys) for _ in range(N)]
-    secs["keygen"] = wall["keygen"] = time.perf_counter() - w0
+    secs["keygen"], wall["keygen"] = time.process_time() - c0, time.perf_counter() - w0
+    if sessions:
+        return _run_sessions(local, params, keys, B, drop, verify, rnd, authenticate, secs, wall)
+    assert executor is not None
     clients = [Client(n, params, list(emb.keys()), keys[n]) for n, emb in enumerate(local)]
     server = Server(params)
     pks = [c.paillier_public_key for c in clients]
@@ -231,6 +263,108 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
             raise AssertionError("SecEA-PHE means differ from the plaintext sums / counts")
         res.verified = True
     return res
+
+
+def _rebuilt(prm: SecEAParams) -> bool:
+    """Whether the sessions' parameters (rebuilt from the public fields of
+    a stage) are ``prm``: default evaluation points and prime."""
+    return SecEAParams(N=prm.N, d=prm.d, T=prm.T, precision=prm.precision, bound=prm.bound, K=prm.K) == prm
+
+
+def _dropper(drop: set[tuple[int, int]], names: list[str]) -> Any:
+    """A FaultyLoopback tamper that loses the noised responses of the
+    (querier, responder) pairs ``drop`` on their way to the querier."""
+    lost: dict[str, set[int]] = {}
+    for n, v in drop:
+        lost.setdefault(names[n], set()).add(v)
+
+    def tamper(name, cfg, blobs):
+        if name not in lost:
+            return cfg, blobs
+        out = []
+        for b in blobs:
+            if bytes(b[:4]) == b"SEPH":
+                kind, sender, _ = CipherMessage.header(b)
+                if kind == "noised_response" and sender in lost[name]:
+                    continue
+            out.append(b)
+        return cfg, out
+    return tamper
+
+
+def _run_sessions(local, params: PHEParams, keys, B, drop, verify, rnd, authenticate, secs, wall) -> PHERoundResult:
+    """run_round in one process: SecEA's sessions with the Paillier layer
+    over the loopback (see run_round)."""
+    prm = params.base
+    N = prm.N
+    names = party_names(N)
+    w0 = time.perf_counter()
+    roster, ids = Roster.make([(x, "client") for x in names]) if authenticate else (None, {})
+    def layer_of(keypair=None) -> PaillierLayer:
+        return PaillierLayer(params.key_bits, params.stat_bits, insecure_keys=params.insecure_keys, keypair=keypair)
+    clients = {x: ClientSession(roster, ids.get(x), local[n], layer=layer_of(keys[n])) for n, x in enumerate(names)}
+    layer = layer_of()
+    server = ServerSession(roster, names, d=prm.d, T=prm.T, precision=prm.precision, K=prm.K, bound=prm.bound,
+                           block_size=B, round_index=rnd, layer=layer)
+    loop = Loopback(clients, kind_of=layer.kind_of)
+    transport: Transport = loop if not drop else FaultyLoopback(loop, tamper=_dropper(drop, names))
+    srv = {"union": 0.0, "noise": 0.0}
+    outbox = server.start()
+    while outbox:
+        stage = next(iter(outbox.values()))[0]["stage"]
+        replies, failed = transport(outbox)
+        t0 = time.process_time()
+        outbox = server.receive(replies, failed)
+        srv["noise" if stage == "step" else "union"] += time.process_time() - t0
+    res = server.result
+    wall_all = time.perf_counter() - w0
+    sess = [clients[x] for x in names]
+    for c in sess:
+        for _, exc in sorted(c.errors.items()):
+            raise exc          # a block that did not decode (DecodingError names why)
+    if res.dropped:
+        raise RoundFailed("SecEA-PHE: client(s) dropped in a round without a network: "
+                          + "; ".join(f"{x}: {why}" for x, (_, _, why) in sorted(res.dropped.items())))
+    parties: list[Client] = []
+    nums: list[np.ndarray] = []
+    dens: list[np.ndarray] = []
+    for c in sess:
+        assert isinstance(c.client, Client) and c.sums is not None and c.counts is not None, "every session decoded"
+        parties.append(c.client)
+        nums.append(c.sums)
+        dens.append(c.counts)
+    for ph in PHERoundResult.PHASES[1:]:
+        secs[ph] = 0.0
+    for c, p in zip(sess, parties):
+        for ph, v in c.seconds.items():
+            secs["keygen" if ph == "keys" else ph] = secs.get("keygen" if ph == "keys" else ph, 0.0) + v
+        secs["encrypt"] += p.encrypt_seconds
+        secs["responses"] -= p.encrypt_seconds
+        secs["decrypt"] += p.decrypt_seconds
+        secs["decode"] -= p.decrypt_seconds
+    prep = server.party.encrypt_seconds                 # the server's offline Enc(psi + p u)
+    secs["union"] += srv["union"]
+    secs["offline"] += prep
+    secs["noise"] += srv["noise"] - prep
+    nbytes: dict[str, int] = {"keygen": 0, "union": 0, "encode": 0, "offline": 0, "responses": 0}
+    where = {"keys": "keygen", "psu": "union", "psu_sum": "union", "share": "encode", "query": "offline",
+             "response": "responses"}
+    for st in loop.stages:
+        for kind, b in st.kinds.items():
+            nbytes[where[kind]] += b
+    busy = sum(v for ph, v in secs.items() if ph != "keygen") or 1.0
+    wall.update({ph: wall_all * v / busy for ph, v in secs.items() if ph != "keygen"})
+    embeddings = [p.finish(a, b) for p, a, b in zip(parties, nums, dens)]
+    out = PHERoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes, processes=1,
+                         embeddings=embeddings, numerators=nums, denominators=dens, union_size=res.union_size,
+                         ciphertexts=sum(p.ciphertexts for p in parties),
+                         faulty=sorted({(n, v) for n, c in enumerate(sess) for _, v in c.faulty}))
+    if verify:
+        ref = secea.plaintext_sums(local, prm)
+        if not out.matches([s for s, _ in ref], [c for _, c in ref]):
+            raise AssertionError("SecEA-PHE means differ from the plaintext sums / counts")
+        out.verified = True
+    return out
 
 
 def aggregate(local: Local, T: int = 1, precision: int = 8, *, key_bits: int = DEFAULT_KEY_BITS,

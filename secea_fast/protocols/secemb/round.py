@@ -118,8 +118,9 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
     ``verify``: compare with plaintext (:func:`plaintext_check`) and raise
     AssertionError on any difference (needs ``noise_sigma == 0``).  Users a
     session refuses (a fault) are in ``res.dropped`` with the stage and
-    reason, their rows NaN.  Core and wall seconds are equal: the parties
-    run one after another."""
+    reason, their rows NaN.  ``seconds`` are CPU seconds (user + sys of
+    this process, every thread of the DPF kernels), ``wall`` wall-clock
+    seconds; the parties run one after another."""
     Q = np.asarray(Q, dtype=np.float64)
     if Q.ndim != 2:
         raise ValueError(f"Q must be 2-D (m, d), got shape {Q.shape}")
@@ -157,7 +158,8 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
     dropped: dict[str, tuple[str, str]] = {}
     refused: list[tuple[str, str, str]] = []
     secs, nbytes, up, down = {}, {}, {}, {}
-    t = time.perf_counter
+    t, c = time.perf_counter, time.process_time      # wall, CPU
+    wall: dict[str, float] = {}
 
     def hop(env: Envelope) -> None:
         net.post(env)
@@ -185,15 +187,15 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
         raise RuntimeError("SecEmb: server 1's key did not arrive; no round without server 1")
     s0.server1_key(key[0])
     s0.begin(rnd, params, table)
-    t0 = t()
+    t0, c0 = t(), c()
     for n in names:
         try:
             hop(Envelope("request", n, "server0", n, users[n].retrieve(rnd, params, items[names.index(n)], key[0])))
         except ProtocolError as exc:
             fail("request", n, str(exc))
-    secs["user_keygen"] = t() - t0
+    secs["user_keygen"], wall["user_keygen"] = c() - c0, t() - t0
     # server 0 answers and relays the sealed requests to server 1
-    t0 = t()
+    t0, c0 = t(), c()
     answers0: dict[str, bytes] = {}
     for e in net.deliver():
         try:
@@ -213,9 +215,9 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
     for e in net.deliver():
         if e.about in answers0 and e.about not in dropped:
             hop(Envelope("reply", "server0", e.about, e.about, (answers0[e.about], e.parts[0])))
-    secs["server_retrieval"] = t() - t0
+    secs["server_retrieval"], wall["server_retrieval"] = c() - c0, t() - t0
     retrieved = {n: np.full((len(np.asarray(items[u])), d), np.nan) for u, n in enumerate(names)}
-    t0 = t()
+    t0, c0 = t(), c()
     replies = net.deliver()
     nbytes["server_retrieval"] = sum(len(p) for e in replies if e.stage == "reply" for p in e.parts)
     down["retrieval"] = nbytes["server_retrieval"] / max(1, nu) / 2
@@ -232,8 +234,8 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
                 rnd, grads[u], None if dense is None else dense[u], clip=clip)))
         except ProtocolError as exc:
             fail("reply", n, str(exc))
-    secs["user_upload"] = t() - t0
-    t0 = t()
+    secs["user_upload"], wall["user_upload"] = c() - c0, t() - t0
+    t0, c0 = t(), c()
     uploads = [e for e in net.deliver() if e.stage == "upload" and len(e.parts) == 2 and e.sender in users]
     nbytes["user_upload"] = sum(len(p) for e in uploads for p in e.parts)
     up["aggregation"] = nbytes["user_upload"] / max(1, nu - len(drop)) / 2
@@ -262,9 +264,9 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
         agg, dn, summed = s0.reconstruct(rnd, got[0].parts[0])
     except ProtocolError as exc:
         raise RuntimeError(f"SecEmb round {rnd} failed: {exc}") from None
-    secs["server_aggregation"] = t() - t0
+    secs["server_aggregation"], wall["server_aggregation"] = c() - c0, t() - t0
     nbytes["server_aggregation"] = len(share)
-    res = SecEmbRoundResult(params=params, seconds=secs, wall=dict(secs), bytes=nbytes,
+    res = SecEmbRoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes,
                             retrieved=[retrieved[n] for n in names], aggregate=agg, dense=dn, bytes_up=up,
                             bytes_down=down, dropped=dropped, refused=refused, summed=summed)
     if verify:
