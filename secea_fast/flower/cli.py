@@ -4,6 +4,9 @@
     secea-fast flower local [--protocol secea|secemb] [--set KEY=VALUE ...] [--json FILE]
     secea-fast flower train [--set KEY=VALUE ...] [--json FILE] [--plot PNG]
     secea-fast flower roster --out DIR (--party NAME=ROLE ... | --clients N | --users U)
+    secea-fast flower certs --out DIR --host NAME[,NAME...] ...      (secea_fast.flower.operator)
+    secea-fast flower report OUT_DIR                                 (secea_fast.flower.operator)
+    secea-fast flower netns [--profile lan|wan|none ...] ...          (secea_fast.flower.netns, root)
 
 ``sim`` runs the round in Flower's simulation engine (ClientApps on Ray
 actors in this machine); ``local`` starts a real SuperLink and one real
@@ -404,6 +407,15 @@ def training_plot(res: dict, path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``secea-fast flower``: parse ``argv`` and run the chosen command; the exit status."""
+    # ---- operator tools: their own argument parsers (secea_fast.flower.operator, .netns)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] in ("certs", "report"):
+        from . import operator
+        return (operator.certs_main if args_list[0] == "certs" else operator.report_main)(args_list[1:])
+    if args_list and args_list[0] == "netns":
+        from . import netns
+        return netns.main(args_list[1:])
+    # ---- end of operator tools
     p = argparse.ArgumentParser(prog="secea-fast flower", description=__doc__.split("\n\n")[0])
     p.add_argument("mode", choices=("sim", "local", "train", "roster"),
                    help="sim: Flower's simulation engine; local: a real SuperLink and SuperNodes here; "

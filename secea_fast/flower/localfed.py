@@ -47,6 +47,7 @@ import datetime as _dt
 import ipaddress
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -61,13 +62,15 @@ from pathlib import Path
 from .._lifetime import remove_on_exit
 
 __all__ = ["LocalFederation", "LocalSimulation", "flwr_run", "RunInfo", "example_app", "train_app", "make_certificates",
-           "make_supernode_keys"]
+           "make_host_certificates", "check_host", "make_supernode_keys"]
 
 # Flower's internal switches that start its legacy gRPC Control and Fleet
 # servers on their own (default 0.0.0.0) addresses
 # (flwr/superlink/cli/flower_superlink.py, SuperLinkLifespan.startup): never
 # inherited by the federation's processes
 _LEGACY_GRPC_SWITCHES = ("FLWR_INTERNAL_GRPC_CONTROL_API", "FLWR_INTERNAL_GRPC_FLEET_API")
+
+_DNS_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 
 
 def example_app() -> Path:
@@ -99,41 +102,106 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def make_certificates(directory: str | os.PathLike[str]) -> dict[str, str]:
-    """A CA and a server certificate for 127.0.0.1 / localhost in
-    ``directory``: {"ca": path, "cert": path, "key": path}."""
+def check_host(value: str, what: str = "host") -> str:
+    """``value`` if it is an IP address or a DNS name (letters, digits,
+    hyphens and dots, labels of 1-63 characters, an optional leading
+    ``*.``); ValueError naming ``what`` otherwise."""
+    v = str(value).strip()
+    try:
+        return str(ipaddress.ip_address(v))
+    except ValueError:
+        pass
+    labels = v[2:].split(".") if v.startswith("*.") else v.split(".")
+    if not v or len(v) > 253 or not all(_DNS_LABEL.fullmatch(x) for x in labels):
+        raise ValueError(f"{what}: {value!r} is neither an IP address nor a DNS name")
+    return v.lower()
+
+
+def _san(host: str) -> Any:
+    from cryptography import x509
+    try:
+        return x509.IPAddress(ipaddress.ip_address(host))
+    except ValueError:
+        return x509.DNSName(host)
+
+
+def make_host_certificates(directory: str | os.PathLike[str], hosts: Mapping[str, Sequence[str]], *,
+                           days: float = 365.0) -> dict[str, dict[str, str]]:
+    """A CA and one server certificate per host in ``directory``, via
+    ``cryptography`` (ECDSA P-256, SHA-256).  ``hosts``: file stem -> the
+    names and IP addresses the certificate is valid for (its subject
+    alternative names; the first is also its common name), e.g.
+    ``{"superlink": ["hostA.example.org", "10.0.0.1", "localhost", "127.0.0.1"]}``.
+    Writes ``ca.crt`` (to every SuperNode and the operator) and per host
+    ``<stem>.pem`` and ``<stem>.key`` (mode 0600, to that host only); the
+    CA's private key is not written (issue every certificate in one call).
+    Returns {"ca": {"cert": path}, stem: {"cert": path, "key": path}, ...}.
+    ValueError naming the host or stem that is not valid."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+    if not hosts:
+        raise ValueError("hosts: name at least one host")
+    checked: dict[str, list[str]] = {}
+    for stem, names in hosts.items():
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", str(stem)) or stem == "ca":
+            raise ValueError(f"hosts: {stem!r} is not a usable file stem (letters, digits, . _ -; not 'ca')")
+        if isinstance(names, str) or not names:
+            raise ValueError(f"hosts[{stem!r}]: give a non-empty list of names and addresses")
+        checked[str(stem)] = list(dict.fromkeys(check_host(h, f"hosts[{stem!r}]") for h in names))
+    if not (isinstance(days, (int, float)) and not isinstance(days, bool) and 0 < days <= 3650):
+        raise ValueError(f"days must be in (0, 3650], got {days!r}")
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     now = _dt.datetime.now(_dt.timezone.utc)
+    start, stop = now - _dt.timedelta(minutes=5), now + _dt.timedelta(days=days)
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "secea_fast local federation CA")])
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "secea_fast federation CA")])
     ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
           .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
-          .not_valid_before(now - _dt.timedelta(minutes=5)).not_valid_after(now + _dt.timedelta(days=2))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .not_valid_before(start).not_valid_after(stop)
+          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False,
+                                       key_encipherment=False, data_encipherment=False, key_agreement=False,
+                                       key_cert_sign=True, crl_sign=True, encipher_only=False,
+                                       decipher_only=False), critical=True)
+          .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
           .sign(ca_key, hashes.SHA256()))
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - _dt.timedelta(minutes=5)).not_valid_after(now + _dt.timedelta(days=2))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
-                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                           critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    out = {"ca": d / "ca.crt", "cert": d / "server.pem", "key": d / "server.key"}
-    out["ca"].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    out["cert"].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    out["key"].write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                             serialization.PrivateFormat.TraditionalOpenSSL,
-                                             serialization.NoEncryption()))
-    os.chmod(out["key"], 0o600)
-    return {k: str(v) for k, v in out.items()}
+    out: dict[str, dict[str, str]] = {"ca": {"cert": str(d / "ca.crt")}}
+    (d / "ca.crt").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    for stem, names in checked.items():
+        key = ec.generate_private_key(ec.SECP256R1())
+        cert = (x509.CertificateBuilder()
+                .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0][:64])]))
+                .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+                .not_valid_before(start).not_valid_after(stop)
+                .add_extension(x509.SubjectAlternativeName([_san(h) for h in names]), critical=False)
+                .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+                .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+                .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+                               critical=False)
+                .sign(ca_key, hashes.SHA256()))
+        cert_path, key_path = d / f"{stem}.pem", d / f"{stem}.key"
+        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                      serialization.NoEncryption()))
+        os.chmod(key_path, 0o600)
+        out[stem] = {"cert": str(cert_path), "key": str(key_path)}
+    return out
+
+
+def make_certificates(directory: str | os.PathLike[str],
+                      hosts: Sequence[str] = ("localhost", "127.0.0.1"), *, days: float = 2.0) -> dict[str, str]:
+    """A CA and a server certificate valid for ``hosts`` (names and IP
+    addresses; default 127.0.0.1 / localhost) in ``directory``:
+    {"ca": path, "cert": path, "key": path} (``ca.crt``, ``server.pem``,
+    ``server.key``; :func:`make_host_certificates` for several hosts)."""
+    files = make_host_certificates(directory, {"server": list(hosts)}, days=days)
+    return {"ca": files["ca"]["cert"], "cert": files["server"]["cert"], "key": files["server"]["key"]}
 
 
 def make_supernode_keys(directory: str | os.PathLike[str], name: str) -> dict[str, str]:
