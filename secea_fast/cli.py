@@ -484,9 +484,9 @@ def main(argv=None) -> int:
                     help="secea (default): SecEA on the MovieLens-1M shape; secea-phe: its "
                          "Paillier variant on the tiny shape; secemb: one SecEmb round on the "
                          "MovieLens-1M shape (100 users); osfl: the one-shot FL distillation "
-                         "example.  Whole command, --quiet, on 2 shared cores on 2026-11-27 at load "
-                         "average 7-16, no AVX-512 (secea: 8.5 s on an idle AVX-512 Zen 4, "
-                         "2026-11-24): secea about 490 s, secea-phe 103 s, secemb 157 s, osfl 39 s")
+                         "example.  Whole command, --quiet, on 2 cores on 2026-11-27 at load "
+                         "average 2.2-3.2, no AVX-512 (secea: 8.5 s on an idle AVX-512 Zen 4, "
+                         "2026-11-24): secea about 53 s, secea-phe 14 s, secemb 33 s, osfl 3 s")
     rp.add_argument("--workload", choices=sorted(SHAPES), default=None,
                     help="dataset shape (SecEA paper, Table 2) for secea / secea-phe; default "
                          "movielens-1m for secea, tiny for secea-phe")

@@ -31,8 +31,8 @@ def test_main_job_figure_same_in_readme_and_run_help(capsys: pytest.CaptureFixtu
     text = _help(["run", "--help"], capsys)
     h = re.search(r"on (\d{4}-\d\d-\d\d) at load average (\d[\d.-]*\d)\b.*?secea about ([\d.]+) s", text)
     assert h, text
-    r = re.search(r"\(`python3 -m secea_fast run --quiet`\) took about ([\d.]+) s on (\d{4}-\d\d-\d\d) "
-                  r".*? at load average (\d[\d.-]*\d)", _readme())
+    r = re.search(r"\(`python3 -m secea_fast run --quiet`\) took about ([\d.]+) s on (\d{4}-\d\d-\d\d)"
+                  r".*?at load average (\d[\d.-]*\d)", _readme())
     assert r, "README: the main job's figure sentence is missing"
     date, load, secs = h.groups()
     assert (secs, date, load) == r.groups(), "README and run --help give different main-job figures"
