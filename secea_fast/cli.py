@@ -531,14 +531,17 @@ def main(argv=None) -> int:
                                     "secea-fast bench summary RESULTS.json")
     bp.add_argument("what", choices=("throughput", "report", "summary"))
     bp.add_argument("rest", nargs=argparse.REMAINDER, help="options of the bench command (--help)")
-    fp = sub.add_parser("flower", help="the protocols on Flower: sim, local, train, roster",
-                        description="secea-fast flower sim|local|train|roster [options]  (needs the flower "
+    fp = sub.add_parser("flower", help="the protocols on Flower: sim, local, train, roster, certs, report, netns",
+                        description="secea-fast flower sim|local|train|roster|certs|report|netns [options]  (needs the flower "
                                     "extra; `secea-fast flower sim --help` lists the options).  sim: a "
                                     "verified protocol round (--protocol secea|secemb) in Flower's "
                                     "simulation runtime; local: the same round on a real SuperLink and "
                                     "SuperNodes on this host, TLS on; train: the federated recommendation "
                                     "example (FedAvg, SecEA, SecEmb); roster: write a federation's roster "
-                                    "and identity files to --out.")
+                                    "and identity files to --out; certs: a CA and SuperLink certificates "
+                                    "for the host names given; report: PASS/FAIL and the stage table of "
+                                    "an operator's out-dir; netns: the federation across network "
+                                    "namespaces on this host with shaped links (root).")
     fp.add_argument("rest", nargs=argparse.REMAINDER, help="options of the flower command (--help)")
     stp = sub.add_parser("study", add_help=False, help="the SecEA paper's experiments: a task trained under EmbAvg, SecEA "
                                        "and the LDP baseline (metric per round, seconds, bytes, plot)",

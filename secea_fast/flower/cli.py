@@ -417,10 +417,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return netns.main(args_list[1:])
     # ---- end of operator tools
     p = argparse.ArgumentParser(prog="secea-fast flower", description=__doc__.split("\n\n")[0])
-    p.add_argument("mode", choices=("sim", "local", "train", "roster"),
+    p.add_argument("mode", choices=("sim", "local", "train", "roster", "certs", "report", "netns"),
                    help="sim: Flower's simulation engine; local: a real SuperLink and SuperNodes here; "
                         "train: the federated recommendation example (simulation engine); "
-                        "roster: write a federation's roster and identity files to --out")
+                        "roster: write a federation's roster and identity files to --out; "
+                        "certs: a CA and SuperLink certificates for given host names; "
+                        "report: PASS/FAIL and the stage table of an out-dir's summary; "
+                        "netns: the federation across network namespaces with shaped links (root); "
+                        "certs, report and netns have their own options (secea-fast flower certs --help)")
     p.add_argument("--party", action="append", metavar="NAME=ROLE", help="roster: one party (repeatable)")
     p.add_argument("--clients", type=int, metavar="N", help="roster: SecEA clients client-0 .. client-<N-1>")
     p.add_argument("--users", type=int, metavar="U", help="roster: SecEmb server1 and users user-0 .. user-<U-1>")
