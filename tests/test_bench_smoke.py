@@ -28,6 +28,7 @@ def _pytest(*args, tmp_path):
         pytest.fail(f"{' '.join(cmd)} did not finish in {TIMEOUT_S} s:\n{e.stdout}\n{e.stderr}")
 
 
+@pytest.mark.slow     # about 9 s; .ci/run runs it
 def test_scaling_smoke_subset(tmp_path):
     pytest.importorskip("pytest_benchmark", reason="pytest-benchmark is not installed "
                         "(pip install -e '.[test]' or '.[bench]')")

@@ -17,6 +17,7 @@ import pytest
 
 QEMU = shutil.which("qemu-x86_64")
 pytestmark = [
+    pytest.mark.slow,     # two qemu runs of the package (about 7 s); .ci/run runs them
     pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 hosts only"),
     pytest.mark.skipif(QEMU is None, reason="qemu-x86_64 is not installed (apt-get install qemu-user)"),
 ]

@@ -266,6 +266,7 @@ def test_ray_batch_sizes():
     assert ex_mod._ray_batch(1e-6, 1, 2) == 1
 
 
+@pytest.mark.slow     # a Ray cluster (about 6 s to start); .ci/run runs it
 def test_ray_map_and_one_thread_workers(ray_cluster):
     with ex_mod.RayExecutor(2) as ex:
         assert ex.processes == 2
@@ -284,6 +285,7 @@ def test_ray_map_and_one_thread_workers(ray_cluster):
         ex.map(_square, [1], {"offset": 0})
 
 
+@pytest.mark.slow     # a Ray cluster (about 6 s to start); .ci/run runs it
 def test_ray_round_bit_identical_to_local(ray_cluster, tiny):
     ref = secea.run_round(tiny, processes=2, verify=True, block_size=16)
     with ex_mod.RayExecutor(2) as ex:
@@ -295,6 +297,7 @@ def test_ray_round_bit_identical_to_local(ray_cluster, tiny):
         assert np.array_equal(a, b)
 
 
+@pytest.mark.slow     # a Ray cluster (about 6 s to start); .ci/run runs it
 def test_ray_secea_phe_round(ray_cluster):
     from secea_fast.protocols import secea_phe
     local = workloads.workload("tiny", N=3, d=2, seed=1)
@@ -360,6 +363,7 @@ def test_cli_bench_throughput_then_report(tmp_path, capsys):
     assert "phases" in capsys.readouterr().err
 
 
+@pytest.mark.slow     # a Ray cluster (about 6 s to start); .ci/run runs it
 def test_cli_run_with_ray_executor(ray_cluster, capsys):
     from secea_fast.cli import main
     assert main(["run", "--workload", "tiny", "-N", "3", "--executor", "ray", "--processes", "2",

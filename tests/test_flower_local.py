@@ -60,6 +60,7 @@ class TestOneFederation:
     """The SecEA round on one set of SuperNodes (ended before the tests that
     kill nodes start their own)."""
 
+    @pytest.mark.slow   # a real federation (about 90 s quiet, most of it Flower's polls); .ci/run runs it
     def test_secea_round_equals_in_process(self, federation, tmp_path):
         cfg = {"protocol": "secea", "num-clients": 4, "entities": 150, "d": 8, "out-dir": str(tmp_path),
                "roster-file": federation.roster_file}

@@ -246,6 +246,7 @@ def test_handler_refuses_out_of_order_stages():
         fsecea.handle(cfg, [], st, local[0], me)
 
 
+@pytest.mark.slow       # Flower's simulation engine and Ray (about 16 s quiet); .ci/run runs it
 def test_simulation_engine_round_equals_in_process(tmp_path):
     """The demo App in Flower's simulation engine (Ray actors for the
     ClientApps): every client's global embeddings equal secea.aggregate's."""

@@ -51,7 +51,8 @@ def test_paper_example_end_to_end():
     assert res.counts[0].tolist() == [2] and res.counts[1].tolist() == [1]
 
 
-@pytest.mark.parametrize("N", [3, 4, 5, 6, 7, 8, 11, 20])
+@pytest.mark.parametrize("N", [3, 4, 5, 6, 7, 8, 11,
+                               pytest.param(20, marks=pytest.mark.slow)])   # N = 20: 12 s; .ci/run runs it
 def test_exact_for_every_T(N):
     rng = np.random.default_rng(N)
     for T in range(1, (N + 1) // 2):

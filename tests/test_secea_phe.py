@@ -140,6 +140,7 @@ def test_exact_against_plaintext_sums(keys, N, T):
         assert got.tobytes() == want.tobytes()
 
 
+@pytest.mark.slow     # about 5 s; .ci/run runs it
 def test_equals_secea_and_multiprocess(keys):
     local = workloads.workload("tiny", N=4, d=5, seed=3)
     prm = phe_params(4, 5)
