@@ -250,6 +250,39 @@ def _config_value(v) -> str:
     return json.dumps(str(v))
 
 
+def _tree(procs) -> list:
+    """The processes and all their descendants (psutil.Process objects;
+    Flower starts its SuperExec in a session of its own, so process groups
+    are not enough)."""
+    import psutil
+    out = []
+    for p in procs:
+        try:
+            root = psutil.Process(p.pid)
+            out += [root] + root.children(recursive=True)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def _end(tree: list, grace: float) -> None:
+    """SIGTERM every process of ``tree``, SIGKILL those alive after
+    ``grace`` seconds, and reap them."""
+    import psutil
+    for q in tree:
+        try:
+            q.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(tree, timeout=grace)
+    for q in alive:
+        try:
+            q.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=5)
+
+
 @dataclass
 class RunInfo:
     """One ``flwr run``: its run id (if Flower printed it), the seconds from
@@ -525,17 +558,7 @@ class LocalFederation:
         return [p.pid for p in [self.superlink, *self.nodes, *self.strangers] if p is not None]
 
     def _tree(self, procs):
-        """The processes and all their descendants (Flower starts its
-        SuperExec in a session of its own, so process groups are not enough)."""
-        import psutil
-        out = []
-        for p in procs:
-            try:
-                root = psutil.Process(p.pid)
-                out += [root] + root.children(recursive=True)
-            except psutil.NoSuchProcess:
-                pass
-        return out
+        return _tree(procs)
 
     def kill_node(self, i: int) -> None:
         """SIGKILL SuperNode ``i`` and its ClientApp processes (a lost node)."""
@@ -551,21 +574,9 @@ class LocalFederation:
     def close(self, grace: float = 5.0) -> None:
         """End every process this federation started and their descendants:
         SIGTERM, then SIGKILL after ``grace`` seconds."""
-        import psutil
         tree = self._tree([p for p in [*self.nodes, *self.strangers, self.superlink] if p is not None])
         self.started |= {q.pid for q in tree}
-        for q in tree:
-            try:
-                q.terminate()
-            except psutil.NoSuchProcess:
-                pass
-        _, alive = psutil.wait_procs(tree, timeout=grace)
-        for q in alive:
-            try:
-                q.kill()
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(alive, timeout=5)
+        _end(tree, grace)
         for p in [*self.nodes, *self.strangers, self.superlink]:
             if p is not None:
                 try:
@@ -742,25 +753,8 @@ class LocalSimulation:
     def close(self, grace: float = 5.0) -> None:
         """End the SuperLink and everything beneath it (its SuperExec, the
         ``flwr-simulation`` process, Ray): SIGTERM, SIGKILL after ``grace``."""
-        import psutil
         if self.superlink is not None:
-            try:
-                root = psutil.Process(self.superlink.pid)
-                tree = [root] + root.children(recursive=True)
-            except psutil.NoSuchProcess:
-                tree = []
-            for q in tree:
-                try:
-                    q.terminate()
-                except psutil.NoSuchProcess:
-                    pass
-            _, alive = psutil.wait_procs(tree, timeout=grace)
-            for q in alive:
-                try:
-                    q.kill()
-                except psutil.NoSuchProcess:
-                    pass
-            psutil.wait_procs(alive, timeout=5)
+            _end(_tree([self.superlink]), grace)
             try:
                 self.superlink.wait(timeout=1)
             except subprocess.TimeoutExpired:

@@ -21,9 +21,9 @@ import numpy as np
 
 from .layer import kind_of as _secea_kind
 from .messages import Message
-from .session import ClientSession, ProtocolError, ServerResult, ServerSession
+from .session import ClientSession, ProtocolError, RoundFailed, ServerResult, ServerSession
 
-__all__ = ["Loopback", "FaultyLoopback", "drive", "Transport", "StageLog"]
+__all__ = ["Loopback", "FaultyLoopback", "drive", "drive_checked", "Transport", "StageLog"]
 
 Envelope = tuple[dict[str, Any], list[bytes]]
 # a transport: outbox (name -> envelope) -> (replies, failures)
@@ -175,3 +175,32 @@ def drive(server: ServerSession, transport: Transport) -> ServerResult:
         replies, failed = transport(outbox)
         outbox = server.receive(replies, failed)
     return server.result
+
+
+def drive_checked(server: ServerSession, transport: Transport, sessions: Iterable[ClientSession],
+                  label: str) -> tuple[ServerResult, dict[str, float], float]:
+    """Run ``server`` to the end of its round over ``transport`` (a round
+    without a network, every client in this process) and check it ended
+    whole: the first block a client could not decode is raised (its
+    DecodingError names why), and a dropped client is a
+    :class:`RoundFailed` (``label`` names the protocol).  Returns the
+    server's result, its CPU seconds in the union stages and in the steps
+    (``{"union": .., "noise": ..}``), and the round's wall seconds."""
+    w0 = time.perf_counter()
+    srv = {"union": 0.0, "noise": 0.0}
+    outbox = server.start()
+    while outbox:
+        stage = next(iter(outbox.values()))[0]["stage"]
+        replies, failed = transport(outbox)
+        t0 = time.process_time()
+        outbox = server.receive(replies, failed)
+        srv["noise" if stage == "step" else "union"] += time.process_time() - t0
+    wall = time.perf_counter() - w0
+    for c in sessions:
+        for _, exc in sorted(c.errors.items()):
+            raise exc
+    res = server.result
+    if res.dropped:
+        raise RoundFailed(f"{label}: client(s) dropped in a round without a network: "
+                          + "; ".join(f"{x}: {why}" for x, (_, _, why) in sorted(res.dropped.items())))
+    return res, srv, wall

@@ -41,8 +41,8 @@ from .messages import Message
 from .params import SecEAParams
 from .parties import Client, Server
 from ..common.roster import Roster
-from .loopback import FaultyLoopback, Loopback, Transport
-from .session import ClientSession, RoundFailed, ServerSession, default_block_size
+from .loopback import FaultyLoopback, Loopback, Transport, drive_checked
+from .session import ClientSession, ServerSession, default_block_size
 
 __all__ = ["SecEARoundResult", "run_round", "aggregate", "entity_union", "default_block_size",
            "plaintext_sums", "make_parties", "run_union", "union_and_share", "PHASES"]
@@ -344,23 +344,9 @@ def _run_sessions(local: Local, params: SecEAParams, *, block_size, drop, corrup
     loop = Loopback(clients)
     transport: Transport = loop if not (drop or corrupt) else FaultyLoopback(
         loop, parties=names, drop=drop, corrupt=corrupt, p=params.p)
-    srv = {"union": 0.0, "noise": 0.0}
-    outbox = server.start()
-    while outbox:
-        stage = next(iter(outbox.values()))[0]["stage"]
-        replies, failed = transport(outbox)
-        t0 = time.process_time()
-        outbox = server.receive(replies, failed)
-        srv["noise" if stage == "step" else "union"] += time.process_time() - t0
-    res = server.result
-    wall_all = time.perf_counter() - w0
     sess = [clients[x] for x in names]
-    for c in sess:
-        for _, exc in sorted(c.errors.items()):
-            raise exc          # a block that did not decode (DecodingError names why)
-    if res.dropped:
-        raise RoundFailed("SecEA: client(s) dropped in a round without a network: "
-                          + "; ".join(f"{x}: {why}" for x, (_, _, why) in sorted(res.dropped.items())))
+    res, srv, _ = drive_checked(server, transport, sess, "SecEA")
+    wall_all = time.perf_counter() - w0
     secs = {ph: 0.0 for ph in SecEARoundResult.PHASES}
     for c in sess:
         for ph, v in c.seconds.items():

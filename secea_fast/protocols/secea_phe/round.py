@@ -27,8 +27,8 @@ from ..common.jobs import job_options, jsonable
 from ..common.roster import Roster
 from ..common.rounds import RoundResult, apportion_wall, resolve_executor, run_blocks
 from ..secea import SecEAParams
-from ..secea.loopback import FaultyLoopback, Loopback, Transport
-from ..secea.session import ClientSession, RoundFailed, ServerSession
+from ..secea.loopback import FaultyLoopback, Loopback, Transport, drive_checked
+from ..secea.session import ClientSession, ServerSession
 from .keys import exchange_keys, party_names
 from .layer import PaillierLayer
 from .messages import CipherMessage
@@ -308,23 +308,9 @@ def _run_sessions(local, params: PHEParams, keys, B, drop, verify, rnd, authenti
                            block_size=B, round_index=rnd, layer=layer)
     loop = Loopback(clients, kind_of=layer.kind_of)
     transport: Transport = loop if not drop else FaultyLoopback(loop, tamper=_dropper(drop, names))
-    srv = {"union": 0.0, "noise": 0.0}
-    outbox = server.start()
-    while outbox:
-        stage = next(iter(outbox.values()))[0]["stage"]
-        replies, failed = transport(outbox)
-        t0 = time.process_time()
-        outbox = server.receive(replies, failed)
-        srv["noise" if stage == "step" else "union"] += time.process_time() - t0
-    res = server.result
-    wall_all = time.perf_counter() - w0
     sess = [clients[x] for x in names]
-    for c in sess:
-        for _, exc in sorted(c.errors.items()):
-            raise exc          # a block that did not decode (DecodingError names why)
-    if res.dropped:
-        raise RoundFailed("SecEA-PHE: client(s) dropped in a round without a network: "
-                          + "; ".join(f"{x}: {why}" for x, (_, _, why) in sorted(res.dropped.items())))
+    res, srv, _ = drive_checked(server, transport, sess, "SecEA-PHE")
+    wall_all = time.perf_counter() - w0
     parties: list[Client] = []
     nums: list[np.ndarray] = []
     dens: list[np.ndarray] = []
