@@ -87,7 +87,7 @@ from .._checks import check_int
 from ..protocols.common.roster import Roster
 from ..protocols.secea.layer import Layer
 from ..protocols.secea.session import ClientSession, ServerSession
-from .admission import (CHALLENGE, HELLO, NodeIdentity, admission_claim, admit, hello_reply, new_challenge,
+from .admission import (CHALLENGE, NodeIdentity, admission_claim, admit, new_challenge,
                         node_identity, strip_claim)
 from .records import Exchange, grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
 
@@ -124,11 +124,6 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
     ``ProtocolError`` (a ValueError) and leaves the state as it was."""
     if not isinstance(cfg, dict):
         raise ValueError("SecEA stage: cfg must be a dict")
-    if cfg.get("stage") == HELLO:
-        if me is None:
-            raise ValueError("hello stage: this node has no roster identity")
-        rcfg, out = hello_reply(cfg, me, node_id, MESSAGE_TYPE)
-        return rcfg, out, state, None
     claim: dict[str, Any] = {}
     if CHALLENGE in cfg:
         # admission folded into the first keys stage: answer the challenge beside the key
