@@ -17,6 +17,7 @@ download or a hash check fails.
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -32,8 +33,16 @@ def _size(n: int) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``secea-fast data``: parse ``argv`` and run the command; the exit status."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:             # `secea-fast data list | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
     p = OneLineParser(prog="secea-fast data", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="what", required=True)
+    sub = p.add_subparsers(dest="what", metavar="fetch|list|path", required=True)
     names = ", ".join(datasets.DATASETS)
     cache_help = (f"cache directory (default: ${datasets.ENV_CACHE}, else $XDG_CACHE_HOME/secea_fast/datasets, "
                   f"else ~/.cache/secea_fast/datasets)")
@@ -70,6 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 size = _size(sum(x.stat().st_size for x in d.iterdir() if x.is_file()))
                 state = "verified" if not bad else f"DOES NOT VERIFY: {bad[0]}"
             print(f"  {name:<14} {size:>9}  {state}  ({ds.wheel.package} {ds.wheel.version}; {ds.note})")
+        left = sorted(x.name for x in root.glob(".fetch-*")) if root.is_dir() else []
+        if left:
+            print(f"  ({len(left)} unfinished fetch directories, {', '.join(left[:3])}{' ...' if len(left) > 3 else ''}: "
+                  f"a fetch running now, or one that was killed; safe to delete when none runs)")
         return 0
     status = 0
     for name in wanted:

