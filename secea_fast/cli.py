@@ -21,6 +21,8 @@ pytest-benchmark and throughput JSON as plots and a Markdown summary;
 ``secea-fast bench summary`` prints each benchmark group's medians and our
 ratio to the fastest peer (``secea_fast.bench``).
 ``--executor ray [--address ADDR]`` runs ``run``'s entity blocks on Ray.
+``secea-fast data fetch|list|path`` fetches, lists and locates the papers'
+real data sets (``secea_fast.datasets``, ``secea_fast._data_cli``).
 """
 from __future__ import annotations
 
