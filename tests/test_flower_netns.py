@@ -55,6 +55,16 @@ def test_register_output_parses():
     assert netns._node_id("no json here") is None
 
 
+@pytest.mark.parametrize("argv, option", [(["--timeout", "0"], "--timeout"), (["--clients", "2"], "--clients"),
+                                           (["--attempts", "0"], "--attempts")])
+def test_bad_options_are_refused_before_anything_starts(argv, option, capsys):
+    with pytest.raises(SystemExit) as exc:
+        netns.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) >= 1 and option in err[-1]
+
+
 @needs_root
 def test_profile_is_the_measured_link():
     """Between two namespaces, a profile's link has its RTT and at most its

@@ -743,6 +743,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="more run config of the demo App (e.g. workload=movielens-1m stage-bytes=134217728)")
     p.add_argument("--attempts", type=int, default=1,
                    help="tries per round (a failed attempt is reported and fails the verdict; default 1)")
+    p.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS",
+                   help="give up a round that has not finished after this long (default 1800; the "
+                        "MovieLens-1M shape needs more on a loaded machine)")
     p.add_argument("--json", metavar="FILE", help="write every round's result as JSON")
     p.add_argument("--keep", metavar="DIR", help="copy logs and out-dirs here (no private keys)")
     p.add_argument("--quiet", action="store_true", help="print only the table and the verdict")
@@ -751,6 +754,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                        ("--attempts", args.attempts, 1)):
         if v < lo:
             p.error(f"{opt} must be >= {lo}, got {v}")
+    if not args.timeout > 0:
+        p.error(f"--timeout must be > 0 seconds, got {args.timeout:g}")
     try:
         extra = _parse_set(args.set)
         check_host_tools()
@@ -784,7 +789,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         with Rehearsal(parties, [dict(c) for c in ncs], PROFILES[prof], keep=args.keep,
                                        log=log) as reh:
                             log(f"{protocol} round, profile {prof} (attempt {attempt}) ...")
-                            res = reh.run(protocol, rc)
+                            res = reh.run(protocol, rc, timeout=args.timeout)
                         break
                     except RuntimeError as exc:     # the next attempt / round still runs; the verdict fails
                         print(f"FAIL: {protocol} on {prof}, attempt {attempt}: {exc}", file=sys.stderr)
