@@ -209,6 +209,8 @@ class _Follow:
         """One output line of the run (or a note of the command's)."""
         if text.startswith(("federation up", "simulation SuperLink up")):
             self.stages.stage(text)
+        elif text.startswith("the simulation's Ray cluster exited"):
+            self.stages.stage("Ray's cluster exited while starting: the simulation starts again")
         elif "Successfully started run" in text:
             self.stages.stage(f"{self.prefix}run submitted")
 
