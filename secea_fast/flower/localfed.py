@@ -702,6 +702,11 @@ class LocalSimulation:
 
     def __init__(self, workdir: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
                  startup_timeout: float = 300.0, ray_cpus: int | None = None) -> None:
+        if ray_cpus is None:
+            ray_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        if isinstance(ray_cpus, bool) or not isinstance(ray_cpus, int) or ray_cpus < 1:
+            raise ValueError(f"ray_cpus must be an int >= 1, got {ray_cpus!r}")
+        self.ray_cpus = ray_cpus
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="secea-sim-")
@@ -723,11 +728,6 @@ class LocalSimulation:
         self.env.update(env or {})
         for k in _LEGACY_GRPC_SWITCHES:
             self.env.pop(k, None)
-        if ray_cpus is None:
-            ray_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        if isinstance(ray_cpus, bool) or not isinstance(ray_cpus, int) or ray_cpus < 1:
-            raise ValueError(f"ray_cpus must be an int >= 1, got {ray_cpus!r}")
-        self.ray_cpus = ray_cpus
         self.superlink: subprocess.Popen | None = None
         self.ray: subprocess.Popen | None = None
         self.port: int | None = None
