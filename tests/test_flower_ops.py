@@ -97,6 +97,20 @@ def test_a_failed_run_prints_one_line_per_node_and_keeps_the_detail(tmp_path, ca
     assert "Traceback" in Path(path).read_text()
 
 
+def test_a_run_that_ends_without_a_result_is_a_failure_with_its_logs(tmp_path, capsys, monkeypatch):
+    """``flwr run`` exits 0 once the SuperLink closes the run's log stream,
+    also for a run marked failed: no summary is a FAIL with the logs kept,
+    not a verification of results that were never written."""
+    def ended_early(protocol, over, out, on_line=None):
+        (out / "simulation" / "logs").mkdir(parents=True)
+        (out / "simulation" / "logs" / "superlink.log").write_text("run finished:failed\n")
+    monkeypatch.setattr(cli, "run_sim", ended_early)
+    assert cli.main(["sim", "--quiet", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == "FAIL: the sim run failed:" and "wrote no summary" in err[1], err
+    assert "run finished:failed" in (tmp_path / "errors.log").read_text()
+
+
 def test_flwr_run_stops_a_run_that_cannot_end(tmp_path):
     """A run whose Ray cluster died never ends by itself (its ray.init waits
     on a dead cluster): ``flwr_run``'s abort check stops the command within

@@ -471,6 +471,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         follow = _Follow(stages, out)
         try:
             (run_sim if args.mode == "sim" else run_local)(args.protocol, over, out, on_line=follow.line)
+            if not (out / "summary.json").exists():
+                # flwr run ends with status 0 once the SuperLink closes the run's log stream, also
+                # when the run was marked failed without an error line reaching the stream
+                raise RuntimeError("flwr run ended, but the ServerApp wrote no summary: the run did not "
+                                   "complete (the SuperLink's and Ray's logs are in the detail)")
         except RuntimeError as exc:
             follow.close()
             stages.close()
