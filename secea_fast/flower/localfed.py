@@ -37,9 +37,10 @@ raised; ``kill_node(i)`` kills one SuperNode mid-run (dropout tests).
 SuperLink in simulation mode, ``flwr run`` with a federation config), and
 :func:`flwr_run` the ``flwr run`` both of them stream.
 
-Length (about 700 lines): the two local Flower runtimes, their
-certificates and keys, and the one ``flwr run`` driver they share; every
-part starts, watches and ends the same kind of Flower processes.
+Length (about 900 lines): the two local Flower runtimes (the simulation's
+with the Ray cluster it starts), their certificates and keys, and the one
+``flwr run`` driver they share; every part starts, watches and ends the
+same kind of Flower processes.
 """
 from __future__ import annotations
 
