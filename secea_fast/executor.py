@@ -317,11 +317,19 @@ class RayExecutor(Executor):
             processes = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.processes = processes
         actor = ray.remote(num_cpus=1)(_RayWorker)
-        self._actors: list[Any] | None = [actor.remote() for _ in range(processes)]
+        self._actors: list[Any] | None = []
         self._tokens = 0
-        # wait until every actor is up (process start + imports), so that
-        # a map call times only its own work
-        ray.get([a.ping.remote(0) for a in self._actors])
+        try:
+            self._actors = [actor.remote() for _ in range(processes)]
+            # wait until every actor is up (process start + imports), so that
+            # a map call times only its own work
+            ray.get([a.ping.remote(0) for a in self._actors])
+        except BaseException:
+            # a signal (the command's Interrupted) or a failure while the actors start: the
+            # caller never gets the executor to close, so the instance ends here, not in
+            # Ray's exit hook after the command's sweep has killed its processes (which hung)
+            self.close()
+            raise
 
     def _run(self, fn, jobs, state, collect):
         ray = self._ray
