@@ -350,10 +350,17 @@ def _secea_stages(args, executor, say, stages) -> int:
     return 0 if ok else 1
 
 
+def _stage_kw(args, stages) -> dict:
+    """``on_stage`` for a protocol's job unless ``--quiet`` (then nothing is passed)."""
+    return {} if args.quiet else {"on_stage": stages.stage}
+
+
 def _osfl_job(args) -> int:
+    from ._progress import Stages
     from .protocols import osfl
     t0 = time.perf_counter()
-    res = osfl.main_job(n=args.N, seed=args.seed)
+    with Stages("run osfl", enabled=not args.quiet) as stages:
+        res = osfl.main_job(n=args.N, seed=args.seed, **_stage_kw(args, stages))
     wall = time.perf_counter() - t0
     ok = bool(res["exact_sum"]) and bool(res.get("approach1", {}).get("exact_sum", True))
     phases = ("share", "aggregate", "query", "answer", "reconstruct")
@@ -379,10 +386,12 @@ def _osfl_job(args) -> int:
 
 
 def _secea_phe_job(args) -> int:
+    from ._progress import Stages
     from .protocols import secea_phe
-    res = secea_phe.main_job(N=args.N, T=args.T, d=args.d, precision=args.precision,
-                             processes=args.processes, block_size=args.block_size, seed=args.seed,
-                             workload=args.workload)
+    with Stages("run secea-phe", enabled=not args.quiet) as stages:
+        res = secea_phe.main_job(N=args.N, T=args.T, d=args.d, precision=args.precision,
+                                 processes=args.processes, block_size=args.block_size, seed=args.seed,
+                                 workload=args.workload, **_stage_kw(args, stages))
     res["table"] = phase_table(_secea_rows(res["core_seconds"], res["wall_seconds"],
                                            res["bytes_via_server"], secea_phe.PHERoundResult.PHASES))
     ok = bool(res["verified"]) and bool(res.get("secea", {}).get("same_means", True))
@@ -417,7 +426,6 @@ def secemb_workload(users, m, d, seed):
 
 
 def _secemb_job(args) -> int:
-    from .protocols import secemb
     o = {k: getattr(args, k) if getattr(args, k) is not None else v for k, v in SECEMB_DEFAULTS.items()}
     if args.m_prime is None:
         o["m_prime"] = min(o["m_prime"], o["items"])
@@ -428,6 +436,14 @@ def _secemb_job(args) -> int:
         raise ValueError(f"--m-prime ({o['m_prime']}) must be at most --items ({o['items']})")
     say = (lambda *a: None) if args.quiet else print
     seed = 0 if args.seed is None else args.seed
+    from ._progress import Stages
+    with Stages("run secemb", enabled=not args.quiet) as stages:
+        return _secemb_stages(args, o, seed, say, stages)
+
+
+def _secemb_stages(args, o, seed, say, stages) -> int:
+    from .protocols import secemb
+    stages.stage("generate the workload")
     t0 = time.perf_counter()
     Q, items, grads = secemb_workload(o["users"], o["items"], o["d"], seed)
     counts = np.array([len(it) for it in items])
@@ -435,11 +451,14 @@ def _secemb_job(args) -> int:
         f"items per user median {int(np.median(counts))} (min {counts.min()}, max {counts.max()}; "
         f"{int((counts > o['m_prime']).sum())} users truncated to m' = {o['m_prime']}) "
         f"({time.perf_counter() - t0:.1f} s to generate)")
+    stages.stage("the round (both servers and every user in this process)")
     t0 = time.perf_counter()
     rep = secemb.run_round(Q, items, grads, o["m_prime"], frac_bits=o["frac_bits"])
     wall = time.perf_counter() - t0
     assert isinstance(rep.params, secemb.SecEmbParams), type(rep.params)   # typed object
+    stages.stage("verify against the plaintext computation")
     ok, what = secemb.plaintext_check(Q, items, grads, rep.params, rep)
+    stages.close()
     nu = o["users"]
     # per-phase seconds over all users; bytes per user and server
     stages = (("user_keygen", "retrieval", rep.bytes_up), ("server_retrieval", "retrieval", rep.bytes_down),

@@ -79,6 +79,7 @@ of the simulated parties included) and exit when it returns.
 """
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -253,9 +254,16 @@ class _RayWorker:
 class RayExecutor(Executor):
     """``processes`` Ray actors (default: the cluster's CPUs), one CPU each,
     alive until :meth:`close`.  ``address``: None starts a local instance
-    (``num_cpus=processes``, stopped again by :meth:`close`); otherwise
-    passed to ``ray.init`` to join a running cluster.  ``inflight``: shards
-    queued per actor."""
+    (``num_cpus=processes``, stopped again by :meth:`close`; always a new
+    one, never a cluster ``RAY_ADDRESS`` or ``ray start`` left on the host);
+    otherwise passed to ``ray.init`` to join a running cluster.
+    ``inflight``: shards queued per actor.
+
+    A local instance keeps its session files (sockets, logs; Ray never
+    removes them) in a temporary directory of its own (``RAY_TMPDIR`` while
+    Ray starts; short, for the sockets' 107-byte path limit), removed by
+    :meth:`close` and, if the command is killed, by its watchdog
+    (:func:`secea_fast._lifetime.remove_on_exit`)."""
 
     name = "ray"
 
@@ -273,23 +281,55 @@ class RayExecutor(Executor):
             raise ValueError("inflight must be >= 1")
         self._ray = ray
         self._owns = False
+        self._tmp: str | None = None
         if not ray.is_initialized():
             kw: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False)
             if address is None:
                 kw["num_cpus"] = processes or available_cpus()
             kw.update(init_kwargs)
-            ray.init(address=address, **kw)
+            handlers = _signal_handlers()
+            if address is None:
+                self._tmp = _ray_tmpdir()
+                # Ray's FutureWarning about accelerator variables answered at its source (the
+                # behaviour it announces), and its "Started a local Ray instance" INFO line
+                env = {"RAY_TMPDIR": self._tmp, "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO":
+                       os.environ.get("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")}
+                before = {k: os.environ.get(k) for k in env}
+                os.environ.update(env)
+                kw.setdefault("logging_level", logging.WARNING)
+                try:
+                    ray.init(address="local", **kw)
+                except BaseException:
+                    self._remove_tmp()
+                    raise
+                finally:
+                    for k, v in before.items():
+                        if v is None:
+                            os.environ.pop(k, None)
+                        else:
+                            os.environ[k] = v
+            else:
+                ray.init(address=address, **kw)
+            _restore_signal_handlers(handlers)
             self._owns = True
         self.address = address
         if processes is None:
             processes = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.processes = processes
         actor = ray.remote(num_cpus=1)(_RayWorker)
-        self._actors: list[Any] | None = [actor.remote() for _ in range(processes)]
+        self._actors: list[Any] | None = []
         self._tokens = 0
-        # wait until every actor is up (process start + imports), so that
-        # a map call times only its own work
-        ray.get([a.ping.remote(0) for a in self._actors])
+        try:
+            self._actors = [actor.remote() for _ in range(processes)]
+            # wait until every actor is up (process start + imports), so that
+            # a map call times only its own work
+            ray.get([a.ping.remote(0) for a in self._actors])
+        except BaseException:
+            # a signal (the command's Interrupted) or a failure while the actors start: the
+            # caller never gets the executor to close, so the instance ends here, not in
+            # Ray's exit hook after the command's sweep has killed its processes (which hung)
+            self.close()
+            raise
 
     def _run(self, fn, jobs, state, collect):
         ray = self._ray
@@ -339,12 +379,57 @@ class RayExecutor(Executor):
         self._actors = None
         if self._owns:
             self._ray.shutdown()
+        self._remove_tmp()
+
+    def _remove_tmp(self) -> None:
+        if self._tmp is not None:
+            import shutil
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
 
     def __del__(self):
         try:
             self.close()
         except Exception:
             pass
+
+
+_GUARDED_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+
+
+def _signal_handlers() -> dict:
+    """The Python handlers of SIGTERM, SIGINT and SIGHUP now."""
+    import signal
+    return {getattr(signal, n): signal.getsignal(getattr(signal, n)) for n in _GUARDED_SIGNALS
+            if hasattr(signal, n)}
+
+
+def _restore_signal_handlers(handlers: dict) -> None:
+    """Put back the handlers that were Python functions before ``ray.init``
+    (a command's guard, :func:`secea_fast._lifetime.run_guarded`): Ray's
+    driver replaces SIGTERM's with its own, and its core worker's fatal
+    signal handler then aborts the process (exit -6), so no cleanup would
+    run and Ray's processes would outlive the command."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig, h in handlers.items():
+        if callable(h) and signal.getsignal(sig) is not h:
+            signal.signal(sig, h)
+
+
+def _ray_tmpdir() -> str:
+    """A new temporary directory for a local Ray instance's session files,
+    registered for removal if the command is killed; under the system's
+    temporary directory when that is short enough for Ray's socket paths
+    (about 70 bytes below it), else under /tmp."""
+    import tempfile
+    from ._lifetime import remove_on_exit
+    base = tempfile.gettempdir()
+    d = tempfile.mkdtemp(prefix="secea-ray-", dir=base if len(base) <= 20 else "/tmp")
+    remove_on_exit(d)
+    return d
 
 
 def _ray_batch(per_shard, left, actors):

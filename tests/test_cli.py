@@ -163,3 +163,67 @@ def test_secemb_check_matches_fixed_point_bit_for_bit():
 def test_run_secemb_refuses_bad_sizes(capsys):
     rc, _, err = _run(capsys, "--protocol", "secemb", "--items", "20", "--m-prime", "30")
     assert rc == 2 and "--m-prime (30) must be at most --items (20)" in err
+
+
+# ------------------------------------------------------------------ stage progress of every protocol
+# (SecEA's: tests/test_flower_ops.py::test_run_shows_its_stages_and_quiet_silences_them)
+def _stages(err, title):
+    """The stage names of ``title``'s progress lines on stderr (each
+    "[ elapsed s] title: name"), checking that every one carries its time."""
+    import re
+    lines = [line for line in err.splitlines() if f"] {title}: " in line]
+    assert all(re.match(r"^\[\s*\d+\.\d s\] ", line) for line in lines), lines
+    return [line.split(f"] {title}: ", 1)[1] for line in lines]
+
+
+def test_run_secemb_shows_its_stages_and_quiet_silences_them(capsys):
+    argv = ("--protocol", "secemb", "--users", "3", "--items", "200", "--m-prime", "30", "-d", "4")
+    rc, out, err = _run(capsys, *argv)
+    assert rc == 0, out
+    assert _stages(err, "run secemb") == ["generate the workload",
+                                          "the round (both servers and every user in this process)",
+                                          "verify against the plaintext computation"]
+    assert out.strip().splitlines()[-1].startswith("secemb: PASS")
+    rc, out, err = _run(capsys, *argv, "--quiet")
+    assert rc == 0 and err == "" and len(out.strip().splitlines()) == 1
+
+
+def _quiet_fake(result):
+    """A job's stand-in for ``--quiet``: it fails if given a stage callback."""
+    def fake(**kw):
+        assert "on_stage" not in kw, "a stage callback under --quiet"
+        return result
+    return fake
+
+
+def test_run_osfl_shows_its_stages_and_quiet_silences_them(capsys, monkeypatch):
+    from secea_fast.protocols import osfl
+    real = osfl.main_job
+    # the real job on a smaller public set (s = 5000 takes a minute on 2 loaded cores)
+    monkeypatch.setattr(osfl, "main_job", lambda **kw: real(**kw, s=300, n_test=200))
+    rc, out, err = _run(capsys, "--protocol", "osfl")
+    assert rc == 0, out
+    assert _stages(err, "run osfl") == ["local training (every client's teachers)",
+                                        "the round (share, aggregate, query, answer, reconstruct)",
+                                        "student training on the retrieved labels",
+                                        "Approach 1 (Sec. IV) on the same labels"]
+    monkeypatch.setattr(osfl, "main_job", _quiet_fake({"exact_sum": True, "seconds": {"share": 0.5}}))
+    rc, out, err = _run(capsys, "--protocol", "osfl", "--quiet")
+    assert rc == 0 and err == "" and len(out.strip().splitlines()) == 1
+
+
+def test_run_secea_phe_shows_its_stages_and_quiet_silences_them(capsys, monkeypatch):
+    real = secea_phe.main_job
+    # the real job on test-sized Paillier keys (the job's 2048-bit keys take a minute on 2 cores)
+    monkeypatch.setattr(secea_phe, "main_job", lambda **kw: real(**kw, key_bits=512, insecure_keys=True))
+    rc, out, err = _run(capsys, "--protocol", "secea-phe", "--processes", "1")
+    assert rc == 0, out
+    assert _stages(err, "run secea-phe") == ["generate the workload",
+                                             "the round (Paillier keys, then every party in this process)",
+                                             "verify against the plaintext sums",
+                                             "SecEA on the same data (comparison)"]
+    assert out.strip().splitlines()[-1].startswith("secea-phe: PASS")
+    monkeypatch.setattr(secea_phe, "main_job", _quiet_fake(
+        {"verified": True, "core_seconds": {}, "wall_seconds": {"encode": 0.5}, "bytes_via_server": {}}))
+    rc, out, err = _run(capsys, "--protocol", "secea-phe", "--quiet")
+    assert rc == 0 and err == "" and len(out.strip().splitlines()) == 1

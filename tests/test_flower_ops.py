@@ -97,6 +97,40 @@ def test_a_failed_run_prints_one_line_per_node_and_keeps_the_detail(tmp_path, ca
     assert "Traceback" in Path(path).read_text()
 
 
+def test_a_run_that_ends_without_a_result_is_a_failure_with_its_logs(tmp_path, capsys, monkeypatch):
+    """``flwr run`` exits 0 once the SuperLink closes the run's log stream,
+    also for a run marked failed: no summary is a FAIL with the logs kept,
+    not a verification of results that were never written."""
+    def ended_early(protocol, over, out, on_line=None):
+        (out / "simulation" / "logs").mkdir(parents=True)
+        (out / "simulation" / "logs" / "superlink.log").write_text("run finished:failed\n")
+    monkeypatch.setattr(cli, "run_sim", ended_early)
+    assert cli.main(["sim", "--quiet", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == "FAIL: the sim run failed:" and "wrote no summary" in err[1], err
+    assert "run finished:failed" in (tmp_path / "errors.log").read_text()
+
+
+def test_flwr_run_stops_a_run_that_cannot_end(tmp_path):
+    """A run whose Ray cluster died never ends by itself (its ray.init waits
+    on a dead cluster): ``flwr_run``'s abort check stops the command within
+    a second of being told, names why, and leaves no process behind."""
+    from secea_fast.flower.localfed import RunAborted, flwr_run
+    cmd = [sys.executable, "-c", "import os, time; print(os.getpid(), flush=True); time.sleep(120)"]
+    t0 = time.monotonic()
+    with pytest.raises(RunAborted, match="the cluster exited") as exc:
+        flwr_run(cmd, None, env=os.environ, cwd=tmp_path, timeout=60,
+                 abort=lambda: "the cluster exited" if time.monotonic() - t0 > 2 else None)
+    assert time.monotonic() - t0 < 20
+    pid = int(str(exc.value).split("\n")[1])
+    assert not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    # control: without the check the same command runs until the timeout
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="did not finish within 3 s"):
+        flwr_run(cmd, None, env=os.environ, cwd=tmp_path, timeout=3)
+    assert time.monotonic() - t0 >= 3
+
+
 # ------------------------------------------------------------------ progress
 def test_stages_print_one_line_per_stage_off_a_terminal_and_nothing_when_quiet(capsys):
     from secea_fast._progress import Bar, Stages

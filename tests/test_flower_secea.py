@@ -3,6 +3,8 @@ the server's stage runner and the clients' stage handler exchange exactly
 the bytes Flower carries, through a loopback in place of the transport.
 Real Flower processes: tests/test_flower_local.py and the simulation
 test at the end of this file."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -246,29 +248,35 @@ def test_handler_refuses_out_of_order_stages():
         fsecea.handle(cfg, [], st, local[0], me)
 
 
-@pytest.mark.slow       # Flower's simulation engine and Ray (about 16 s quiet); .ci/run runs it
+@pytest.mark.slow       # Flower's simulation runtime and Ray (40-150 s on 2 shared cores); .ci/run runs it
 def test_simulation_engine_round_equals_in_process(tmp_path):
-    """The demo App in Flower's simulation engine (Ray actors for the
-    ClientApps): every client's global embeddings equal secea.aggregate's."""
-    from flwr.simulation import run_simulation
+    """The demo App in Flower 1.42's simulation runtime, as the package runs
+    it (LocalSimulation: a simulation SuperLink, ``flwr run``,
+    ``flwr-simulation``, Ray actors for the ClientApps): every client's
+    global embeddings equal secea.aggregate's."""
+    import os
 
     from secea_fast.flower import demo
+    from secea_fast.flower.localfed import LocalSimulation, example_app
+    out = tmp_path / "out"
     over = {"workload": "synthetic", "entities": 120, "d": 8, "num-clients": 3,
-            "out-dir": str(tmp_path), "block-size": 16, "blocks-per-stage": 2, "floor-bytes": 6 << 10,
+            "out-dir": str(out), "block-size": 16, "blocks-per-stage": 2, "floor-bytes": 6 << 10,
             "roster-dir": demo.secea_roster_dir(3, tmp_path / "roster")}
-    server_app, client_app = demo.make_example_apps(**over)      # the App with the floor stage
-    run_simulation(server_app, client_app, num_supernodes=3,
-                   backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}})
-    ok, why = demo.verify_secea(tmp_path, over)
+    root = str(Path(__file__).resolve().parents[1])     # the App's processes import this checkout
+    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    with LocalSimulation(tmp_path / "simulation", env={"PYTHONPATH": path}) as sim:
+        # the example App (with the floor stage) and its run config, every party a simulated node
+        sim.run(example_app(), num_supernodes=3, run_config=dict(over, protocol="secea"), timeout=600)
+    ok, why = demo.verify_secea(out, over)
     assert ok, why
     import json
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    summary = json.loads((out / "summary.json").read_text())
     assert summary["attempts"] == 1 and len(summary["done"]) == 3
     assert [s["stage"] for s in summary["stages"]][:2] == ["keys", "peers"]
     # the nodes keep their compute seconds in their own files; the server's stages have none
-    assert len(list(tmp_path.glob("seconds-*.jsonl"))) == 3
+    assert len(list(out.glob("seconds-*.jsonl"))) == 3
     assert not [k for st in summary["stages"] for k in st if "client" in k or "handler" in k]
-    floor = json.loads((tmp_path / "floor.json").read_text())        # measured on the same nodes first
+    floor = json.loads((out / "floor.json").read_text())        # measured on the same nodes first
     assert floor["payload_bytes"] == 6 << 10 and floor["empty_s"] > 0
     assert {"down_s", "up_s", "down_bytes_per_s", "up_bytes_per_s"} <= set(floor)
 

@@ -209,6 +209,8 @@ class _Follow:
         """One output line of the run (or a note of the command's)."""
         if text.startswith(("federation up", "simulation SuperLink up")):
             self.stages.stage(text)
+        elif text.startswith("the simulation's Ray cluster exited"):
+            self.stages.stage("Ray's cluster exited while starting: the simulation starts again")
         elif "Successfully started run" in text:
             self.stages.stage(f"{self.prefix}run submitted")
 
@@ -469,6 +471,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         follow = _Follow(stages, out)
         try:
             (run_sim if args.mode == "sim" else run_local)(args.protocol, over, out, on_line=follow.line)
+            if not (out / "summary.json").exists():
+                # flwr run ends with status 0 once the SuperLink closes the run's log stream, also
+                # when the run was marked failed without an error line reaching the stream
+                raise RuntimeError("flwr run ended, but the ServerApp wrote no summary: the run did not "
+                                   "complete (the SuperLink's and Ray's logs are in the detail)")
         except RuntimeError as exc:
             follow.close()
             stages.close()

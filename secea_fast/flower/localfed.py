@@ -37,9 +37,10 @@ raised; ``kill_node(i)`` kills one SuperNode mid-run (dropout tests).
 SuperLink in simulation mode, ``flwr run`` with a federation config), and
 :func:`flwr_run` the ``flwr run`` both of them stream.
 
-Length (about 700 lines): the two local Flower runtimes, their
-certificates and keys, and the one ``flwr run`` driver they share; every
-part starts, watches and ends the same kind of Flower processes.
+Length (about 900 lines): the two local Flower runtimes (the simulation's
+with the Ray cluster it starts), their certificates and keys, and the one
+``flwr run`` driver they share; every part starts, watches and ends the
+same kind of Flower processes.
 """
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ from pathlib import Path
 
 from .._lifetime import remove_on_exit
 
-__all__ = ["LocalFederation", "LocalSimulation", "flwr_run", "RunInfo", "example_app", "train_app", "make_certificates",
+__all__ = ["LocalFederation", "LocalSimulation", "flwr_run", "RunAborted", "RunInfo", "example_app", "train_app", "make_certificates",
            "make_host_certificates", "check_host", "make_supernode_keys"]
 
 # Flower's internal switches that start its legacy gRPC Control and Fleet
@@ -595,15 +596,23 @@ class LocalFederation:
         return False
 
 
+class RunAborted(RuntimeError):
+    """``flwr run`` was stopped because something it depends on is gone
+    (:func:`flwr_run`'s ``abort``)."""
+
+
 def flwr_run(args: Sequence[str], run_config: Mapping[str, Any] | None, *, env: Mapping[str, str],
              cwd: str | os.PathLike[str], timeout: float = 900.0, on_line: Callable[[str], None] | None = None,
-             log: str | os.PathLike[str] | None = None, tail: Callable[[], str] = lambda: "") -> RunInfo:
+             log: str | os.PathLike[str] | None = None, tail: Callable[[], str] = lambda: "",
+             abort: Callable[[], str | None] | None = None) -> RunInfo:
     """Run ``args`` (a ``flwr run ... --stream`` command) with
     ``--run-config`` items for ``run_config``; each output line goes to
     ``log`` and to ``on_line`` as it comes.  RuntimeError with the output's
     end and ``tail()`` if the run fails (exit status, a traceback or an
     ERROR line) or does not end within ``timeout`` seconds; the process
-    never outlives the call."""
+    never outlives the call.  ``abort``, asked twice a second, returns why
+    the run cannot succeed any more (or None): the command is stopped and
+    :class:`RunAborted` (a RuntimeError) raised with that reason."""
     import threading
     cmd = list(args)
     for k, v in (run_config or {}).items():
@@ -629,11 +638,18 @@ def flwr_run(args: Sequence[str], run_config: Mapping[str, Any] | None, *, env: 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     try:
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(f"flwr run did not finish within {timeout:g} s:\n{''.join(lines)[-4000:]}\n"
-                               + tail()) from None
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None:
+            why = abort() if abort is not None else None
+            if why:
+                raise RunAborted(f"flwr run stopped: {why}\n{''.join(lines)[-4000:]}\n" + tail())
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"flwr run did not finish within {timeout:g} s:\n{''.join(lines)[-4000:]}\n"
+                                   + tail())
+            try:
+                proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
         reader.join(timeout=10)
     finally:
         if proc.poll() is None:
@@ -667,6 +683,18 @@ class LocalSimulation:
         with LocalSimulation() as sim:
             sim.run(example_app(), num_supernodes=5, run_config={...})
 
+    Ray is started once per simulation, beside the SuperLink, as a Ray
+    cluster of this host (``ray start --head --block``, on ports of its
+    own), and every ``flwr-simulation`` joins it through ``RAY_ADDRESS``
+    (``ray.init`` connects to the cluster that variable names instead of
+    starting one).  Ray's start-up (its GCS, raylet and agents: about half
+    of a small run's time) thus overlaps the SuperLink's, the ``flwr`` CLI's
+    and ``flwr-simulation``'s, and later runs of the same simulation
+    (``flower train``) pay it no more.  ``ray_cpus`` (default: the CPUs this
+    process may use) is the cluster's CPU count: with ``cpus_per_node`` it
+    sets how many ClientApp actors run at once.  Flower 1.42's simulation
+    runtime has no backend other than Ray.
+
     Ray keeps its session files in a temporary directory of the
     simulation's own (``RAY_TMPDIR``), removed with it.  Ray's FutureWarning
     about accelerator environment variables is answered at its source (``RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0``, the
@@ -674,7 +702,12 @@ class LocalSimulation:
     """
 
     def __init__(self, workdir: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
-                 startup_timeout: float = 300.0) -> None:
+                 startup_timeout: float = 300.0, ray_cpus: int | None = None) -> None:
+        if ray_cpus is None:
+            ray_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        if isinstance(ray_cpus, bool) or not isinstance(ray_cpus, int) or ray_cpus < 1:
+            raise ValueError(f"ray_cpus must be an int >= 1, got {ray_cpus!r}")
+        self.ray_cpus = ray_cpus
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="secea-sim-")
@@ -697,38 +730,97 @@ class LocalSimulation:
         for k in _LEGACY_GRPC_SWITCHES:
             self.env.pop(k, None)
         self.superlink: subprocess.Popen | None = None
+        self.ray: subprocess.Popen | None = None
         self.port: int | None = None
         self._log: IO[bytes] | None = None
+        self._ray_log: IO[bytes] | None = None
+        self._ray_up = False
 
     def __enter__(self) -> "LocalSimulation":
         try:
-            (self.workdir / "logs").mkdir(parents=True, exist_ok=True)
-            self.port = _free_port()
-            self._log = open(self.workdir / "logs" / "superlink.log", "wb")
-            self.superlink = subprocess.Popen(
-                [_bin("flower-superlink"), "--insecure", "--simulation", "--host", "127.0.0.1", "--port",
-                 str(self.port), "--database", str(self.workdir / "state.db"),
-                 "--disable-runtime-dependency-installation"],
-                stdout=self._log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True, cwd=self.workdir)
-            deadline = time.time() + self.startup_timeout
-            while True:
-                if self.superlink.poll() is not None:
-                    raise RuntimeError(f"the simulation SuperLink exited with {self.superlink.returncode}:\n"
-                                       + self.log_tail())
-                with socket.socket() as sock:
-                    if sock.connect_ex(("127.0.0.1", self.port)) == 0:
-                        break
-                if time.time() > deadline:
-                    raise RuntimeError(f"the simulation SuperLink did not listen within {self.startup_timeout:g} s")
-                time.sleep(0.1)
-            home = Path(self.env["FLWR_HOME"])
-            home.mkdir(parents=True, exist_ok=True)
-            (home / "config.toml").write_text(f'[superlink]\ndefault = "sim"\n\n[superlink.sim]\n'
-                                              f'address = "127.0.0.1:{self.port}"\ninsecure = true\n')
+            self._start()
         except BaseException:
             self.close()
             raise
         return self
+
+    def _start(self) -> None:
+        """Start the Ray cluster and the SuperLink (together) and wait for the SuperLink."""
+        (self.workdir / "logs").mkdir(parents=True, exist_ok=True)
+        for f in self.workdir.glob("state.db*"):     # a restarted SuperLink must not resume the lost run
+            f.unlink()
+        self._start_ray()
+        self.port = _free_port()
+        self._log = open(self.workdir / "logs" / "superlink.log", "ab")
+        self.superlink = subprocess.Popen(
+            [_bin("flower-superlink"), "--insecure", "--simulation", "--host", "127.0.0.1", "--port",
+             str(self.port), "--database", str(self.workdir / "state.db"),
+             "--disable-runtime-dependency-installation"],
+            stdout=self._log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True, cwd=self.workdir)
+        deadline = time.time() + self.startup_timeout
+        while True:
+            if self.superlink.poll() is not None:
+                raise RuntimeError(f"the simulation SuperLink exited with {self.superlink.returncode}:\n"
+                                   + self.log_tail())
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
+                    break
+            if time.time() > deadline:
+                raise RuntimeError(f"the simulation SuperLink did not listen within {self.startup_timeout:g} s")
+            time.sleep(0.1)
+        home = Path(self.env["FLWR_HOME"])
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.toml").write_text(f'[superlink]\ndefault = "sim"\n\n[superlink.sim]\n'
+                                          f'address = "127.0.0.1:{self.port}"\ninsecure = true\n')
+
+    def _start_ray(self) -> None:
+        """Start this simulation's Ray cluster (``ray start --head
+        --block``: it ends every Ray process when it is terminated) and
+        point every process started after it at that cluster (``RAY_ADDRESS``).
+        Its ports are free ones (the GCS, the Ray Client server and the
+        dashboard agent otherwise take fixed defaults other clusters on the
+        host may hold); no dashboard, no usage statistics."""
+        gcs, client, agent = _free_port(), _free_port(), _free_port()
+        self._ray_up = False
+        self._ray_log = open(self.workdir / "logs" / "ray.log", "ab")
+        self.ray = subprocess.Popen(
+            [_bin("ray"), "start", "--head", "--block", "--port", str(gcs), "--num-cpus", str(self.ray_cpus),
+             "--include-dashboard", "false", "--disable-usage-stats", "--ray-client-server-port", str(client),
+             "--dashboard-agent-listen-port", str(agent)],
+            stdout=self._ray_log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True, cwd=self.workdir)
+        self.env["RAY_ADDRESS"] = f"127.0.0.1:{gcs}"
+
+    def ray_log_tail(self, lines: int = 30) -> str:
+        """The last ``lines`` lines of the Ray cluster's start-up log."""
+        path = self.workdir / "logs" / "ray.log"
+        text = path.read_text(errors="replace") if path.exists() else ""
+        return "--- ray ---\n" + "\n".join(text.splitlines()[-lines:])
+
+    def _wait_ray(self) -> None:
+        """Return once the Ray cluster's GCS accepts connections; RuntimeError
+        with its log if it exited or did not listen within the start-up
+        timeout.  The rest of the cluster (raylet, agents) may still be
+        starting: ``ray.init`` in ``flwr-simulation``, which comes after that
+        process's own start-up, the App's install and the ClientApp's
+        import, waits for it (up to 60 s, Ray's
+        ``gcs_server_request_timeout_seconds``)."""
+        if self._ray_up:
+            return
+        assert self.ray is not None
+        host, port = self.env["RAY_ADDRESS"].rsplit(":", 1)
+        deadline = time.time() + self.startup_timeout
+        while True:
+            if self.ray.poll() is not None:
+                raise RunAborted(f"the simulation's Ray cluster exited with {self.ray.returncode}:\n"
+                                 + self.ray_log_tail())
+            with socket.socket() as sock:
+                if sock.connect_ex((host, int(port))) == 0:
+                    break
+            if time.time() > deadline:
+                raise RuntimeError(f"the simulation's Ray cluster did not listen within {self.startup_timeout:g} s:\n"
+                                   + self.ray_log_tail())
+            time.sleep(0.1)
+        self._ray_up = True
 
     def log_tail(self, lines: int = 30) -> str:
         """The last ``lines`` lines of the SuperLink's log."""
@@ -747,22 +839,54 @@ class LocalSimulation:
             raise RuntimeError("LocalSimulation.run: use it in a with block (the SuperLink is not started)")
         args = [_bin("flwr"), "run", str(app_dir), "sim", "--stream", "--federation-config",
                 f"num-supernodes={int(num_supernodes)} client-resources-num-cpus={int(cpus_per_node)}"]
-        return flwr_run(args, run_config, env=self.env, cwd=self.workdir, timeout=timeout, on_line=on_line,
-                        log=self.workdir / "logs" / "run.log", tail=self.log_tail)
+        for attempt in (1, 2):
+            try:
+                self._wait_ray()
+                return flwr_run(args, run_config, env=self.env, cwd=self.workdir, timeout=timeout, on_line=on_line,
+                                log=self.workdir / "logs" / "run.log",
+                                tail=lambda: self.log_tail() + "\n" + self.ray_log_tail(), abort=self._ray_lost)
+            except RunAborted:
+                # Ray gives its raylet 30 s to register (ray/_private/node.py), which a loaded
+                # host can miss: a run whose cluster died never ends, so start everything again once
+                if attempt == 2:
+                    raise
+                if on_line is not None:
+                    on_line("the simulation's Ray cluster exited (start-up timeout on a loaded host?): "
+                            "starting the simulation again")
+                self._stop(grace=2.0)
+                self._start()
+        raise AssertionError("unreachable")
+
+    def _ray_lost(self) -> str | None:
+        """Why a run cannot end (the Ray cluster exited), or None."""
+        if self.ray is not None and self.ray.poll() is not None:
+            return f"the simulation's Ray cluster exited with {self.ray.returncode}"
+        return None
+
+    def _stop(self, grace: float = 5.0) -> None:
+        # the Ray cluster keeps nothing worth a graceful stop: SIGKILL at once (its raylet's
+        # workers die with it), while the SuperLink and its SuperExec get ``grace`` seconds
+        _end(_tree([self.ray]) if self.ray is not None else [], 0.0)
+        procs = [p for p in (self.superlink, self.ray) if p is not None]
+        if procs:
+            _end(_tree(procs), grace)
+            for p in procs:
+                try:
+                    p.wait(timeout=1)
+                except subprocess.TimeoutExpired:
+                    pass
+            self.superlink = self.ray = None
+        for f in (self._log, self._ray_log):
+            if f is not None:
+                f.close()
+        self._log = self._ray_log = None
 
     def close(self, grace: float = 5.0) -> None:
         """End the SuperLink and everything beneath it (its SuperExec, the
-        ``flwr-simulation`` process, Ray): SIGTERM, SIGKILL after ``grace``."""
-        if self.superlink is not None:
-            _end(_tree([self.superlink]), grace)
-            try:
-                self.superlink.wait(timeout=1)
-            except subprocess.TimeoutExpired:
-                pass
-            self.superlink = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        ``flwr-simulation`` process) and the Ray cluster, together: SIGTERM,
+        SIGKILL after ``grace`` (at once for Ray); then remove Ray's and, if
+        the simulation made it, the work directory."""
+        self._stop(grace)
         shutil.rmtree(self.ray_tmp, ignore_errors=True)
         if self._tmp is not None:
             self._tmp.cleanup()

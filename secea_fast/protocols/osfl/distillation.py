@@ -7,7 +7,7 @@ and the Table I rates).
 from __future__ import annotations
 
 import time
-
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -61,7 +61,7 @@ def _predict(W, X):
 def distillation_example(*, n: int = 20, T: int = 5, rho: int = 11, z_s: int = 2, z_q: int = 2, s: int = 5000,
                          classes: int = 5, dim: int = 20, levels: int = 17, n_train: int = 60, n_test: int = 2000,
                          j: int = 0, symmetric: bool = True, noise: float = 1.0, seed: int = 0,
-                         p: int = EMBEDDING_PRIME) -> dict[str, Any]:
+                         p: int = EMBEDDING_PRIME, on_stage: Callable[[str], None] | None = None) -> dict[str, Any]:
     """One-shot knowledge distillation on generated data (Sec. III "Non-linear
     training processes").
 
@@ -73,11 +73,13 @@ def distillation_example(*, n: int = 20, T: int = 5, rho: int = 11, z_s: int = 2
     of ``s`` samples with its predicted probabilities quantized to ``levels``
     levels.  The federator retrieves the aggregated labels of its hidden
     objective ``j`` with ``run_round`` and trains a student on the public set with
-    the normalized sums as soft targets.  Reported: test accuracy (against
+    the normalized sums as soft targets.  ``on_stage(name)`` is called as
+    each of these three parts starts (progress for a command).  Reported: test accuracy (against
     argmax W_j x) of the student, of a model trained on the pooled private data
     of the clients of I(e_j), the teachers' mean, plus protocol seconds,
     bytes and whether the retrieved sum is exact.  ``numpy.random`` draws the
     simulation data only (Generator seeded with ``seed``)."""
+    stage = on_stage if on_stage is not None else (lambda name: None)
     rng = np.random.default_rng(seed)   # simulation data only
     asg = Assignment.cyclic(n, T, rho)
     Ws = rng.normal(size=(T, dim, classes))
@@ -93,6 +95,7 @@ def distillation_example(*, n: int = 20, T: int = 5, rho: int = 11, z_s: int = 2
     labels = np.zeros((n, T, s, classes), dtype=np.int64)
     pooled_X, pooled_y, teacher_acc = [], [], []
     y_test = (X_test @ Ws[j]).argmax(axis=1)
+    stage("local training (every client's teachers)")
     t0 = time.perf_counter()
     for i in range(n):
         for t in asg.objectives(i):
@@ -105,10 +108,12 @@ def distillation_example(*, n: int = 20, T: int = 5, rho: int = 11, z_s: int = 2
                 pooled_y.append(y)
                 teacher_acc.append(float((_predict(W, X_test).argmax(axis=1) == y_test).mean()))
     t_local = time.perf_counter() - t0
+    stage("the round (share, aggregate, query, answer, reconstruct)")
     rep = run_round(labels, asg, j, z_s, z_q, symmetric, p=p, levels=levels)
     sums = rep.sums
     assert sums is not None, "run_round reconstructs the sums"
     exact = bool((sums == labels[list(asg.clients(j)), j].sum(axis=0)).all())
+    stage("student training on the retrieved labels")
     t0 = time.perf_counter()
     tot = sums.sum(axis=1, keepdims=True).astype(np.float64)
     soft = np.where(tot > 0, sums / np.maximum(tot, 1), 1.0 / classes)
@@ -143,21 +148,25 @@ _JOB_DEFAULTS = {"n": 20, "T": 5, "rho": 11, "z_s": 2, "z_q": 2, "s": 5000, "cla
                  "seed": 0, "p": EMBEDDING_PRIME, "approach1": True}
 
 
-def main_job(args: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+def main_job(args: dict[str, Any] | None = None, *, on_stage: Callable[[str], None] | None = None,
+             **kwargs: Any) -> dict[str, Any]:
     """The ``secea-fast run --protocol osfl`` job: the distillation example
     (defaults: n = 20, T = 5, rho = 11, z_s = z_q = 2, s = 5000 public samples,
     5 classes, 17 levels, symmetric privacy; about a second) plus, on the same
     labels, Approach 1 (Sec. IV) and the Table I rates.  ``args``: a dict of the
     options (keys as in ``distillation_example``, '-' or '_'; extra key
     ``approach1``: bool) and/or keyword arguments.  Returns a JSON-serializable
-    dict of per-phase seconds, bytes, field elements, rates and accuracies."""
+    dict of per-phase seconds, bytes, field elements, rates and accuracies.
+    ``on_stage(name)`` is called as each part of the job starts."""
     opts = job_options(_JOB_DEFAULTS, args, kwargs, "osfl", ("symmetric", "approach1"))
     do_a1 = opts.pop("approach1")
     t0 = time.perf_counter()
-    res = distillation_example(**opts)
+    res = distillation_example(**opts, on_stage=on_stage)
     labels, asg = res.pop("_labels"), res.pop("_assignment")
     out = {"protocol": "osfl", **res}
     if do_a1:
+        if on_stage is not None:
+            on_stage("Approach 1 (Sec. IV) on the same labels")
         lab = labels * asg.incidence[:, :, None, None]          # unassigned objectives contribute 0
         rep1 = approach1(lab, opts["j"], opts["z_s"], opts["z_q"], p=opts["p"])
         s1 = rep1.sums
