@@ -30,6 +30,49 @@ ATTR static void sub_##SFX(uint64_t *out, const uint64_t *a, const uint64_t *b, 
         out[i] = a[i] >= b[i] ? d : d + p;                                              \
     }                                                                                   \
 }                                                                                       \
+ATTR static size_t first_ge_##SFX(const uint64_t *a, size_t n, uint64_t p)             \
+{                                                                                       \
+    /* branch-free OR of the comparisons (vectorised); the index only on failure */    \
+    uint64_t bad = 0;                                                                   \
+    for (size_t i = 0; i < n; i++) bad |= (uint64_t)(a[i] >= p);                        \
+    if (!bad) return 0;                                                                 \
+    for (size_t i = 0; i < n; i++) if (a[i] >= p) return i + 1;                         \
+    return 0;                                                                           \
+}                                                                                       \
+/* add/sub/neg with the range check in the same loop (the managed API): */       \
+/* 0, or 1 (a) / 2 (b) if that operand has an entry >= p; out then garbage */       \
+ATTR static int add_chk_##SFX(uint64_t *out, const uint64_t *a, const uint64_t *b,      \
+                              size_t n, uint64_t p)                                     \
+{                                                                                       \
+    uint64_t bad = 0;                                                                   \
+    for (size_t i = 0; i < n; i++) {                                                    \
+        uint64_t x = a[i], y = b[i], s = x + y;                                         \
+        bad |= (uint64_t)(x >= p) | (uint64_t)(y >= p);                                 \
+        out[i] = (s < x || s >= p) ? s - p : s;                                         \
+    }                                                                                   \
+    return bad ? (first_ge_##SFX(a, n, p) ? 1 : 2) : 0;                                 \
+}                                                                                       \
+ATTR static int sub_chk_##SFX(uint64_t *out, const uint64_t *a, const uint64_t *b,      \
+                              size_t n, uint64_t p)                                     \
+{                                                                                       \
+    uint64_t bad = 0;                                                                   \
+    for (size_t i = 0; i < n; i++) {                                                    \
+        uint64_t x = a[i], y = b[i], d = x - y;                                         \
+        bad |= (uint64_t)(x >= p) | (uint64_t)(y >= p);                                 \
+        out[i] = x >= y ? d : d + p;                                                    \
+    }                                                                                   \
+    return bad ? (first_ge_##SFX(a, n, p) ? 1 : 2) : 0;                                 \
+}                                                                                       \
+ATTR static int neg_chk_##SFX(uint64_t *out, const uint64_t *a, size_t n, uint64_t p)   \
+{                                                                                       \
+    uint64_t bad = 0;                                                                   \
+    for (size_t i = 0; i < n; i++) {                                                    \
+        uint64_t x = a[i];                                                              \
+        bad |= (uint64_t)(x >= p);                                                      \
+        out[i] = x ? p - x : 0;                                                         \
+    }                                                                                   \
+    return bad ? 1 : 0;                                                                 \
+}                                                                                       \
 ATTR static void neg_##SFX(uint64_t *out, const uint64_t *a, size_t n, uint64_t p)      \
 {                                                                                       \
     for (size_t i = 0; i < n; i++) out[i] = a[i] ? p - a[i] : 0;                        \
@@ -98,15 +141,22 @@ typedef void (*binop_fn)(uint64_t *, const uint64_t *, const uint64_t *, size_t,
 typedef void (*unop_fn)(uint64_t *, const uint64_t *, size_t, uint64_t);
 typedef void (*scal_fn)(uint64_t *, const uint64_t *, uint64_t, size_t, uint64_t);
 typedef void (*dot_fn)(uint64_t *, const uint64_t *, const uint64_t *, size_t, size_t, size_t, uint64_t);
+typedef size_t (*scan_fn)(const uint64_t *, size_t, uint64_t);
+typedef int (*binchk_fn)(uint64_t *, const uint64_t *, const uint64_t *, size_t, uint64_t);
+typedef int (*unchk_fn)(uint64_t *, const uint64_t *, size_t, uint64_t);
 
 static struct {
     binop_fn add, sub, mul;
     unop_fn neg;
     scal_fn mul_scalar;
     dot_fn dot_rows;
+    scan_fn first_ge;
+    binchk_fn add_chk, sub_chk;
+    unchk_fn neg_chk;
     const char *name;
 } FP = {add_portable, sub_portable, mul_portable, neg_portable, mul_scalar_portable,
-        dot_rows_portable, "portable"};
+        dot_rows_portable, first_ge_portable, add_chk_portable, sub_chk_portable, neg_chk_portable,
+        "portable"};
 
 #if SECEA_X86
 #include <immintrin.h>
@@ -165,18 +215,23 @@ void secea__field_select(int force_portable)
     if (!force_portable && secea__cpu_allowed("avx512dq") && secea__cpu_allowed("bmi2")) {
         FP.add = add_avx512; FP.sub = sub_avx512; FP.mul = mul_avx512_v; FP.neg = neg_avx512;
         FP.mul_scalar = secea__cpu_allowed("avx512ifma") ? mul_scalar_avx512_ifma : mul_scalar_avx512_v;
-        FP.dot_rows = dot_rows_avx512; FP.name = "avx512";
+        FP.dot_rows = dot_rows_avx512; FP.first_ge = first_ge_avx512;
+        FP.add_chk = add_chk_avx512; FP.sub_chk = sub_chk_avx512; FP.neg_chk = neg_chk_avx512; FP.name = "avx512";
         return;
     }
     if (!force_portable && secea__cpu_allowed("avx2") && secea__cpu_allowed("bmi2")) {
         FP.add = add_avx2; FP.sub = sub_avx2; FP.mul = mul_avx2; FP.neg = neg_avx2;
-        FP.mul_scalar = mul_scalar_avx2; FP.dot_rows = dot_rows_avx2; FP.name = "avx2";
+        FP.mul_scalar = mul_scalar_avx2; FP.dot_rows = dot_rows_avx2; FP.first_ge = first_ge_avx2;
+        FP.add_chk = add_chk_avx2; FP.sub_chk = sub_chk_avx2; FP.neg_chk = neg_chk_avx2;
+        FP.name = "avx2";
         return;
     }
 #endif
     (void)force_portable;
     FP.add = add_portable; FP.sub = sub_portable; FP.mul = mul_portable; FP.neg = neg_portable;
-    FP.mul_scalar = mul_scalar_portable; FP.dot_rows = dot_rows_portable; FP.name = "portable";
+    FP.mul_scalar = mul_scalar_portable; FP.dot_rows = dot_rows_portable; FP.first_ge = first_ge_portable;
+    FP.add_chk = add_chk_portable; FP.sub_chk = sub_chk_portable; FP.neg_chk = neg_chk_portable;
+    FP.name = "portable";
 }
 
 const char *secea__field_variant(void) { return FP.name; }
@@ -189,6 +244,45 @@ void secea_fp_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t k, size_t n,
 void secea_fp_dot_rows(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t rows, size_t len, size_t b_stride, uint64_t p)
 {
     FP.dot_rows(out, a, b, rows, len, b_stride, p);
+}
+
+/* ---- checked elementwise kernels (the managed Python API's one pass) ----
+ * Validation fused with the work, so the range check costs no second trip
+ * through memory (a separate scan of two 8 MB operands cost a third of the
+ * kernel's time): add, sub and neg test each entry in the loop that computes
+ * (memory bound: the comparisons are free); the products, compute bound,
+ * scan each chunk of 2048 entries (16 KiB per operand) just before the
+ * kernel reads it from cache.  Return 0, or 1 (a) / 2 (b, or c >= p) naming
+ * the first operand found with an entry >= p (out is then unspecified; the
+ * Python side rescans for the message). */
+#define FP_CHECK_CHUNK 2048
+
+size_t secea_fp_first_ge(const uint64_t *a, size_t n, uint64_t p) { return FP.first_ge(a, n, p); }
+
+int secea_fp_add_checked(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { return FP.add_chk(out, a, b, n, p); }
+int secea_fp_sub_checked(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { return FP.sub_chk(out, a, b, n, p); }
+int secea_fp_neg_checked(uint64_t *out, const uint64_t *a, size_t n, uint64_t p) { return FP.neg_chk(out, a, n, p); }
+
+int secea_fp_mul_checked(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p)
+{
+    for (size_t i = 0; i < n; i += FP_CHECK_CHUNK) {
+        size_t m = n - i < FP_CHECK_CHUNK ? n - i : FP_CHECK_CHUNK;
+        if (FP.first_ge(a + i, m, p)) return 1;
+        if (FP.first_ge(b + i, m, p)) return 2;
+        FP.mul(out + i, a + i, b + i, m, p);
+    }
+    return 0;
+}
+
+int secea_fp_mul_scalar_checked(uint64_t *out, const uint64_t *a, uint64_t c, size_t n, uint64_t p)
+{
+    if (c >= p) return 2;
+    for (size_t i = 0; i < n; i += FP_CHECK_CHUNK) {
+        size_t m = n - i < FP_CHECK_CHUNK ? n - i : FP_CHECK_CHUNK;
+        if (FP.first_ge(a + i, m, p)) return 1;
+        FP.mul_scalar(out + i, a + i, c, m, p);
+    }
+    return 0;
 }
 
 /* ---- exponentiation and inversion (latency bound; one scalar path) ---- */
