@@ -219,3 +219,28 @@ def test_known_prime_cache_takes_only_primes():
         assert not _checks.known_prime(bad)
     assert field.add(a, a, 7).tolist() == [2] and _checks.known_prime(7)
     assert field.add(a, a, np.uint64(7)).tolist() == [2]      # a NumPy int still works (full check)
+
+
+@pytest.mark.parametrize("p", [3, 2**31 - 1, secea_fast.EMBEDDING_PRIME, secea_fast.GOLDILOCKS])
+def test_raw_layer_matches_the_managed_functions(p):
+    """``field.raw`` computes what the managed functions do on valid operands,
+    of any layout, writing into ``out`` (which may be an operand)."""
+    from secea_fast.field import raw
+    rng = np.random.default_rng(p % 991)
+    a, b = rand_elems(rng, p, 300).reshape(20, 15), rand_elems(rng, p, 300).reshape(20, 15)
+    c = int(a.flat[7])
+    assert raw.add(a, b, p).tolist() == field.add(a, b, p).tolist()
+    assert raw.sub(a, b, p).tolist() == field.sub(a, b, p).tolist()
+    assert raw.mul(a, b, p).tolist() == field.mul(a, b, p).tolist()
+    assert raw.neg(a, p).tolist() == field.neg(a, p).tolist()
+    assert raw.scale(a, c - p, p).tolist() == field.mul(a, c, p).tolist()     # any int c
+    assert raw.reduce(a * np.uint64(3), p).tolist() == field.reduce(a * np.uint64(3), p).tolist()
+    nz = a.copy()
+    nz[nz == 0] = 1
+    assert raw.batch_inv(nz, p).tolist() == field.batch_inv(nz, p).tolist()
+    with pytest.raises(ZeroDivisionError):
+        raw.batch_inv(np.zeros(3, dtype=np.uint64), p)
+    assert raw.add(a[:, ::2], b.T[::2].T, p).tolist() == field.add(a[:, ::2], b[:, ::2], p).tolist()
+    acc = a.copy()
+    assert raw.add(acc, b, p, out=acc) is acc and acc.tolist() == field.add(a, b, p).tolist()
+    assert raw.add(a[:0], b[:0], p).shape == (0, 15)

@@ -49,6 +49,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._checks import (U64_DTYPE, check_array, check_elements, check_int, check_prime, check_same_shape,
                        check_scalar_element, known_prime)
 from .._native import ffi, lib, u64ptr
+from . import raw  # noqa: F401 - secea_fast.field.raw, the unchecked twins
 
 GOLDILOCKS = 2**64 - 2**32 + 1
 EMBEDDING_PRIME = 63 * 2**44 + 1
