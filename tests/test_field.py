@@ -166,3 +166,81 @@ def test_mul_by_scalar_every_length_and_edge_scalars(p, backend):
     for k in {0, 1, p - 1, int(rng.integers(0, p)), p // 2}:
         for n in (1, 7, 8, 9, 37):
             assert field.mul(a[:n], k, p).tolist() == [int(x) * k % p for x in a[:n]]
+
+
+@pytest.mark.parametrize("p", [3, 2**31 - 1, secea_fast.EMBEDDING_PRIME, secea_fast.GOLDILOCKS, 2**64 - 59])
+def test_one_pass_range_check_names_every_bad_entry(p, backend):
+    """The managed functions check the operands' range in the C loop that
+    computes (add, sub, neg) or chunk by chunk just before it (mul; chunks of
+    2048 entries): an entry >= p anywhere, in either operand, at either edge
+    of a chunk, raises the same ValueError as the separate scan did, naming
+    the operand, the flat index and the value."""
+    rng = np.random.default_rng(p % 997)
+    ops = {"add": lambda a, b: field.add(a, b, p), "sub": lambda a, b: field.sub(a, b, p),
+           "mul": lambda a, b: field.mul(a, b, p), "neg": lambda a, b: field.neg(a, p),
+           "scale": lambda a, b: field.mul(a, int(b.flat[0]) % p, p)}
+    for n in (1, 2047, 2049, 4100):
+        a, b = rand_elems(rng, p, n), rand_elems(rng, p, n)
+        for name, op in ops.items():
+            want = op(a, b)                   # valid operands: no error
+            for pos in {0, min(n - 1, 2047), min(n - 1, 2048), n - 1}:
+                for bad in (p, 2**64 - 1):
+                    operands = ("a", "b") if name in ("add", "sub", "mul") else ("a",)
+                    for which in operands:
+                        x, y = a.copy(), b.copy()
+                        (x if which == "a" else y)[pos] = bad
+                        with pytest.raises(ValueError, match=rf"^{which} has an entry >= p at flat index {pos} "
+                                                             rf"\(value {bad}, p = {p}\)"):
+                            op(x, y)
+            assert op(a, b).tolist() == want.tolist()
+    # the control: the same operands pass the unchecked kernel silently, so
+    # the errors above come from the managed layer's check
+    x = a.copy()
+    x[5] = p
+    out = np.empty_like(x)
+    secea_fast._native.lib.secea_fp_add(secea_fast._native.u64ptr(out), secea_fast._native.u64ptr(x),
+                                        secea_fast._native.u64ptr(b), x.size, p)
+
+
+def test_known_prime_cache_takes_only_primes():
+    """The managed functions remember the primes they accepted (one set lookup
+    per call); a composite, a modulus out of range or a non-int never enters
+    the cache and is refused on every call."""
+    from secea_fast import _checks
+    a = np.array([1], dtype=np.uint64)
+    for bad in (4, 2**64 - 1, 2**64 + 13, 1):
+        for _ in range(2):
+            with pytest.raises(ValueError):
+                field.add(a, a, bad)
+        assert not _checks.known_prime(bad)
+    for bad in (7.0, True, "7"):
+        with pytest.raises(TypeError):
+            field.add(a, a, bad)
+        assert not _checks.known_prime(bad)
+    assert field.add(a, a, 7).tolist() == [2] and _checks.known_prime(7)
+    assert field.add(a, a, np.uint64(7)).tolist() == [2]      # a NumPy int still works (full check)
+
+
+@pytest.mark.parametrize("p", [3, 2**31 - 1, secea_fast.EMBEDDING_PRIME, secea_fast.GOLDILOCKS])
+def test_raw_layer_matches_the_managed_functions(p):
+    """``field.raw`` computes what the managed functions do on valid operands,
+    of any layout, writing into ``out`` (which may be an operand)."""
+    from secea_fast.field import raw
+    rng = np.random.default_rng(p % 991)
+    a, b = rand_elems(rng, p, 300).reshape(20, 15), rand_elems(rng, p, 300).reshape(20, 15)
+    c = int(a.flat[7])
+    assert raw.add(a, b, p).tolist() == field.add(a, b, p).tolist()
+    assert raw.sub(a, b, p).tolist() == field.sub(a, b, p).tolist()
+    assert raw.mul(a, b, p).tolist() == field.mul(a, b, p).tolist()
+    assert raw.neg(a, p).tolist() == field.neg(a, p).tolist()
+    assert raw.scale(a, c - p, p).tolist() == field.mul(a, c, p).tolist()     # any int c
+    assert raw.reduce(a * np.uint64(3), p).tolist() == field.reduce(a * np.uint64(3), p).tolist()
+    nz = a.copy()
+    nz[nz == 0] = 1
+    assert raw.batch_inv(nz, p).tolist() == field.batch_inv(nz, p).tolist()
+    with pytest.raises(ZeroDivisionError):
+        raw.batch_inv(np.zeros(3, dtype=np.uint64), p)
+    assert raw.add(a[:, ::2], b.T[::2].T, p).tolist() == field.add(a[:, ::2], b[:, ::2], p).tolist()
+    acc = a.copy()
+    assert raw.add(acc, b, p, out=acc) is acc and acc.tolist() == field.add(a, b, p).tolist()
+    assert raw.add(a[:0], b[:0], p).shape == (0, 15)

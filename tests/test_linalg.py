@@ -94,7 +94,7 @@ def test_packed_right_matches_matmul(p, backend):
         A = rand_elems(rng, p, (m, 1100))
         want = linalg.matmul(A, B, p, threads=1)
         assert PB.mul(A, threads=1).tolist() == want.tolist()
-        assert PB.mul(A, threads=2, check=False).tolist() == want.tolist()
+        assert linalg.raw.mul_packed(A, PB, threads=2).tolist() == want.tolist()
 
 
 def test_packed_right_keeps_its_variant_and_checks_inputs():
@@ -112,8 +112,11 @@ def test_packed_right_keeps_its_variant_and_checks_inputs():
         PB.mul(A[:, :49])
     with pytest.raises(ValueError):
         PB.mul(np.full((2, 50), p, dtype=np.uint64))          # entries must be < p
-    with pytest.raises(TypeError):
-        PB.mul(np.asfortranarray(A), check=False)
+    # the raw layer copies an operand of another layout rather than misreading it
+    assert linalg.raw.mul_packed(np.asfortranarray(A), PB).tolist() == PB.mul(A).tolist()
+    assert linalg.raw.matmul(np.asfortranarray(A), B, p).tolist() == PB.mul(A).tolist()
+    with pytest.raises(ValueError):                           # read-only out: refused, not written
+        linalg.raw.matmul(A, B, p, out=np.frombuffer(bytes(8 * 20 * 7), dtype=np.uint64).reshape(20, 7))
     assert linalg.PackedRight(np.zeros((0, 3), dtype=np.uint64), p).mul(
         np.zeros((4, 0), dtype=np.uint64)).tolist() == [[0] * 3] * 4
 

@@ -105,3 +105,18 @@ def test_resolve_threads():
     assert _native.resolve_threads(2) == 2
     with pytest.raises(ValueError):
         _native.resolve_threads(65)
+
+
+def test_header_constants_reach_python_through_cffi():
+    """Every integer constant of the C header (``#define SECEA_X 123``) is
+    declared to cffi by the build script, which checks it against the
+    compiled header, so Python reads ``lib.SECEA_X`` instead of re-typing it."""
+    import re
+    from pathlib import Path
+    header = Path(__file__).resolve().parents[1] / "csrc" / "include" / "secea.h"
+    if not header.is_file():
+        pytest.skip("needs the source tree's csrc/")
+    consts = dict(re.findall(r"^\s*#define\s+(SECEA_\w+)\s+(\d+)\s*$", header.read_text(), flags=re.M))
+    assert consts, "the header declares no integer constant"
+    for name, value in consts.items():
+        assert getattr(_native.lib, name) == int(value), name

@@ -5,7 +5,9 @@
  * Conventions (docs/ARCHITECTURE.md, "Kernels"): every function here is
  * a raw kernel.  It assumes valid, allocated, non-overlapping buffers (unless
  * documented otherwise), a prime modulus p with 2 <= p < 2^64 and inputs
- * already reduced below p.  Validation happens once, in Python.
+ * already reduced below p.  Validation happens once, in Python, except for
+ * the range checks of the *_checked twins below (fused into the loop that
+ * computes, so the managed API makes one pass through memory).
  */
 #ifndef SECEA_H
 #define SECEA_H
@@ -43,6 +45,19 @@ size_t secea_fp_batch_inv(uint64_t *out, const uint64_t *a, size_t n, uint64_t p
 void secea_fp_dot_rows(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t rows, size_t len, size_t b_stride, uint64_t p);
 /* out[i] = x[i] mod p for arbitrary uint64 x (used by samplers and codecs). */
 void secea_fp_reduce(uint64_t *out, const uint64_t *x, size_t n, uint64_t p);
+/* The range check of the managed API: 0 if every a[i] < p, else 1 + the
+ * index of the first a[i] >= p.  Any p, any a. */
+size_t secea_fp_first_ge(const uint64_t *a, size_t n, uint64_t p);
+/* Checked twins of add/sub/mul/neg/mul_scalar for the managed Python API:
+ * the operands need not be reduced; each chunk is range-checked just before
+ * the kernel reads it (one pass through memory).  Return 0, or 1 if a (2 if
+ * b, or c >= p) has an entry >= p; out is then unspecified.  p must still be
+ * a prime (checked in Python, once per p). */
+int secea_fp_add_checked(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p);
+int secea_fp_sub_checked(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p);
+int secea_fp_mul_checked(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p);
+int secea_fp_neg_checked(uint64_t *out, const uint64_t *a, size_t n, uint64_t p);
+int secea_fp_mul_scalar_checked(uint64_t *out, const uint64_t *a, uint64_t c, size_t n, uint64_t p);
 
 /* ---- exact matrix product (csrc/linalg/) ---- */
 /* C (m x n) = A (m x k) * B (k x n) mod p, all row-major and reduced.

@@ -1,7 +1,8 @@
 """cffi build script (out-of-line API mode) for ``secea_fast._native._lib``.
 
 The cdef is the public header ``csrc/include/secea.h`` with its preprocessor
-lines removed; every ``.c`` file under ``csrc/`` is compiled into the one
+lines removed except integer constants (``#define SECEA_X 1``, which cffi
+checks against the compiled header and exposes as ``lib.SECEA_X``); every ``.c`` file under ``csrc/`` is compiled into the one
 extension.  Flags are a portable baseline: hot kernels carry their own
 ``__attribute__((target(...)))`` variants and are chosen at run time, so the
 wheel runs on any x86-64 (or other) CPU.  Never add ``-march=native`` here.
@@ -20,10 +21,17 @@ CSRC = ROOT / "csrc"
 HEADER = CSRC / "include" / "secea.h"
 
 
+# integer constants of the header (``#define SECEA_NAME 123``) go to cffi as
+# they are, so Python reads them as ``lib.SECEA_NAME`` instead of re-typing
+# them; every other preprocessor line is dropped
+_CONSTANT = re.compile(r"\s*#define\s+SECEA_\w+\s+\d+\s*$")
+
+
 def _cdef_source() -> str:
     text = HEADER.read_text()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    return "\n".join(line for line in text.splitlines()
+                     if not line.lstrip().startswith("#") or _CONSTANT.match(line))
 
 
 def _sources() -> list:

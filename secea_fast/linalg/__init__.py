@@ -14,6 +14,9 @@ and docs/PERFORMANCE.md, "Matrix product"):
 * ``portable`` (also on the AVX2 backend): scalar 64x64->128-bit products
   with 192-bit sums (chunked 128-bit sums for p < 2^59).
 
+``secea_fast.linalg.raw`` holds the unchecked products (the convention of
+``secea_fast.field.raw``) for code whose operands are known reduced.
+
 The RNS-over-float64-BLAS route (FFLAS-FFPACK style) was measured and left
 out: see docs/PERFORMANCE.md, "Matrix product".
 """
@@ -26,7 +29,7 @@ from .._checks import check_elements, check_prime
 from .._native import ffi, lib, resolve_threads, u64ptr
 from ..prg import Prg
 
-__all__ = ["matmul", "matmul_unchecked", "matvec", "PackedRight", "DecryptedRangeError"]
+__all__ = ["matmul", "matvec", "PackedRight", "DecryptedRangeError"]
 
 
 class DecryptedRangeError(ValueError):
@@ -67,15 +70,9 @@ def matmul(A: NDArray[np.uint64], B: NDArray[np.uint64], p: int, threads: int | 
     if A.shape[1] != B.shape[0]:
         raise ValueError(f"shape mismatch: A is {A.shape}, B is {B.shape} (need A.shape[1] == B.shape[0])")
     threads = resolve_threads(threads)
-    m, k = A.shape
-    n = B.shape[1]
-    C = np.empty((m, n), dtype=np.uint64) if out is None else _check_out(out, (m, n), A, B)
-    if C.size == 0:
-        return C
-    if lib.secea_fp_mat_mul(u64ptr(C), u64ptr(A) if A.size else ffi.NULL,
-                            u64ptr(B) if B.size else ffi.NULL, m, k, n, p, threads) != 0:
-        raise MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
-    return C
+    if out is not None:
+        out = _check_out(out, (A.shape[0], B.shape[1]), A, B)
+    return raw.matmul(A, B, p, threads, out)
 
 
 class PackedRight:
@@ -95,16 +92,17 @@ class PackedRight:
         B = check_elements(B, p, "B", ndim=2)
         self.p = p
         self.shape = B.shape
-        self._h = None
+        self.handle = None
+        """The packed matrix (cdata, freed with this object; None if B is empty)."""
         if B.size:
-            raw = lib.secea_fp_mat_pack(u64ptr(B), B.shape[0], B.shape[1], p)
-            if raw == ffi.NULL:
+            h = lib.secea_fp_mat_pack(u64ptr(B), B.shape[0], B.shape[1], p)
+            if h == ffi.NULL:
                 raise MemoryError(f"could not pack a {B.shape[0]}x{B.shape[1]} matrix")
-            self._h = ffi.gc(raw, lib.secea_fp_mat_pack_free)
+            self.handle = ffi.gc(h, lib.secea_fp_mat_pack_free)
 
     def _left(self, A, check):
         """A (m x k) validated: range-scanned when ``check``, else only its
-        layout (callers whose A comes out of a checked kernel)."""
+        layout (``mul_decrypt``: A is a ciphertext, any uint64 entry)."""
         if check:
             A = check_elements(A, self.p, "A", ndim=2)
         elif not (isinstance(A, np.ndarray) and A.dtype == np.uint64 and A.ndim == 2 and A.flags.c_contiguous):
@@ -118,20 +116,15 @@ class PackedRight:
             k, n = self.shape
             raise MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
 
-    def mul(self, A: NDArray[np.uint64], threads: int | None = None, out: NDArray[np.uint64] | None = None,
-            check: bool = True) -> NDArray[np.uint64]:
-        """``A @ B mod p`` for A (m x k); ``check=False`` skips the range scan
-        of A (callers whose A comes out of a checked kernel)."""
-        A = self._left(A, check)
-        m, n = A.shape[0], self.shape[1]
-        C = np.empty((m, n), dtype=np.uint64) if out is None else _check_out(out, (m, n), A)
-        if C.size == 0:
-            return C
-        if self._h is None:                      # k == 0
-            C[:] = 0
-            return C
-        self._status(lib.secea_fp_mat_mul_packed(u64ptr(C), u64ptr(A), self._h, m, resolve_threads(threads)), m)
-        return C
+    def mul(self, A: NDArray[np.uint64], threads: int | None = None,
+            out: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:
+        """``A @ B mod p`` for A (m x k) (``secea_fast.linalg.raw.mul_packed``
+        is the unchecked twin)."""
+        A = self._left(A, True)
+        threads = resolve_threads(threads)
+        if out is not None:
+            out = _check_out(out, (A.shape[0], self.shape[1]), A)
+        return raw.mul_packed(A, self, threads, out)
 
     def mul_decrypt(self, A: NDArray[np.uint64], prg: Prg, threads: int | None = None) -> NDArray[np.uint64]:
         """``(A XOR pad) @ B mod p`` where the pad is the next ``8 * A.size``
@@ -145,34 +138,18 @@ class PackedRight:
         C = np.empty((m, n), dtype=np.uint64)
         if A.size == 0:                          # as xor_into: nothing consumed
             return C
-        if self._h is None:                      # n == 0: decrypt only to check the entries
+        if self.handle is None:                  # n == 0: decrypt only to check the entries
             try:
                 prg.xor_into(np.empty_like(A), A, self.p, check=True)
             except ValueError:
                 raise DecryptedRangeError("decrypted entries must be < p") from None
             return C
         key, block, skip = prg.claim_stream(A.size)
-        rc = lib.secea_fp_mat_mul_packed_xor(u64ptr(C), u64ptr(A), self._h, m, threads, key, block, skip)
+        rc = lib.secea_fp_mat_mul_packed_xor(u64ptr(C), u64ptr(A), self.handle, m, threads, key, block, skip)
         if rc == 1:
             raise DecryptedRangeError("decrypted entries must be < p")
         self._status(rc, m)
         return C
-
-
-def matmul_unchecked(A: NDArray[np.uint64], B: NDArray[np.uint64], p: int, threads: int | None = None) -> NDArray[np.uint64]:
-    """``matmul`` for operands the caller has already validated (C-contiguous
-    uint64, entries < p, matching shapes): skips the O(mk + kn) range scans.
-    For protocol code whose inputs come out of checked kernels."""
-    m, k = A.shape
-    n = B.shape[1]
-    C = np.empty((m, n), dtype=np.uint64)
-    if C.size == 0:
-        return C
-    if lib.secea_fp_mat_mul(u64ptr(C), u64ptr(A) if A.size else ffi.NULL,
-                            u64ptr(B) if B.size else ffi.NULL, m, k, n, p,
-                            resolve_threads(threads)) != 0:
-        raise MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
-    return C
 
 
 def matvec(A: NDArray[np.uint64], x: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
@@ -190,3 +167,7 @@ def matvec(A: NDArray[np.uint64], x: NDArray[np.uint64], p: int) -> NDArray[np.u
         return out
     lib.secea_fp_dot_rows(u64ptr(out), u64ptr(A), u64ptr(x), A.shape[0], A.shape[1], 0, p)
     return out
+
+
+# last: the raw layer's annotations name PackedRight
+from . import raw  # noqa: E402

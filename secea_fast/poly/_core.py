@@ -1,5 +1,9 @@
 """Raw polynomial algorithms over F_p (no validation: see ``secea_fast.poly``).
 
+Elementwise field arithmetic is the field's raw layer (``fp``, i.e.
+``secea_fast.field.raw``): every operand here comes out of a kernel or out
+of ``secea_fast.poly``'s checks, so nothing is validated twice.
+
 Polynomials are 1-D ``uint64`` arrays of canonical residues, lowest degree
 first; the zero polynomial is the empty array.  Batches are 2-D arrays with one
 polynomial per row (all of one length).  Every routine is exact; the choice
@@ -18,6 +22,7 @@ import numpy as np
 
 from .. import tuning
 from .._native import ffi, lib, u64ptr
+from ..field import raw as fp
 
 U64 = np.uint64
 GOLDILOCKS = 2**64 - 2**32 + 1
@@ -37,82 +42,29 @@ def zeros(n) -> np.ndarray:
     return np.zeros(n, dtype=U64)
 
 
-def _padded_binop(kernel, a, b, p):
-    """kernel on a and b zero-padded to a common length (polynomial add/sub)."""
+def _padded(a, b):
+    """a and b zero-padded to a common length (polynomial add/sub)."""
     n = max(len(a), len(b))
     x, y = zeros(n), zeros(n)
     x[: len(a)] = a
     y[: len(b)] = b
-    out = np.empty(n, dtype=U64)
-    if n:
-        kernel(u64ptr(out), u64ptr(x), u64ptr(y), n, p)
-    return out
+    return x, y
 
 
 def add(a, b, p):
-    return _padded_binop(lib.secea_fp_add, a, b, p)
+    """Polynomial sum (the elementwise sum of same-length rows is ``fp.add``)."""
+    return fp.add(*_padded(a, b), p)
 
 
 def sub(a, b, p):
-    return _padded_binop(lib.secea_fp_sub, a, b, p)
-
-
-def add_rows(a, b, p):
-    """Elementwise sum of two same-shape arrays."""
-    a = np.ascontiguousarray(a)
-    b = np.ascontiguousarray(b)
-    out = np.empty(a.shape, dtype=U64)
-    if out.size:
-        lib.secea_fp_add(u64ptr(out), u64ptr(a), u64ptr(b), out.size, p)
-    return out
-
-
-def scale(a, c, p):
-    a = np.ascontiguousarray(a)
-    out = np.empty(a.shape, dtype=U64)
-    if out.size:
-        lib.secea_fp_mul_scalar(u64ptr(out), u64ptr(a), c % p, out.size, p)
-    return out
-
-
-def neg(a, p):
-    a = np.ascontiguousarray(a)
-    out = np.empty(a.shape, dtype=U64)
-    if out.size:
-        lib.secea_fp_neg(u64ptr(out), u64ptr(a), out.size, p)
-    return out
-
-
-def emul(a, b, p):
-    a = np.ascontiguousarray(a)
-    b = np.ascontiguousarray(b)
-    out = np.empty(a.shape, dtype=U64)
-    if out.size:
-        lib.secea_fp_mul(u64ptr(out), u64ptr(a), u64ptr(b), out.size, p)
-    return out
-
-
-def batch_inv(a, p):
-    a = np.ascontiguousarray(a)
-    out = np.empty(a.shape, dtype=U64)
-    if out.size and lib.secea_fp_batch_inv(u64ptr(out), u64ptr(a), out.size, p):
-        raise ZeroDivisionError("inverse of zero")
-    return out
-
-
-def reduce(a, p):
-    a = np.ascontiguousarray(a)
-    out = np.empty(a.shape, dtype=U64)
-    if out.size:
-        lib.secea_fp_reduce(u64ptr(out), u64ptr(a), out.size, p)
-    return out
+    return fp.sub(*_padded(a, b), p)
 
 
 def derivative(f, p):
     if len(f) <= 1:
         return f[:0].copy()
-    idx = reduce(np.arange(1, len(f), dtype=U64), p)
-    return trim(emul(f[1:], idx, p))
+    idx = fp.reduce(np.arange(1, len(f), dtype=U64), p)
+    return trim(fp.mul(f[1:], idx, p))
 
 
 def monic(f, p):
@@ -120,7 +72,7 @@ def monic(f, p):
     if len(f) == 0:
         return f.copy()
     lead = int(f[-1])
-    return f.copy() if lead == 1 else scale(f, pow(lead, p - 2, p), p)
+    return f.copy() if lead == 1 else fp.scale(f, pow(lead, p - 2, p), p)
 
 
 # ---------------------------------------------------------------- NTT plumbing
@@ -222,8 +174,8 @@ def _conv_crt(a2, b2, n_out, p):
     q0, q1, q2 = crt_primes()
     res = []
     for q in (q0, q1, q2):
-        aq = reduce(a2, q)
-        bq = aq if b2 is a2 else reduce(b2, q)
+        aq = fp.reduce(a2, q)
+        bq = aq if b2 is a2 else fp.reduce(b2, q)
         res.append(np.ascontiguousarray(_conv_ntt(aq, bq, n_out, q)))
     out = np.empty(res[0].shape, dtype=U64)
     lib.secea_ntt_crt3(u64ptr(out), u64ptr(res[0]), u64ptr(res[1]), u64ptr(res[2]), out.size, p)
@@ -273,7 +225,7 @@ def inv_series_rows(F, n, p):
     N = 2^ceil(log2 m2): F g is needed only in [m, m2), which a cyclic
     product of length N leaves intact, and NTT(g) serves both products."""
     count = F.shape[0]
-    g = batch_inv(np.ascontiguousarray(F[:, :1]), p)
+    g = fp.batch_inv(np.ascontiguousarray(F[:, :1]), p)
     m = 1
     while m < n:
         m2 = min(2 * m, n)
@@ -283,11 +235,11 @@ def inv_series_rows(F, n, p):
             h = mul_rows(np.ascontiguousarray(e), g, p)[:, : m2 - m]       # g e mod x^(m2-m)
         else:
             G = ntt_rows(g, N, p)
-            e = intt_rows(emul(ntt_rows(F[:, :m2], N, p), G, p), p)[:, m:m2]
-            h = intt_rows(emul(ntt_rows(e, N, p), G, p), p)[:, : m2 - m]
+            e = intt_rows(fp.mul(ntt_rows(F[:, :m2], N, p), G, p), p)[:, m:m2]
+            h = intt_rows(fp.mul(ntt_rows(e, N, p), G, p), p)[:, : m2 - m]
         g2 = np.empty((count, m2), dtype=U64)
         g2[:, :m] = g
-        g2[:, m:] = neg(h, p)
+        g2[:, m:] = fp.neg(h, p)
         g, m = g2, m2
     return g
 
@@ -323,7 +275,7 @@ def divrem(a, b, p):
     if la < lb:
         return zeros(0), a.copy()
     if lb == 1:
-        return scale(a, pow(int(b[0]), p - 2, p), p), zeros(0)
+        return fp.scale(a, pow(int(b[0]), p - 2, p), p), zeros(0)
     lq = la - lb + 1
     if min(lq, lb) <= tuning.POLY_DIV_CLASSICAL_MAX:
         q = np.empty(lq, dtype=U64)
@@ -356,7 +308,7 @@ class Tree:
         self.xs = xs
         n = len(xs)
         full = np.empty((n, 2), dtype=U64)
-        full[:, 0] = neg(xs, p)
+        full[:, 0] = fp.neg(xs, p)
         full[:, 1] = 1
         self.full = [full]
         self.part = [None]
@@ -517,8 +469,8 @@ def interpolate_tree(ys, tree: Tree):
     the length, as in ``monic_products``)."""
     p = tree.p
     if tree._inv_dM is None:                # 1 / M'(x_i): once per tree, for every row
-        tree._inv_dM = batch_inv(eval_tree(derivative(tree.root, p), tree), p)
-    w = emul(ys, tree._inv_dM, p)
+        tree._inv_dM = fp.batch_inv(eval_tree(derivative(tree.root, p), tree), p)
+    w = fp.mul(ys, tree._inv_dM, p)
     tf = w[:, None]           # level 0: constants
     tp = None
     tn = _tree_ntt(tree)
@@ -547,7 +499,7 @@ def interpolate_tree(ys, tree: Tree):
             else:
                 left = mul_rows(tf[0:2 * pairs:2], full[1:2 * pairs:2], p)
                 right = mul_rows(tf[1:2 * pairs:2], full[0:2 * pairs:2], p)
-                ntf = add_rows(left, right, p)[:, : 2 * d]
+                ntf = fp.add(left, right, p)[:, : 2 * d]
         else:
             ntf = np.zeros((0, 2 * d), dtype=U64)
         if cnt % 2:
@@ -568,10 +520,10 @@ def lagrange_matrix(xs, p):
     M = from_roots_classical(xs, p)
     W = np.empty((n, n), dtype=U64)
     dM = derivative(M, p)
-    inv = batch_inv(horner(dM, xs, p), p)
+    inv = fp.batch_inv(horner(dM, xs, p), p)
     for j in range(n):
         qj, _ = divrem(M, np.array([(p - int(xs[j])) % p, 1], dtype=U64), p)   # M / (x - x_j)
-        W[j] = scale(_pad_to(qj, n), int(inv[j]), p)
+        W[j] = fp.scale(_pad_to(qj, n), int(inv[j]), p)
     return W
 
 
@@ -585,10 +537,10 @@ def vandermonde_t(xs, k, p):
     m, step = 1, np.ascontiguousarray(xs, dtype=U64)          # step = xs^m
     while m < k:
         h = min(m, k - m)
-        V[m:m + h] = emul(V[:h], np.broadcast_to(step, (h, n)), p)
+        V[m:m + h] = fp.mul(V[:h], np.broadcast_to(step, (h, n)), p)
         m += h
         if m < k:
-            step = emul(step, step, p)
+            step = fp.mul(step, step, p)
     return V
 
 
@@ -625,7 +577,7 @@ def powers(h, n, p):
     filled, hk = 1, h % p
     while filled < n:
         take = min(filled, n - filled)
-        out[filled:filled + take] = scale(out[:take], hk, p)
+        out[filled:filled + take] = fp.scale(out[:take], hk, p)
         filled += take
         hk = hk * hk % p
     return out
@@ -649,7 +601,7 @@ def _transforms_from_evens(X, evens, p, top=None):
         return None
     T = np.empty((rows, 2 * d), dtype=U64)
     T[:, :d] = evens[:rows]
-    q = emul(X, np.broadcast_to(_odd_coset_twist(p, 2 * d), (rows, d)), p)
+    q = fp.mul(X, np.broadcast_to(_odd_coset_twist(p, 2 * d), (rows, d)), p)
     if top is not None:
         q[:, 0] = sub(q[:, 0], np.ascontiguousarray(top), p)
     T[:, d:] = ntt_rows(q, d, p)
@@ -680,7 +632,7 @@ def monic_products(level, p, keep_transforms=False, evens=None):
     T = _transforms_from_evens(level[:, :d], evens, p, top=level[:, d])
     if T is None:
         T = ntt_rows(level, N, p)                 # every row: the tree keeps them
-    E = emul(T[0::2], T[1::2], p)
+    E = fp.mul(T[0::2], T[1::2], p)
     C = intt_rows(E.copy() if keep_transforms else E, p)
     out = np.empty((C.shape[0], N + 1), dtype=U64)
     out[:, :N] = C
@@ -697,7 +649,7 @@ def from_roots(roots, p):
         return np.array([1 % p], dtype=U64)
     m = 1 << (n - 1).bit_length()
     level = np.zeros((m, 2), dtype=U64)
-    level[:n, 0] = neg(roots, p)
+    level[:n, 0] = fp.neg(roots, p)
     level[:, 1] = 1
     evens = None
     while level.shape[0] > 1:

@@ -20,8 +20,9 @@ import numpy as np
 
 from .. import tuning
 from .._native import ffi, lib, u64ptr
-from ._core import (GOLDILOCKS, U64, add, add_rows, deg, divrem, emul, intt_rows, monic, mul, ntt_native, ntt_rows,
-                    scale, sub, trim, two_adicity, zeros)
+from ..field import raw as fp
+from ._core import (GOLDILOCKS, U64, add, deg, divrem, intt_rows, monic, mul, ntt_native, ntt_rows, sub, trim,
+                    two_adicity, zeros)
 
 def _one(p):
     return np.array([1 % p], dtype=U64)
@@ -59,8 +60,8 @@ def mat_mul(A, B, p):
                 (trim(add(mul(c, e, p), mul(d, g, p), p)), trim(add(mul(c, f, p), mul(d, h, p), p))))
     TA = ntt_rows(_stack((a, b, c, d), N), N, p)
     TB = ntt_rows(_stack((e, f, g, h), N), N, p)
-    P = emul(TA[[0, 1, 0, 1, 2, 3, 2, 3]], TB[[0, 2, 1, 3, 0, 2, 1, 3]], p)
-    C = intt_rows(add_rows(P[0::2], P[1::2], p), p)
+    P = fp.mul(TA[[0, 1, 0, 1, 2, 3, 2, 3]], TB[[0, 2, 1, 3, 0, 2, 1, 3]], p)
+    C = intt_rows(fp.add(P[0::2], P[1::2], p), p)
     return ((trim(C[0, :n_out]), trim(C[1, :n_out])), (trim(C[2, :n_out]), trim(C[3, :n_out])))
 
 
@@ -74,8 +75,8 @@ def apply(M, a, b, p):
                 trim(add(mul(m10, a, p), mul(m11, b, p), p)))
     TM = ntt_rows(_stack((m00, m01, m10, m11), N), N, p)
     TX = ntt_rows(_stack((a, b), N), N, p)
-    P = emul(TM, TX[[0, 1, 0, 1]], p)
-    C = intt_rows(add_rows(P[0::2], P[1::2], p), p)
+    P = fp.mul(TM, TX[[0, 1, 0, 1]], p)
+    C = intt_rows(fp.add(P[0::2], P[1::2], p), p)
     return trim(C[0, :n_out]), trim(C[1, :n_out])
 
 
@@ -244,4 +245,4 @@ def rational_reconstruct_series(s, num_len, p):
     if len(V) == 0 or V[0] == 0:
         raise ValueError("no rational function with a denominator invertible at 0 fits these terms")
     c = pow(int(V[0]), p - 2, p)
-    return trim(scale(U, c, p)), trim(scale(V, c, p))
+    return trim(fp.scale(U, c, p)), trim(fp.scale(V, c, p))

@@ -46,7 +46,8 @@ from functools import lru_cache
 import numpy as np
 
 from .._native import lib, u64ptr
-from ._core import GOLDILOCKS, U64, add_rows, batch_inv, deg, derivative, emul, mul, plan, scale, trim
+from ..field import raw as fp
+from ._core import GOLDILOCKS, U64, deg, derivative, mul, plan, trim
 from ._core import powers as _powers
 
 P = GOLDILOCKS
@@ -67,7 +68,7 @@ def _prefix_products(a):
     out = a.copy()
     sh = 1
     while sh < len(out):
-        out[sh:] = emul(out[sh:], out[:-sh], P)
+        out[sh:] = fp.mul(out[sh:], out[:-sh], P)
         sh *= 2
     return out
 
@@ -78,7 +79,7 @@ def _factorials(n):
     ks = np.arange(n, dtype=U64)
     ks[0] = 1
     fact = _prefix_products(ks)
-    return fact, batch_inv(fact, P)
+    return fact, fp.batch_inv(fact, P)
 
 
 def taylor_shift(f, tau):
@@ -90,10 +91,10 @@ def taylor_shift(f, tau):
     if n <= 1 or tau % P == 0:
         return f.copy()
     fact, ifact = _factorials(n)
-    F = emul(f, fact, P)[::-1].copy()                 # F[n-1-i] = f_i i!
-    E = emul(_powers(tau, n, P), ifact, P)
+    F = fp.mul(f, fact, P)[::-1].copy()                 # F[n-1-i] = f_i i!
+    E = fp.mul(_powers(tau, n, P), ifact, P)
     c = mul(F, E, P)[:n][::-1].copy()                 # c[k] = sum_i f_i i! E_(i-k)
-    return emul(c, ifact, P)
+    return fp.mul(c, ifact, P)
 
 
 class _Plan:
@@ -133,12 +134,12 @@ def graeffe_odd_ref(a, b, r, pn):
     tw = np.ones(D, dtype=U64)              # zeta^(c k)
     Pv = Qv = None
     for c in range(r):
-        ac = pn.fwd(emul(a, tw, P) if c else a.copy())
-        bc = pn.fwd(emul(b, tw, P) if c else b.copy())
+        ac = pn.fwd(fp.mul(a, tw, P) if c else a.copy())
+        bc = pn.fwd(fp.mul(b, tw, P) if c else b.copy())
         if Pv is None:
             Pv, Qv = ac, bc
         else:
-            Qv = add_rows(pn.mul_into(Qv, ac), pn.mul_into(bc, Pv), P)     # Q A_c + P B_c
+            Qv = fp.add(pn.mul_into(Qv, ac), pn.mul_into(bc, Pv), P)     # Q A_c + P B_c
             pn.mul_into(Pv, ac)
         if c + 1 < r:
             tw = pn.mul_into(tw, step)
@@ -159,15 +160,15 @@ def graeffe_binary_ref(a, b, steps, pn):
     def full(coef, evens=None):
         out = np.empty(2 * D, dtype=U64)
         out[:D] = pn.fwd(coef.copy()) if evens is None else evens
-        out[D:] = pn.fwd(emul(coef, pn.tw2, P))
+        out[D:] = pn.fwd(fp.mul(coef, pn.tw2, P))
         return out
 
     XA, XB = full(a), full(b)
     for t in range(steps):
         a0, a1 = XA[0::2].copy(), XA[1::2].copy()
         b0, b1 = XB[0::2].copy(), XB[1::2].copy()
-        va = emul(a0, a1, P)
-        vb = add_rows(pn.mul_into(a0, b1), pn.mul_into(b0, a1), P)
+        va = fp.mul(a0, a1, P)
+        vb = fp.add(pn.mul_into(a0, b1), pn.mul_into(b0, a1), P)
         a = pn.inv(va.copy())
         b = pn.inv(vb.copy())
         if t + 1 < steps:
@@ -224,7 +225,7 @@ class _Rader:
         hi = (x >> np.uint64(32)).sum(axis=1)
         for i in range(rows):
             X[i, 0] = (int(lo[i]) + (int(hi[i]) << 32)) % P
-            X[i, self.perm_neg] = add_rows(u[i], np.full(Q - 1, x[i, 0], dtype=U64), P)
+            X[i, self.perm_neg] = fp.add(u[i], np.full(Q - 1, x[i, 0], dtype=U64), P)
         return X
 
     def roots_of(self, a, da, b):
@@ -251,10 +252,10 @@ class _Rader:
         tw = _powers(int(self.eta_pow[c]), n, P) if c else None
         folded = np.zeros((len(polys), L), dtype=U64)
         for i, f in enumerate(polys):
-            folded[i, : len(f)] = emul(f, tw[: len(f)], P) if c else f
+            folded[i, : len(f)] = fp.mul(f, tw[: len(f)], P) if c else f
         acc = folded[:, :Q].copy()
         for t in range(1, L // Q):
-            acc = add_rows(acc, folded[:, t * Q:(t + 1) * Q], P)
+            acc = fp.add(acc, folded[:, t * Q:(t + 1) * Q], P)
         return self.dft(acc)
 
     def evaluate(self, *polys):
@@ -267,7 +268,7 @@ class _Rader:
         return out
 
     def point(self, c, k):
-        return emul(self.eta_pow[c], self.wq_pow[k], P)
+        return fp.mul(self.eta_pow[c], self.wq_pow[k], P)
 
 
 @lru_cache(maxsize=8)
@@ -327,9 +328,9 @@ def graeffe_round(f, tau=None):
         raise ArithmeticError("tangent Graeffe: B(omega) = 0 at a simple root")
     m = (P - 1) // rad.s
     omega = rad.point(cs, ks)
-    ratio = emul(emul(omega, vda, P), batch_inv(vb, P), P)
-    shifted = scale(ratio, m, P)
-    alphas = add_rows(shifted, np.full(len(shifted), tau, dtype=U64), P)
+    ratio = fp.mul(fp.mul(omega, vda, P), fp.batch_inv(vb, P), P)
+    shifted = fp.scale(ratio, m, P)
+    alphas = fp.add(shifted, np.full(len(shifted), tau, dtype=U64), P)
     return np.concatenate([np.array(found, dtype=U64), alphas]), collided
 
 

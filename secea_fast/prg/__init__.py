@@ -178,8 +178,8 @@ def random_seed(nbytes: int = 32) -> bytes:
     return secrets.token_bytes(nbytes)
 
 
-# secea_prg_xor's flags (csrc/include/secea.h)
-_XOR_CHECK, _XOR_STREAM = 1, 2
+# secea_prg_xor's flags, declared to cffi by the header (not re-typed here)
+_XOR_CHECK, _XOR_STREAM = lib.SECEA_PRG_XOR_CHECK, lib.SECEA_PRG_XOR_STREAM
 
 
 def _check_out_src(out, src):

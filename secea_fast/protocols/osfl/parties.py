@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ... import field, linalg
+from ...field import raw as fp
 from ..._checks import check_elements, check_int
 from ..._secrets import SecretHolder
 from ...prg import Prg
@@ -132,7 +133,7 @@ class Client(SecretHolder):
         if sender in got:
             raise ValueError(f"client {self.index} already has client {sender}'s share of objective {t}")
         k = self._pos[t]
-        self._acc[k] = field.add(self._acc[k], row, self.params.p)
+        self._acc[k] = fp.add(self._acc[k], row, self.params.p)   # rows checked on arrival
         got.add(sender)
 
     @property
@@ -170,7 +171,7 @@ class Client(SecretHolder):
             buf = np.empty(P.cols, dtype=_U64)
             for f in range(max(0, self.index - P.K), min(self.index, P.n - P.K - 1) + 1):
                 Prg(self._seed, _mask_domain(self._session, f)).field_into(buf, P.p)
-                a = field.add(a, field.mul(buf, int(B[f, self.index - f]), P.p), P.p)
+                a = fp.add(a, fp.scale(buf, int(B[f, self.index - f]), P.p), P.p)
         self._answered = True
         return Answer(self.index, a.reshape(P.n_partitions, P.c))
 

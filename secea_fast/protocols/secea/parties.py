@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ... import field, linalg, poly, tuning
+from ...field import raw as fp
 from ..._checks import check_int
 from ..._secrets import SecretHolder
 from ...prg import Prg, X25519KeyPair, copy_stream, pairwise_seed, random_seed, uniform
@@ -287,7 +288,7 @@ class Client(SecretHolder):
         XT = np.empty((M * sub, K + T), dtype=np.uint64)
         XT[:, :K] = H.reshape(M, K, sub).transpose(0, 2, 1).reshape(M * sub, K)
         XT[:, K:] = uniform(T * M * sub, prm.p).reshape(M * sub, T)
-        YT = linalg.matmul_unchecked(XT, np.ascontiguousarray(prm.share_matrix.T), prm.p)
+        YT = linalg.raw.matmul(XT, np.ascontiguousarray(prm.share_matrix.T), prm.p)
         out = []
         for v in range(prm.N):
             y = np.ascontiguousarray(YT[:, v])
@@ -314,9 +315,12 @@ class Client(SecretHolder):
                 raise ValueError(f"share has shape {m.data.shape}, expected {acc.shape}")
             y = as_u64(m.data)
             if m.sender != self.index:
+                # decrypted and range-checked (check=True): raw from here
                 y = self._pad(m.sender, pad_domain(rnd, "share", m.sender, self.index)).xor_into(
                     np.empty_like(y), y, prm.p, check=True)
-            acc = field.add(acc, y, prm.p)
+                fp.add(acc, y, prm.p, out=acc)
+            else:
+                acc = field.add(acc, y, prm.p)        # the managed call checks it
         self._y, self._y_round, self._y_resp, self._y_packed = acc, rnd, None, None
 
     def share_unpads(self, msg: Message) -> bool:
@@ -420,9 +424,9 @@ class Client(SecretHolder):
             q = qs.pop(v)                      # the caller owns it from here
             if v != self.index:
                 ks = q[flat_pos] ^ val
-                q[flat_pos] = field.add(val, one, p) ^ ks
+                q[flat_pos] = fp.add(val, one, p) ^ ks
             else:
-                q[flat_pos] = field.add(val, one, p)
+                q[flat_pos] = fp.add(val, one, p)
             yield Message("query", self.index, v, rnd, block, q.reshape(B, M))
 
     def _query_base(self, Z, c):
@@ -432,7 +436,7 @@ class Client(SecretHolder):
         p = self.params.p
         base = Z[0]
         for t in range(1, len(c)):
-            base = field.add(base, field.mul(Z[t], c[t], p), p)
+            base = fp.add(base, fp.scale(Z[t], int(c[t]), p), p)
         return base
 
     def response_share(self) -> np.ndarray:
@@ -442,7 +446,7 @@ class Client(SecretHolder):
         if self._y is None:
             raise ValueError("no shares received yet")
         if self._y_resp is None:
-            self._y_resp = field.mul(self._y, int(self.params.query_scale[self.index]), self.params.p)
+            self._y_resp = fp.scale(self._y, int(self.params.query_scale[self.index]), self.params.p)
         return self._y_resp
 
     def prepare_responses(self) -> None:
@@ -497,7 +501,7 @@ class Client(SecretHolder):
         else:
             if Q.size and int(Q.max()) >= prm.p:
                 raise ValueError("query entries must be < p")
-            A = packed.mul(Q, threads=self.threads, check=False)
+            A = linalg.raw.mul_packed(Q, packed, threads=self.threads)
         self.product_seconds += time.process_time() - t0
         self._pad(n, pad_domain(msg.round, "response", self.index, n, msg.block)).field_into(
             A, prm.p, base=A)
@@ -581,7 +585,7 @@ class Server(SecretHolder):
             v = np.ascontiguousarray(m.data.reshape(-1))
             if int(v.max()) >= PSU_PRIME:
                 raise ValueError("union upload entries must be < p")
-            tot = field.add(tot, v, PSU_PRIME)
+            fp.add(tot, v, PSU_PRIME, out=tot)
         self.union = union_from_sum(tot.tobytes(), PSU_PRIME)[0]
         return Message("psu_sum", Message.SERVER, Message.SERVER, uploads[0].round, 0, tot.reshape(1, -1))
 
@@ -609,6 +613,6 @@ class Server(SecretHolder):
             Z = np.empty((m, A.size), dtype=np.uint64)
             for i in range(m):
                 g.field_into(Z[i], prm.p)
-            self._psi = (key, linalg.matmul_unchecked(prm.noise_matrix, Z, prm.p))
+            self._psi = (key, linalg.raw.matmul(prm.noise_matrix, Z, prm.p))
         psi = self._psi[1][v].reshape(A.shape)
-        return Message("response", v, n, msg.round, msg.block, field.add(A, psi, prm.p))
+        return Message("response", v, n, msg.round, msg.block, fp.add(A, psi, prm.p))

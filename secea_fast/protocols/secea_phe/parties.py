@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ... import field, linalg, paillier
+from ...field import raw as fp
 from ..._checks import check_int
 from ...prg import Prg
 from .. import secea
@@ -129,7 +130,7 @@ class Client(secea.Client):
         elif Q.size and int(Q.max()) >= prm.p:
             raise ValueError("query entries must be < p")
         t0 = time.process_time()
-        A = linalg.matmul_unchecked(Q, self.response_share(), prm.p, threads=self.threads)
+        A = linalg.raw.matmul(Q, self.response_share(), prm.p, threads=self.threads)
         self.product_seconds += time.process_time() - t0
         return A
 
@@ -218,7 +219,7 @@ class Client(secea.Client):
         rc = np.ascontiguousarray(full[:, prm.d])           # r c
         if not rc.all():
             raise DecodingError("decoded r * count is zero: responses were corrupted")
-        x = field.mul(rs, np.repeat(field.batch_inv(rc, prm.p), prm.d).reshape(B, prm.d), prm.p)
+        x = fp.mul(rs, np.repeat(fp.batch_inv(rc, prm.p), prm.d).reshape(B, prm.d), prm.p)
         num, den = _rational(x, prm.p, prm.N, lay.numerator_bound)
         return secea.DecodeResult(num, den, faulty, redundancy)
 
@@ -249,7 +250,7 @@ def _rational(x, p, N, amax):
     half = np.uint64((p - 1) // 2)
     pu = np.uint64(p)
     for b in range(1, N + 1):
-        y = field.mul(x, b % p, p) if b > 1 else x
+        y = fp.scale(x, b, p) if b > 1 else x
         neg = y > half
         mag = np.where(neg, pu - y, y)
         ok = todo & (mag <= np.uint64(amax))

@@ -1,0 +1,76 @@
+"""The raw layer of ``secea_fast.linalg``: the matrix products, no validation.
+
+The convention of ``secea_fast.field.raw`` (FLINT's raw versus managed
+functions): ``linalg.matmul`` and ``PackedRight.mul`` check their operands
+and call these; protocol code whose operands come out of kernels or were
+validated when they arrived calls them directly, skipping the O(mk + kn)
+range scans.  Preconditions, none checked: ``p`` a prime < 2^64; ``A``
+(m x k) and ``B`` (k x n) 2-D ``uint64`` arrays with entries < p (a
+non-contiguous one is copied); ``out``, when given, a C-contiguous writable
+``uint64`` array of shape (m, n) not overlapping ``A`` or ``B``.
+
+>>> import numpy as np
+>>> from secea_fast.linalg import raw
+>>> A = np.array([[1, 2], [3, 4]], dtype=np.uint64)
+>>> raw.matmul(A, A, 5).tolist()
+[[2, 0], [0, 2]]
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._native import ffi, lib, resolve_threads
+from . import PackedRight               # defined before the package imports this module
+
+__all__ = ["matmul", "mul_packed"]
+
+_fb = ffi.from_buffer
+
+
+def _wr(out):
+    # a read-only out (an array over bytes) raises instead of being written
+    return _fb("uint64_t[]", out, require_writable=True)
+
+
+def _ptr(x):
+    try:
+        return _fb("uint64_t[]", x)
+    except ValueError:                   # not C-contiguous
+        return _fb("uint64_t[]", np.ascontiguousarray(x))
+
+
+def _no_memory(m: int, k: int, n: int) -> MemoryError:
+    return MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
+
+
+def matmul(A: NDArray[np.uint64], B: NDArray[np.uint64], p: int, threads: int | None = None,
+           out: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:
+    """``A @ B mod p`` (unchecked; see the module docstring).  ``MemoryError``
+    if the kernel cannot allocate its work space."""
+    m, k = A.shape
+    n = B.shape[1]
+    C = np.empty((m, n), dtype=np.uint64) if out is None else out
+    if C.size == 0:
+        return C
+    if lib.secea_fp_mat_mul(_wr(C), _ptr(A) if A.size else ffi.NULL,
+                            _ptr(B) if B.size else ffi.NULL, m, k, n, p, resolve_threads(threads)) != 0:
+        raise _no_memory(m, k, n)
+    return C
+
+
+def mul_packed(A: NDArray[np.uint64], B: PackedRight, threads: int | None = None,
+               out: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:
+    """``A @ B mod p`` for a packed right operand (unchecked: ``A`` of shape
+    (m, k) with entries < ``B.p``)."""
+    m = A.shape[0]
+    k, n = B.shape
+    C = np.empty((m, n), dtype=np.uint64) if out is None else out
+    if C.size == 0:
+        return C
+    if B.handle is None:                 # k == 0
+        C[:] = 0
+        return C
+    if lib.secea_fp_mat_mul_packed(_wr(C), _ptr(A), B.handle, m, resolve_threads(threads)):
+        raise _no_memory(m, k, n)
+    return C
