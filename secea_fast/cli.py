@@ -546,7 +546,8 @@ def main(argv=None) -> int:
     stp = sub.add_parser("study", add_help=False, help="the SecEA paper's experiments: a task trained under EmbAvg, SecEA "
                                        "and the LDP baseline (metric per round, seconds, bytes, plot)",
                          description="secea-fast study NAME [--quick] [--data FILE] [--out DIR]  "
-                                     "(NAME: ldp, kg, recsys, graph, tabular; docs/STUDIES.md)")
+                                     "(NAME: ldp, kg, recsys, graph, tabular; table3 / table7: the paper's "
+                                     "tables on the real data sets; docs/STUDIES.md)")
     stp.add_argument("rest", nargs=argparse.REMAINDER, help="NAME and the options of the study command (--help)")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["study"]:          # every option, --help too, is the study command's own

@@ -63,14 +63,19 @@ def _read_tsv(path):
     return rows
 
 
-def triples_from_file(path: str | os.PathLike[str], test_fraction: float = 0.1, seed: int = 0) -> Triples:
+def triples_from_file(path: str | os.PathLike[str], test_fraction: float = 0.1, seed: int = 0,
+                      use_valid: bool = False) -> Triples:
     """Triples of a knowledge-graph file (names renumbered 0.. in order of
     first appearance): a directory with ``train.txt`` and ``test.txt`` (the
-    WN18 / FB15k-237 layout; ``valid.txt`` is not used), or one file split
-    at random, ``test_fraction`` held out."""
+    WN18 / FB15k-237 layout; ``valid.txt`` is added to the training triples
+    when ``use_valid``, else not used), or one file split at random,
+    ``test_fraction`` held out."""
     path = check_text_path(path, "triples")
     if os.path.isdir(path):
-        parts = [_read_tsv(os.path.join(path, "train.txt")), _read_tsv(os.path.join(path, "test.txt"))]
+        train = _read_tsv(os.path.join(path, "train.txt"))
+        if use_valid:
+            train += _read_tsv(os.path.join(path, "valid.txt"))
+        parts = [train, _read_tsv(os.path.join(path, "test.txt"))]
     else:
         rows = _read_tsv(path)
         perm = np.random.default_rng(seed).permutation(len(rows))
