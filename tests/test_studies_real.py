@@ -130,7 +130,7 @@ def test_secea_equals_fixed_point_twin_on_real_kinship(kinship, model):
     assert task.evaluate(sec) == task.evaluate(fix)
 
 
-@pytest.mark.slow          # about 1 CPU-minute: 8 rounds x 3 settings x 2 models on real Kinship
+@pytest.mark.slow          # 15-25 s each at load 16: 8 rounds x 3 settings on real Kinship
 @pytest.mark.xfail(strict=True, reason="the paper's ordering (EmbAvg and SecEA(8) above Single) does not hold "
                                        "with our TransE / RotatE on real Kinship: docs/STUDIES.md, 'Real data'")
 @pytest.mark.parametrize("model", kge.MODELS)
