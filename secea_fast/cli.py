@@ -567,7 +567,8 @@ def main(argv=None) -> int:
     stp = sub.add_parser("study", add_help=False, help="the SecEA paper's experiments: a task trained under EmbAvg, SecEA "
                                        "and the LDP baseline (metric per round, seconds, bytes, plot)",
                          description="secea-fast study NAME [--quick] [--data FILE] [--out DIR]  "
-                                     "(NAME: ldp, kg, recsys, graph, tabular; docs/STUDIES.md)")
+                                     "(NAME: ldp, kg, recsys, graph, tabular; table3 / table7: the paper's "
+                                     "tables on the real data sets; docs/STUDIES.md)")
     stp.add_argument("rest", nargs=argparse.REMAINDER, help="NAME and the options of the study command (--help)")
     dp = sub.add_parser("data", add_help=False, help="the papers' real data sets: fetch, list, path",
                         description="secea-fast data fetch NAME... [--cache DIR] | secea-fast data list | "

@@ -52,6 +52,7 @@ NOT_SECRETS = {
     "secea_fast.flower.secemb.SecEmbStageRunner": "server1_key is server 1's public X25519 key",
     "secea_fast.studies.graph.DeepWalkTask": "seed: the study's public RNG seed",
     "secea_fast.studies.kg.TransETask": "seed: the study's public RNG seed",
+    "secea_fast.studies.kge.KGETask": "seed: the study's public RNG seed",
     "secea_fast.studies.lightgcn.LightGCNTask": "seed: the study's public RNG seed",
     "secea_fast.studies.tabular.PCATask": "seed: the study's public RNG seed",
     "secea_fast.studies.ldp.LDPAvg": "seed: the simulation's public seed of the local-DP noise",

@@ -8,6 +8,11 @@ learning framework needed).
   Appendix C and its epsilon grid (Table 7);
 * :mod:`~secea_fast.studies.kg`: TransE knowledge-graph completion (MRR,
   Hits@10);
+* :mod:`~secea_fast.studies.kge`: TransE and RotatE with self-adversarial
+  negatives and Adam, the real-data Kinship rows of Table 3;
+* :mod:`~secea_fast.studies.tables`: ``secea-fast study table3 / table7``,
+  the paper's tables on the real data sets beside the published values
+  (a registry of rows: loader, partition, task, metric, published row);
 * :mod:`~secea_fast.studies.lightgcn`: LightGCN recommendation across
   silos (HR@10, NDCG@10);
 * :mod:`~secea_fast.studies.graph`: DeepWalk graph embedding (Micro-F1,

@@ -48,14 +48,19 @@ class Triples:
     n_relations: int
 
 
-def triples_from_file(path: str | os.PathLike[str], test_fraction: float = 0.1, seed: int = 0) -> Triples:
+def triples_from_file(path: str | os.PathLike[str], test_fraction: float = 0.1, seed: int = 0,
+                      use_valid: bool = False) -> Triples:
     """Triples of a knowledge-graph file (names renumbered 0.. in order of
     first appearance): a directory with ``train.txt`` and ``test.txt`` (the
-    WN18 / FB15k-237 layout; ``valid.txt`` is not used), or one file split
-    at random, ``test_fraction`` held out."""
+    WN18 / FB15k-237 layout; ``valid.txt`` is added to the training triples
+    when ``use_valid``, else not used), or one file split at random,
+    ``test_fraction`` held out."""
     path = check_text_path(path, "triples")
     if os.path.isdir(path):
-        parts = [read_triples(os.path.join(path, "train.txt")), read_triples(os.path.join(path, "test.txt"))]
+        train = read_triples(os.path.join(path, "train.txt"))
+        if use_valid:
+            train += read_triples(os.path.join(path, "valid.txt"))
+        parts = [train, read_triples(os.path.join(path, "test.txt"))]
     else:
         rows = read_triples(path)
         perm = np.random.default_rng(seed).permutation(len(rows))

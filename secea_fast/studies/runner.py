@@ -229,9 +229,16 @@ def write_plot(res: dict[str, Any], path: str | os.PathLike[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``secea-fast study``: parse ``argv``, run the study, print or write its tables; the exit status."""
+    """``secea-fast study``: parse ``argv``, run the study, print or write its tables; the exit status.
+    ``table3`` and ``table7`` are the paper's tables on the real data (:mod:`.tables`)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] and argv[0] in ("table3", "table7"):
+        from . import tables
+        return tables.main(argv)
     p = OneLineParser(prog="secea-fast study", description=__doc__.split("\n\n")[0])
-    p.add_argument("name", choices=sorted(STUDIES), help="; ".join(f"{k}: {v.title}" for k, v in STUDIES.items()))
+    p.add_argument("name", choices=sorted(STUDIES), help="; ".join(f"{k}: {v.title}" for k, v in STUDIES.items())
+                   + "; and table3 / table7: Table 3 / Table 7 on the real data sets, the published values "
+                     "beside ours (secea-fast study table3 --help)")
     p.add_argument("--quick", action="store_true", help="small synthetic instance, fewer rounds (1.6-29.6 s each on 2 shared "
                    "cores at load 2.5-3.9, 2026-11-25; docs/STUDIES.md)")
     p.add_argument("--data", metavar="FILE", help="the real data set's file or directory, or the name of a "
