@@ -153,3 +153,17 @@ def test_bad_arguments_name_themselves():
         rectasks.NCFTask(r, 3, ranking="top")
     with pytest.raises(ValueError, match="values"):
         rectasks.SVDTask(Ratings(r.users, r.items, r.times, r.n_users, r.n_items), 3)
+
+
+@pytest.mark.slow          # ~3 s of CPU: the builders' quick sizes (2,000 census rows, 200 users)
+def test_quick_builders_train():
+    """The quick configurations (what a default-run table test would use)
+    build and train a round on data of the real formats' shapes."""
+    from secea_fast.studies import autoencoder, rectasks, tabular
+    r = _ratings(250, 120, 4000)
+    for b in (rectasks.build_svd, rectasks.build_ncf):
+        t = b(r, True, 0)
+        assert t.n_clients == 3 and max(len(i) for i in t.ids) <= 200 + 120
+        assert np.isfinite(fw.run(t, fw.PlainAvg(), 1)[0].metrics["NDCG@10"])
+    t = autoencoder.build(tabular.synthetic_census(2500, seed=2), True, 0)
+    assert t.n_entities == 2000 and fw.run(t, fw.PlainAvg(), 1)[0].metrics["NMI"] >= 0.0

@@ -228,7 +228,8 @@ class Silos:
         m.N = 1
         m.items_of = [np.sort(np.concatenate(self.items_of))]
         m.train = [(np.concatenate([t[0] for t in self.train]), np.concatenate([t[1] for t in self.train]))]
-        m.test = [tuple(np.concatenate([t[k] for t in self.test]) for k in range(3))]
+        m.test = [(np.concatenate([t[0] for t in self.test]), np.concatenate([t[1] for t in self.test]),
+                   np.concatenate([t[2] for t in self.test]))]
         m.users_of = [np.union1d(m.train[0][0], m.test[0][0])]
         return m
 

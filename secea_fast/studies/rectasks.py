@@ -46,7 +46,7 @@ from .._checks import check_int
 from .framework import Task, client_rng
 from .recsys import Ratings, Silos, hr_ndcg
 
-__all__ = ["SiloTask", "SVDTask", "NCFTask", "ndcg_at_k"]
+__all__ = ["SiloTask", "SVDTask", "NCFTask", "ndcg_at_k", "build_svd", "build_ncf", "PUBLISHED_ML100K", "ROUNDS"]
 
 _CHUNK = 64            # test cases scored together (full ranking: chunk x items x width floats)
 
@@ -143,7 +143,7 @@ class SiloTask(Task):
                 continue
             its = S.items_of[n]
             nu, ni = len(S.users_of[n]), len(its)
-            rated = self._rated(n) if self.ranking == "full" else None
+            rated = self._rated(n) if self.ranking == "full" else np.zeros(0, np.int64)
             for s in range(0, len(lu), _CHUNK):
                 sl = slice(s, s + _CHUNK)
                 u = lu[sl]
@@ -299,7 +299,7 @@ class NCFTask(SiloTask):
                 tot += float(np.sum(np.logaddexp(0.0, logit) - y * logit))
                 cnt += len(y)
                 g = (p - y) / len(y)                                          # d loss / d logit
-                grads = [None] * len(net)
+                grads: list[np.ndarray] = [np.empty(0)] * len(net)
                 grads[-2], grads[-1] = phi.T @ g, np.array([g.sum()])
                 dphi = g[:, None] * net[-2][None, :]
                 dz = dphi[:, d:]
@@ -322,3 +322,41 @@ class NCFTask(SiloTask):
         B, m = i.shape
         logit, _, _ = self._forward(self.net[n], rows[np.repeat(u, m)], rows[i.ravel()])
         return logit.reshape(B, m)
+
+
+# SecEA's Table 3, MovieLens-100k, NDCG: Entire, Single, EmbAvg, PSI, SecEA(4), SecEA(6), SecEA(8), SecEA(10)
+PUBLISHED_ML100K = {
+    "svd": (0.0229, 0.0170, 0.0226, 0.0221, 0.0225, 0.0225, 0.0225, 0.0226),
+    "ncf": (0.6240, 0.2708, 0.4116, 0.2921, 0.3581, 0.3581, 0.3581, 0.3581),
+    "lightgcn": (0.3237, 0.1905, 0.2098, 0.2009, 0.2092, 0.2097, 0.2097, 0.2097),
+}
+
+# rounds of the two configurations of build_svd / build_ncf
+ROUNDS = {"svd": {"quick": 2, "full": 3}, "ncf": {"quick": 2, "full": 5}}
+
+
+def _first_users(r: Ratings, n: int) -> Ratings:
+    keep = r.users < n
+    _, ii = np.unique(r.items[keep], return_inverse=True)
+    return Ratings(r.users[keep], ii.astype(np.int64), r.times[keep], int(r.users[keep].max()) + 1,
+                   int(ii.max()) + 1, None if r.values is None else r.values[keep])
+
+
+def build_svd(ratings: Ratings, quick: bool, seed: int, N: int = 3) -> SVDTask:
+    """Table 3's SVD row: ``quick`` the first 200 users, d = 8 (a test-sized
+    run); otherwise every rating, d = 32 (``ROUNDS["svd"]`` rounds: the
+    held-out NDCG peaks within a few epochs, then the explicit model
+    overfits).  Full ranking over the silo's items (module docstring)."""
+    if quick:
+        return SVDTask(_first_users(ratings, 200), N, d=8, lr=0.01, reg=0.05, ranking="full", seed=seed)
+    return SVDTask(ratings, N, d=32, lr=0.01, reg=0.05, ranking="full", seed=seed)
+
+
+def build_ncf(ratings: Ratings, quick: bool, seed: int, N: int = 3) -> NCFTask:
+    """Table 3's NCF row: ``quick`` the first 200 users, d = 4; otherwise
+    every rating, d = 16 (a row of 32), the tower (16, 8, 4) and the
+    learning rate 0.001 of SecEA's Appendix B, batches of 256 pairs with 4
+    negatives each.  Ranking among 99 sampled items."""
+    if quick:
+        return NCFTask(_first_users(ratings, 200), N, d=4, lr=0.005, batch=256, seed=seed)
+    return NCFTask(ratings, N, d=16, lr=0.001, batch=256, seed=seed)
