@@ -167,3 +167,16 @@ def test_quick_builders_train():
         assert np.isfinite(fw.run(t, fw.PlainAvg(), 1)[0].metrics["NDCG@10"])
     t = autoencoder.build(tabular.synthetic_census(2500, seed=2), True, 0)
     assert t.n_entities == 2000 and fw.run(t, fw.PlainAvg(), 1)[0].metrics["NMI"] >= 0.0
+
+
+def test_table3_factories_entire_is_the_centralized_twin():
+    """The registry-shaped factories: N = 1 is one client holding what the
+    three clients of the same seed hold together."""
+    from secea_fast.studies import autoencoder, rectasks, tabular
+    r, tab = _ratings(), tabular.synthetic_census(200, seed=1)
+    for make, data in ((rectasks.table3_task("svd"), r), (autoencoder.table3_task("pca"), tab)):
+        fed, ent = make(data, 3, 0, False), make(data, 1, 0, False)
+        assert fed.n_clients == 3 and ent.n_clients == 1
+        assert np.array_equal(ent.ids[0], np.unique(np.concatenate(fed.ids)))
+    with pytest.raises(ValueError, match="model"):
+        rectasks.table3_task("bpr")

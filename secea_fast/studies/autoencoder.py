@@ -24,13 +24,16 @@ averaged over the clients by rows.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from .._checks import check_int
 from .framework import Task, client_rng
-from .tabular import Table, centralized_view, kmeans, multiview_partition, nmi
+from .tabular import PCATask, Table, centralized_view, kmeans, multiview_partition, nmi
 
-__all__ = ["AutoencoderTask", "build", "PUBLISHED_CENSUS", "ROUNDS"]
+__all__ = ["AutoencoderTask", "build", "table3_task", "PUBLISHED_CENSUS", "ROUNDS"]
 
 
 def _init_mlp(sizes: tuple, rng: np.random.Generator) -> list:
@@ -170,3 +173,25 @@ def build(table: Table, quick: bool, seed: int, N: int = 3) -> AutoencoderTask:
         small = Table(table.X[:n], y.astype(np.int64), table.field_of, table.classes)
         return AutoencoderTask(small, N, d=8, hidden=(16,), lr=0.01, seed=seed)
     return AutoencoderTask(table, N, d=32, hidden=(32, 32), lr=0.005, seed=seed)
+
+
+def table3_task(model: str) -> Callable[[Table, int, int, bool], Task]:
+    """A task factory ``(table, N, seed, quick) -> Task`` for Table 3's
+    Census-Income rows (``model`` "pca" or "autoencoder"): N >= 2 the
+    multi-view federation, N = 1 the Entire twin (every row, every column)
+    of the 3-client task of the same seed.  PCA: d = 4 (Appendix B), the
+    first 2,000 rows quick."""
+    if model not in ("pca", "autoencoder"):
+        raise ValueError(f"model must be 'pca' or 'autoencoder', got {model!r}")
+
+    def make(table: Table, N: int, seed: int, quick: bool) -> Task:
+        n = 3 if N == 1 else N
+        t: Any
+        if model == "autoencoder":
+            t = build(table, quick, seed, n)
+        else:
+            m = min(2000, len(table.y)) if quick else len(table.y)
+            _, y = np.unique(table.y[:m], return_inverse=True)
+            t = PCATask(Table(table.X[:m], y.astype(np.int64), table.field_of, table.classes), n, d=4, seed=seed)
+        return t.centralized() if N == 1 else t
+    return make

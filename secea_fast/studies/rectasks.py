@@ -40,13 +40,17 @@ trained on every silo's data, scored on the same test cases.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from .._checks import check_int
 from .framework import Task, client_rng
 from .recsys import Ratings, Silos, hr_ndcg
 
-__all__ = ["SiloTask", "SVDTask", "NCFTask", "ndcg_at_k", "build_svd", "build_ncf", "PUBLISHED_ML100K", "ROUNDS"]
+__all__ = ["SiloTask", "SVDTask", "NCFTask", "ndcg_at_k", "build_svd", "build_ncf", "PUBLISHED_ML100K", "ROUNDS",
+           "table3_task"]
 
 _CHUNK = 64            # test cases scored together (full ranking: chunk x items x width floats)
 
@@ -331,8 +335,8 @@ PUBLISHED_ML100K = {
     "lightgcn": (0.3237, 0.1905, 0.2098, 0.2009, 0.2092, 0.2097, 0.2097, 0.2097),
 }
 
-# rounds of the two configurations of build_svd / build_ncf
-ROUNDS = {"svd": {"quick": 2, "full": 3}, "ncf": {"quick": 2, "full": 5}}
+# rounds of the two configurations of build_svd / build_ncf / table3_task
+ROUNDS = {"svd": {"quick": 2, "full": 3}, "ncf": {"quick": 2, "full": 5}, "lightgcn": {"quick": 2, "full": 5}}
 
 
 def _first_users(r: Ratings, n: int) -> Ratings:
@@ -360,3 +364,27 @@ def build_ncf(ratings: Ratings, quick: bool, seed: int, N: int = 3) -> NCFTask:
     if quick:
         return NCFTask(_first_users(ratings, 200), N, d=4, lr=0.005, batch=256, seed=seed)
     return NCFTask(ratings, N, d=16, lr=0.001, batch=256, seed=seed)
+
+
+def table3_task(model: str) -> Callable[[Ratings, int, int, bool], Task]:
+    """A task factory ``(ratings, N, seed, quick) -> Task`` for Table 3's
+    MovieLens rows (``model`` "svd", "ncf" or "lightgcn"): N >= 2 the item
+    silos of the module docstring, N = 1 the Entire twin of the 3-silo task
+    of the same seed (:meth:`SiloTask.centralized`: the same test cases).
+    LightGCN's configurations: the first 400 users and d = 32 quick, every
+    rating and d = 64 otherwise."""
+    if model not in ("svd", "ncf", "lightgcn"):
+        raise ValueError(f"model must be 'svd', 'ncf' or 'lightgcn', got {model!r}")
+
+    def build(ratings: Ratings, N: int, seed: int, quick: bool) -> Task:
+        n = 3 if N == 1 else N
+        if model == "svd":
+            t: Any = build_svd(ratings, quick, seed, n)
+        elif model == "ncf":
+            t = build_ncf(ratings, quick, seed, n)
+        else:
+            from .lightgcn import LightGCNTask
+            r = _first_users(ratings, 400) if quick else ratings
+            t = LightGCNTask(r, n, d=32 if quick else 64, lr=0.02, seed=seed)
+        return t.centralized() if N == 1 else t
+    return build
