@@ -21,6 +21,7 @@ the gradient of F: every batch is two sparse propagations (SciPy).
 """
 from __future__ import annotations
 
+import copy
 import os
 
 import numpy as np
@@ -48,11 +49,25 @@ class LightGCNTask(Task):
     clip = 1.0
 
     def __init__(self, ratings: Ratings, N: int = 3, *, d: int = 32, layers: int = 2, lr: float = 0.02,
-                 reg: float = 1e-4, batch: int = 2048, epochs: int = 1, seed: int = 0) -> None:
-        sp = _sparse()
-        self.silos = S = Silos(ratings, N, seed=seed)
+                 reg: float = 1e-4, batch: int = 2048, epochs: int = 1, seed: int = 0,
+                 silos: Silos | None = None) -> None:
+        self.ratings = ratings
+        self.silos = silos if silos is not None else Silos(ratings, N, seed=seed)
         self.width = self.d = check_int(d, "d")
         self.layers, self.lr, self.reg, self.batch, self.epochs, self.seed = layers, lr, reg, batch, epochs, seed
+        self._setup()
+
+    def centralized(self) -> LightGCNTask:
+        """The "Entire" setting's task (Sec. 6): one client holding every
+        silo's ratings (one graph), scored on the same test cases against
+        the same candidates (:meth:`~secea_fast.studies.recsys.Silos.merged`)."""
+        c = copy.copy(self)
+        c.silos = self.silos.merged()
+        c._setup()
+        return c
+
+    def _setup(self):
+        sp, S = _sparse(), self.silos
         self.U = S.n_users
         self.n_entities = S.n_users + S.n_items
         self.ids, self.adj, self.pairs = [], [], []

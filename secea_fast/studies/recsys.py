@@ -32,6 +32,7 @@ aggregated see the same batches and negatives).
 """
 from __future__ import annotations
 
+import copy
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -52,12 +53,15 @@ __all__ = ["Ratings", "ratings_from_file", "synthetic_ratings", "leave_one_out",
 
 @dataclass
 class Ratings:
-    """Implicit feedback: (user, item, time) triples with dense 0-based ids."""
+    """Implicit feedback: (user, item, time) triples with dense 0-based ids;
+    ``values`` the explicit ratings when the source has them (the explicit
+    models, e.g. :class:`~secea_fast.studies.rectasks.SVDTask`, need them)."""
     users: np.ndarray
     items: np.ndarray
     times: np.ndarray
     n_users: int
     n_items: int
+    values: np.ndarray | None = None
 
 
 def ratings_from_file(path: str | os.PathLike[str], max_ratings: int | None = None) -> Ratings:
@@ -213,6 +217,21 @@ class Silos:
         # a silo holds the users of its training ratings and of its test cases
         # (a held-out rating is still the silo's: the user is one of its entities)
         self.users_of = [np.union1d(self.train[n][0], self.test[n][0]) for n in range(N)]
+
+    def merged(self) -> Silos:
+        """The centralized twin (SecEA's "Entire" setting, Sec. 6): one silo
+        holding every silo's training pairs, users and items, with the same
+        test cases (each still ranked among the negatives drawn from its
+        own silo, ``owner`` unchanged), so Entire and the federated settings
+        are scored on the same candidates."""
+        m = copy.copy(self)
+        m.N = 1
+        m.items_of = [np.sort(np.concatenate(self.items_of))]
+        m.train = [(np.concatenate([t[0] for t in self.train]), np.concatenate([t[1] for t in self.train]))]
+        m.test = [(np.concatenate([t[0] for t in self.test]), np.concatenate([t[1] for t in self.test]),
+                   np.concatenate([t[2] for t in self.test]))]
+        m.users_of = [np.union1d(m.train[0][0], m.test[0][0])]
+        return m
 
     def entities(self, n: int) -> list:
         return [f"u{u}" for u in self.users_of[n]] + [f"i{i}" for i in self.items_of[n]]

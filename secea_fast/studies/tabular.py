@@ -28,7 +28,9 @@ clients' views, averaged over the clients by rows.
 """
 from __future__ import annotations
 
+import copy
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,7 +41,8 @@ from .._textfile import check_text_path
 from ..datasets import read_census_rows
 from .framework import Task
 
-__all__ = ["Table", "census_from_file", "synthetic_census", "kmeans", "nmi", "PCATask", "build"]
+__all__ = ["Table", "census_from_file", "census_from_files", "synthetic_census", "kmeans", "nmi",
+           "multiview_partition", "centralized_view", "PCATask", "build"]
 
 
 @dataclass
@@ -92,11 +95,22 @@ def census_from_file(path: str | os.PathLike[str], max_rows: int | None = None) 
                              f"census-income.test")
     else:
         files = [path]
+    return census_from_files(files, max_rows)
+
+
+def census_from_files(paths: Sequence[str | os.PathLike[str]], max_rows: int | None = None) -> Table:
+    """The rows of several Census-Income files encoded together (one
+    standardization, one set of levels), e.g. UCI Adult's ``adult.data``
+    and ``adult.test``: 48,842 rows, as in SecEA's Table 2.  Each file is
+    read as :func:`census_from_file` reads one; all have the same number of
+    fields; ``max_rows`` bounds the total."""
+    if isinstance(paths, (str, os.PathLike)) or len(paths) == 0:
+        raise ValueError("paths must be a non-empty list of census files")
     rows: list[list[str]] = []
-    for f in files:
+    for f in paths:
         more = read_census_rows(f, None if max_rows is None else max_rows - len(rows))
         if rows and len(more[0]) != len(rows[0]):
-            raise ValueError(f"{f}: {len(more[0])} fields per row, {files[0]} has {len(rows[0])}")
+            raise ValueError(f"{f}: {len(more[0])} fields per row, {paths[0]} has {len(rows[0])}")
         rows += more
         if max_rows is not None and len(rows) >= max_rows:
             break
@@ -125,19 +139,32 @@ def synthetic_census(n_rows: int = 48_842, rank: int = 3, seed: int = 0) -> Tabl
     return _encode(fields, labels.tolist())
 
 
+def _sqdist(X, C, xx):
+    """Squared distances of the rows of X (squared norms ``xx``) to the rows
+    of C, by |x|^2 - 2 x.c + |c|^2 (one matrix product, no (n, k, d) array)."""
+    return np.maximum(xx[:, None] - 2.0 * (X @ C.T) + (C * C).sum(1)[None, :], 0.0)
+
+
 def kmeans(X: np.ndarray, k: int, rng: np.random.Generator, iters: int = 25, n_init: int = 3) -> np.ndarray:
     """Lloyd's k-means with k-means++ seeding, best of ``n_init``."""
     best: np.ndarray | None = None
     best_in = np.inf
+    xx = (X * X).sum(1)
     for _ in range(n_init):
         seeds = [X[rng.integers(len(X))]]
         for _ in range(1, k):
-            d2 = np.min(((X[:, None, :] - np.array(seeds)[None]) ** 2).sum(-1), axis=1)
+            d2 = np.min(_sqdist(X, np.array(seeds), xx), axis=1)
             seeds.append(X[rng.choice(len(X), p=d2 / d2.sum())] if d2.sum() > 0 else X[rng.integers(len(X))])
         C = np.array(seeds)
+        prev = None
         for _ in range(iters):
-            lab = np.argmin(((X[:, None, :] - C[None]) ** 2).sum(-1), axis=1)
-            C = np.array([X[lab == j].mean(0) if (lab == j).any() else C[j] for j in range(k)])
+            lab = np.argmin(_sqdist(X, C, xx), axis=1)
+            if prev is not None and np.array_equal(lab, prev):
+                break                       # converged: C already holds these clusters' means
+            M = (lab[:, None] == np.arange(k)[None, :]).astype(np.float64)
+            cnt = M.sum(0)
+            C = np.where(cnt[:, None] > 0, (M.T @ X) / np.maximum(cnt, 1.0)[:, None], C)
+            prev = lab
         inertia = ((X - C[lab]) ** 2).sum()
         if inertia < best_in:
             best, best_in = lab, inertia
@@ -164,6 +191,40 @@ def nmi(a: ArrayLike, b: ArrayLike) -> float:
     return 0.0 if ha + hb == 0 else 2.0 * mi / (ha + hb)
 
 
+def multiview_partition(table: Table, N: int, hold: float = 0.7, seed: int = 0) -> tuple[list, list]:
+    """The multi-view federation of the module docstring: (ids, cols), per
+    client the rows it holds (each row with probability ``hold``, every row
+    by at least one client) and the columns of its view (the fields dealt
+    round-robin)."""
+    N = check_int(N, "N")
+    if N < 2:
+        raise ValueError(f"N must be >= 2, got {N}")
+    if not 0.0 < hold <= 1.0:
+        raise ValueError(f"hold must be in (0, 1], got {hold}")
+    nf = int(table.field_of.max()) + 1
+    if nf < N:
+        raise ValueError(f"{nf} fields cannot be dealt to N = {N} clients")
+    n_rows = len(table.y)
+    rng = np.random.default_rng(seed)
+    held = rng.random((N, n_rows)) < hold
+    nobody = ~held.any(0)
+    held[rng.integers(0, N, nobody.sum()), np.flatnonzero(nobody)] = True
+    ids = [np.flatnonzero(held[n]).astype(np.int64) for n in range(N)]
+    cols = [np.flatnonzero(table.field_of % N == n) for n in range(N)]
+    return ids, cols
+
+
+def centralized_view(task: Task) -> Task:
+    """The "Entire" setting's twin of a multi-view task (SecEA Sec. 6): one
+    client holding every row with every column (a shallow copy of ``task``
+    whose ``ids`` and ``cols`` are replaced; its private state is rebuilt
+    by ``init``)."""
+    c = copy.copy(task)
+    c.ids = [np.arange(task.n_entities, dtype=np.int64)]
+    c.cols = [np.arange(task.t.X.shape[1])]                      # type: ignore[attr-defined]
+    return c
+
+
 class PCATask(Task):
     """Federated multi-view PCA (module docstring)."""
     name = "pca"
@@ -173,20 +234,13 @@ class PCATask(Task):
 
     def __init__(self, table: Table, N: int = 3, *, d: int = 4, hold: float = 0.7, ridge: float = 1e-2,
                  seed: int = 0) -> None:
-        N = check_int(N, "N")
-        if N < 2:
-            raise ValueError(f"N must be >= 2, got {N}")
-        nf = int(table.field_of.max()) + 1
-        if nf < N:
-            raise ValueError(f"{nf} fields cannot be dealt to N = {N} clients")
         self.t, self.d, self.width, self.ridge, self.seed = table, check_int(d, "d"), check_int(d, "d"), ridge, seed
         self.n_entities = len(table.y)
-        rng = np.random.default_rng(seed)
-        held = rng.random((N, self.n_entities)) < hold
-        nobody = ~held.any(0)
-        held[rng.integers(0, N, nobody.sum()), np.flatnonzero(nobody)] = True
-        self.ids = [np.flatnonzero(held[n]).astype(np.int64) for n in range(N)]
-        self.cols = [np.flatnonzero(table.field_of % N == n) for n in range(N)]
+        self.ids, self.cols = multiview_partition(table, N, hold, seed)
+
+    def centralized(self) -> PCATask:
+        """The "Entire" setting's task: one client, every row, every column."""
+        return centralized_view(self)  # type: ignore[return-value]
 
     def _view(self, n):
         return self.t.X[np.ix_(self.ids[n], self.cols[n])]
