@@ -229,6 +229,10 @@ def write_plot(res: dict[str, Any], path: str | os.PathLike[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``secea-fast study``: parse ``argv``, run the study, print or write its tables; the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["secemb-table3"]:        # SecEmb's Table 3: its own options (secemb_table3.main)
+        from . import secemb_table3
+        return secemb_table3.main(argv[1:])
     p = OneLineParser(prog="secea-fast study", description=__doc__.split("\n\n")[0])
     p.add_argument("name", choices=sorted(STUDIES), help="; ".join(f"{k}: {v.title}" for k, v in STUDIES.items()))
     p.add_argument("--quick", action="store_true", help="small synthetic instance, fewer rounds (1.6-29.6 s each on 2 shared "
