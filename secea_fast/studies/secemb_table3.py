@@ -77,6 +77,7 @@ import numpy as np
 
 from .._checks import check_int
 from ..protocols import secemb
+from . import compression
 
 __all__ = ["ExplicitRatings", "MFConfig", "PAPER_MF", "QUICK_MF", "PUBLISHED_ML100K_MF", "METHODS",
            "ratings_from_inter", "synthetic_explicit", "split_ratings", "upload_bytes", "train",
@@ -208,114 +209,6 @@ def secemb_upload_bytes(params: secemb.SecEmbParams) -> dict[str, int]:
     return {"request": r0.nbytes + r1.nbytes, "upload": u0.nbytes + u1.nbytes}
 
 
-# ----------------------------------------------------------------- messages of the baselines
-# A round's compressed updates are computed for all its users at once (one
-# array of gradient rows, one row per (user, rated item)); every round the
-# message of one user (the first of the round) is also built as bytes
-# (the whole m x w update in the codec's layout), decoded, and must give
-# exactly the rows the vectorised path used, and its length is the bytes
-# counted per upload (the layouts have the same length for every user).
-def _enc_bit8(s: np.float32, q: np.ndarray, its: np.ndarray, m: int, w: int) -> bytes:
-    full = np.zeros((m, w), dtype=np.int8)
-    full[its] = q
-    return s.tobytes() + full.tobytes()
-
-
-def _dec_bit8(msg: bytes, its: np.ndarray, m: int, w: int) -> np.ndarray:
-    s = np.float64(np.frombuffer(msg[:4], dtype=np.float32)[0])
-    return np.frombuffer(msg[4:], dtype=np.int8).reshape(m, w)[its] * (s / 127)
-
-
-def _enc_tern(s: np.float32, code: np.ndarray, its: np.ndarray, m: int, w: int) -> bytes:
-    full = np.zeros(m * w + (-(m * w)) % 4, dtype=np.uint8)       # 0: 0, 1: +s, 2: -s
-    full[:m * w].reshape(m, w)[its] = code
-    c4 = full.reshape(-1, 4)
-    return s.tobytes() + (c4[:, 0] | (c4[:, 1] << 2) | (c4[:, 2] << 4) | (c4[:, 3] << 6)).astype(np.uint8).tobytes()
-
-
-def _dec_tern(msg: bytes, its: np.ndarray, m: int, w: int) -> np.ndarray:
-    s = np.float64(np.frombuffer(msg[:4], dtype=np.float32)[0])
-    b = np.frombuffer(msg[4:], dtype=np.uint8)
-    back = np.stack([(b >> k) & 3 for k in (0, 2, 4, 6)], axis=1).ravel()[:m * w].reshape(m, w)[its]
-    return np.where(back == 1, s, np.where(back == 2, -s, 0.0))
-
-
-def _enc_svd(U: np.ndarray, V: np.ndarray, its: np.ndarray, m: int) -> bytes:
-    full = np.zeros((m, V.shape[1]), dtype=np.float32)
-    full[its] = U
-    return full.tobytes() + V.astype(np.float32).tobytes()
-
-
-def _dec_svd(msg: bytes, its: np.ndarray, m: int, w: int, rank: int) -> np.ndarray:
-    U = np.frombuffer(msg[:4 * m * rank], dtype=np.float32).reshape(m, rank)[its]
-    V = np.frombuffer(msg[4 * m * rank:], dtype=np.float32).reshape(w, rank)
-    return U.astype(np.float64) @ V.T.astype(np.float64)
-
-
-def _enc_colr(A: np.ndarray, its: np.ndarray, m: int) -> bytes:
-    full = np.zeros((m, A.shape[1]), dtype=np.float32)
-    full[its] = A
-    return full.tobytes()
-
-
-def _dec_colr(msg: bytes, its: np.ndarray, m: int, rank: int) -> np.ndarray:
-    return np.frombuffer(msg, dtype=np.float32).reshape(m, rank)[its].astype(np.float64)
-
-
-def _top_right_vectors(gs: Sequence[np.ndarray], rank: int) -> list[np.ndarray]:
-    """The ``rank`` top right singular vectors of every matrix in ``gs``, as
-    the top eigenvectors of the w x w Gram matrices g^T g (one batched
-    ``eigh`` per round instead of one SVD per user: the same subspace,
-    hence the same rank-r truncated SVD g V_r V_r^T)."""
-    gram = np.stack([g.T @ g for g in gs])
-    _, vecs = np.linalg.eigh(gram)                  # ascending eigenvalues
-    return [v[:, ::-1][:, :rank] for v in vecs]
-
-
-def _compress(method, gT, items, starts, m, rank, rng, B):
-    """(the rows the servers decode, one per gradient row; bytes per upload)
-    for a round's users, whose rows are gT[starts[k]:starts[k + 1]]."""
-    w = gT.shape[1]
-    seg = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
-    a0, a1 = starts[0], starts[1]
-    its0 = items[a0:a1]
-    if method in ("Bit8quant", "Ternquant"):
-        s32 = np.maximum.reduceat(np.abs(gT).max(axis=1), starts[:-1]).astype(np.float32)
-        s = s32.astype(np.float64)[seg]
-        safe = np.where(s > 0, s, 1.0)
-        if method == "Bit8quant":
-            q = np.rint(gT / safe[:, None] * 127).astype(np.int8)
-            dec = q * (s / 127)[:, None]
-            msg = _enc_bit8(s32[0], q[a0:a1], its0, m, w)
-            back = _dec_bit8(msg, its0, m, w)
-        else:
-            keep = rng.random(gT.shape) < np.abs(gT) / safe[:, None]
-            code = (keep * np.where(gT > 0, 1, 2)).astype(np.uint8)
-            dec = np.where(code == 1, s[:, None], np.where(code == 2, -s[:, None], 0.0))
-            msg = _enc_tern(s32[0], code[a0:a1], its0, m, w)
-            back = _dec_tern(msg, its0, m, w)
-    elif method == "SVD":
-        Vs = _top_right_vectors([gT[starts[k]:starts[k + 1]] for k in range(len(starts) - 1)], rank)
-        dec = np.empty_like(gT)
-        for k, V in enumerate(Vs):
-            a, b = starts[k], starts[k + 1]
-            if V.shape[1] < rank:                                  # fewer columns than the rank
-                V = np.hstack([V, np.zeros((w, rank - V.shape[1]))])
-            U32, V32 = (gT[a:b] @ V).astype(np.float32), V.astype(np.float32)
-            dec[a:b] = U32.astype(np.float64) @ V32.T.astype(np.float64)
-            if k == 0:
-                msg = _enc_svd(U32, V32, its0, m)
-        back = _dec_svd(msg, its0, m, w, rank)
-    else:                                                         # CoLR: the rows of A_u = G_u B^T
-        A32 = (gT @ B.T).astype(np.float32)
-        dec = A32.astype(np.float64)
-        msg = _enc_colr(A32[a0:a1], its0, m)
-        back = _dec_colr(msg, its0, m, rank)
-    if not np.array_equal(back, dec[a0:a1]):
-        raise AssertionError(f"{method}: the decoded message differs from the rows the round used")
-    return dec, len(msg)
-
-
 # ----------------------------------------------------------------- training
 class _Adam:
     """Adam (Kingma and Ba 2015) on rows ``idx`` of a parameter array, with a
@@ -393,7 +286,7 @@ def train(r: ExplicitRatings, method: str, cfg: MFConfig = PAPER_MF, *, seed: in
                                  n_users=cfg.users_per_round, agg_bits=cfg.agg_bits)
     sched = np.random.default_rng([seed, 3])          # user order, SecEmb subsets: the same for every method
     noise = np.random.default_rng([seed, 4, METHODS.index(method)])    # TernGrad's coins, CoLR's B
-    sb = secemb_upload_bytes(params) if method == "SecEmb" else None
+    sb = secemb_upload_bytes(params) if method == "SecEmb" else {"request": 0, "upload": 0}
     curve, nbytes, nuploads, rnd, checked = [], 0, 0, 0, 0
     t_start = time.perf_counter()
     for ep in range(check_int(cfg.epochs, "epochs")):
@@ -434,7 +327,7 @@ def train(r: ExplicitRatings, method: str, cfg: MFConfig = PAPER_MF, *, seed: in
                     G = np.zeros((m, w))
                 else:
                     B = noise.normal(scale=1 / math.sqrt(cfg.rank), size=(cfg.rank, w)) if method == "CoLR" else None
-                    dec, per = _compress(method, gT, items, starts, m, cfg.rank, noise, B)
+                    dec, per = compression.compress_round(method, gT, items, starts, m, cfg.rank, noise, B)
                 acc = _scatter_sum(dec, items, m)
                 G = acc @ B if method == "CoLR" else acc
                 nb = per * len(batch)
@@ -447,7 +340,7 @@ def train(r: ExplicitRatings, method: str, cfg: MFConfig = PAPER_MF, *, seed: in
         if on_epoch is not None:
             on_epoch(ep + 1, curve[-1])
     per_user = nbytes / max(1, nuploads)
-    want = (sb["request"] + sb["upload"]) if sb else upload_bytes(method, m, w, cfg.rank)
+    want = (sb["request"] + sb["upload"]) if method == "SecEmb" else upload_bytes(method, m, w, cfg.rank)
     if nuploads and per_user != want:
         raise AssertionError(f"{method}: {per_user} bytes per upload, its formula gives {want}")
     return {"method": method, "rmse": curve, "rmse_final": curve[-1] if curve else float("nan"),
@@ -609,7 +502,7 @@ def _load(data):
     if data is not None:
         return ratings_from_inter(data)
     try:
-        from .. import datasets            # type: ignore[attr-defined]
+        from .. import datasets
     except ImportError:
         raise ValueError("no --data FILE given and this build has no secea_fast.datasets to fetch ml-100k; "
                          "pass --data with a MovieLens-100K ml-100k.inter or u.data") from None
