@@ -233,7 +233,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["secemb-table3"]:        # SecEmb's Table 3: its own options (secemb_table3.main)
         from . import secemb_table3
         return secemb_table3.main(argv[1:])
-    p = OneLineParser(prog="secea-fast study", description=__doc__.split("\n\n")[0])
+    p = OneLineParser(prog="secea-fast study", description=__doc__.split("\n\n")[0],
+                      epilog="SecEmb's Table 3 (MF on MovieLens-100K against lossy compression): "
+                             "secea-fast study secemb-table3 --help")
     p.add_argument("name", choices=sorted(STUDIES), help="; ".join(f"{k}: {v.title}" for k, v in STUDIES.items()))
     p.add_argument("--quick", action="store_true", help="small synthetic instance, fewer rounds (1.6-29.6 s each on 2 shared "
                    "cores at load 2.5-3.9, 2026-11-25; docs/STUDIES.md)")

@@ -47,9 +47,10 @@ Methods (each upload is what one user sends, for one round):
 * ``SVD``: the rank-r truncated SVD of the dense update, sent as U_r S_r
   (m x r) and V_r ((d + 1) x r) in float32 (Nguyen et al. 2024's SVD
   baseline);
-* ``CoLR``: correlated low-rank updates (Nguyen, Nguyen, Le, Pham, Huynh,
-  Jo, Weidlich, Nguyen 2024): each round a fresh random B (r x (d + 1),
-  entries N(0, 1/r), E[B^T B] = I) common to all users; a user sends
+* ``CoLR``: correlated low-rank updates (Nguyen, Nguyen, Nguyen, Hoang,
+  Le, Wong 2024, "Towards Efficient Communication and Secure Federated
+  Recommendation System via Low-rank Training"): each round a fresh
+  random B (r x (d + 1), entries N(0, 1/r), E[B^T B] = I) common to all users; a user sends
   A_u = G_u B^T (m x r float32), the gradient of its loss in the low-rank
   factor at A = 0; the servers apply (sum_u A_u) B.
 
