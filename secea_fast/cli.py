@@ -21,6 +21,8 @@ pytest-benchmark and throughput JSON as plots and a Markdown summary;
 ``secea-fast bench summary`` prints each benchmark group's medians and our
 ratio to the fastest peer (``secea_fast.bench``).
 ``--executor ray [--address ADDR]`` runs ``run``'s entity blocks on Ray.
+``secea-fast data fetch|list|path`` fetches, lists and locates the papers'
+real data sets (``secea_fast.datasets``, ``secea_fast._data_cli``).
 """
 from __future__ import annotations
 
@@ -548,7 +550,16 @@ def main(argv=None) -> int:
                          description="secea-fast study NAME [--quick] [--data FILE] [--out DIR]  "
                                      "(NAME: ldp, kg, recsys, graph, tabular; docs/STUDIES.md)")
     stp.add_argument("rest", nargs=argparse.REMAINDER, help="NAME and the options of the study command (--help)")
+    dp = sub.add_parser("data", add_help=False, help="the papers' real data sets: fetch, list, path",
+                        description="secea-fast data fetch NAME... [--cache DIR] | secea-fast data list | "
+                                    "secea-fast data path NAME  (kinship, nations, umls, ml-100k, "
+                                    "census-income; docs/STUDIES.md, Real data)")
+    dp.add_argument("rest", nargs=argparse.REMAINDER, help="fetch, list or path and its options (--help)")
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["data"]:           # every option, --help too, is the data command's own
+        from ._data_cli import main as data_main
+        from ._lifetime import run_guarded
+        return run_guarded("secea-fast data", lambda: data_main(argv[1:]))
     if argv[:1] == ["study"]:          # every option, --help too, is the study command's own
         from ._lifetime import run_guarded
         from .studies import runner

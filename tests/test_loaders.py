@@ -50,8 +50,11 @@ def _refused(load, path, *says, within: float = 1.0) -> str:
 def test_non_regular_files_are_refused(tmp_path, name):
     load = LOADERS[name]
     _refused(load, "/dev/zero", "character device, not a regular file")
-    if name != "triples":                                   # a directory of train.txt/test.txt is its format
-        _refused(load, tmp_path, "directory, not a regular file")
+    # a directory of train.txt/test.txt is a triples format; a directory holding one ratings file, or
+    # adult.data/adult.test, is a ratings or census format (what `secea-fast data fetch` writes)
+    dir_says = {"triples": "train.txt", "census": "a directory without adult.data",
+                "ratings": "no ratings file", "movielens": "no ratings file", "recsys": "no ratings file"}
+    _refused(load, tmp_path, dir_says.get(name, "directory, not a regular file"))
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     out: list[BaseException] = []

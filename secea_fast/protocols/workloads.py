@@ -29,12 +29,14 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 from typing import Any
 
 import numpy as np
 
 from .._checks import check_int
 from .._textfile import check_text_path, excerpt, text_lines
+from ..datasets import read_inter
 
 __all__ = ["SHAPES", "workload", "load_movielens", "partition_ratings", "read_ratings"]
 
@@ -131,6 +133,7 @@ def workload(name: str = "movielens-1m", N: int = 5, d: int | None = None,
 _FORMATS = {"::": "ratings.dat (user::item::rating::time)", "\t": "u.data (user<TAB>item<TAB>rating<TAB>time)",
             ",": "ratings.csv (user,item,rating,time)"}
 _LOG = logging.getLogger(__name__)
+_INTER_HEADER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*:[a-z_]+\t")      # RecBole's typed header
 
 
 def _count(v: str, path: str, k: int, name: str) -> int:
@@ -148,7 +151,10 @@ def read_ratings(path: str | os.PathLike[str],
     """(users, items, times) int64 arrays of a MovieLens ratings file the
     user supplies: ``ratings.dat`` (ML-1M/10M, ``user::item::rating::time``),
     ``u.data`` (ML-100k, tab separated) or ``ratings.csv`` (ML-latest, comma
-    separated); the separator of the first line is the file's.  Every line
+    separated) or a RecBole ``ml-100k.inter`` (tab separated under a typed
+    header: ``secea_fast.datasets.read_inter``); ``path`` may be a directory
+    holding exactly one of these (``secea-fast data path ml-100k``).  The
+    separator of the first line is the file's.  Every line
     has the four fields: ids and times non-negative integers below 2^63,
     the rating a finite number.  Only ``ratings.csv`` has a header (its
     first line, when that is not a rating): it is skipped, and a warning
@@ -158,6 +164,13 @@ def read_ratings(path: str | os.PathLike[str],
     p = check_text_path(path, "ratings file")
     if max_ratings is not None and check_int(max_ratings, "max_ratings") < 1:
         raise ValueError(f"max_ratings must be >= 1, got {max_ratings}")
+    if os.path.isdir(p):
+        found = sorted(f for f in os.listdir(p) if f in ("ratings.dat", "u.data", "ratings.csv")
+                       or f.endswith(".inter"))
+        if len(found) != 1:
+            raise ValueError(f"{p}: a directory holding {found or 'no ratings file'}; it must hold exactly one "
+                             f"of ratings.dat, u.data, ratings.csv or a .inter file")
+        p = os.path.join(p, found[0])
     users: list[int] = []
     items: list[int] = []
     times: list[int] = []
@@ -167,6 +180,9 @@ def read_ratings(path: str | os.PathLike[str],
         if not line:
             continue
         if sep is None:
+            if _INTER_HEADER.match(line):
+                u, i, _, t = read_inter(p, max_ratings)
+                return u, i, t
             sep = next((x for x in _FORMATS if x in line), None)
             if sep is None:
                 raise ValueError(f"{p}:{k}: cannot parse {excerpt(line)}: no '::', tab or ',' separator; "

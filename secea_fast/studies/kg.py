@@ -6,7 +6,7 @@ TransE / Kinship).
 Data: triples (head, relation, tail) in the tab-separated text format of
 WN18, FB15k, FB15k-237 and Kinship (one ``head<TAB>relation<TAB>tail`` per
 line; :func:`triples_from_file`, a file or a directory with ``train.txt``
-and ``test.txt``), or :func:`synthetic_triples`, Kinship-shaped by default
+and ``test.txt`` such as ``secea-fast data path kinship``), or :func:`synthetic_triples`, Kinship-shaped by default
 (104 entities, 25 relations, 10,686 triples) drawn from a translational
 model so there is something to learn.  A single file is split 90/10 at
 random (Appendix B).
@@ -32,7 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import check_int
-from .._textfile import check_text_path, excerpt, text_lines
+from .._textfile import check_text_path
+from ..datasets import read_triples
 from .framework import Task, client_rng
 
 __all__ = ["Triples", "triples_from_file", "synthetic_triples", "TransETask"]
@@ -47,22 +48,6 @@ class Triples:
     n_relations: int
 
 
-def _read_tsv(path):
-    rows = []
-    for k, line in text_lines(path, "triples file"):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        parts = line.split("\t") if "\t" in line else line.split()
-        if len(parts) != 3:
-            raise ValueError(f"{path}:{k}: expected head<TAB>relation<TAB>tail, got {len(parts)} field(s) "
-                             f"in {excerpt(line)}")
-        rows.append(parts)
-    if not rows:
-        raise ValueError(f"{path}: no triples")
-    return rows
-
-
 def triples_from_file(path: str | os.PathLike[str], test_fraction: float = 0.1, seed: int = 0) -> Triples:
     """Triples of a knowledge-graph file (names renumbered 0.. in order of
     first appearance): a directory with ``train.txt`` and ``test.txt`` (the
@@ -70,9 +55,9 @@ def triples_from_file(path: str | os.PathLike[str], test_fraction: float = 0.1, 
     at random, ``test_fraction`` held out."""
     path = check_text_path(path, "triples")
     if os.path.isdir(path):
-        parts = [_read_tsv(os.path.join(path, "train.txt")), _read_tsv(os.path.join(path, "test.txt"))]
+        parts = [read_triples(os.path.join(path, "train.txt")), read_triples(os.path.join(path, "test.txt"))]
     else:
-        rows = _read_tsv(path)
+        rows = read_triples(path)
         perm = np.random.default_rng(seed).permutation(len(rows))
         k = max(1, int(round(len(rows) * test_fraction)))
         parts = [[rows[i] for i in perm[k:]], [rows[i] for i in perm[:k]]]

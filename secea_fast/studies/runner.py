@@ -24,6 +24,7 @@ import numpy as np
 
 from . import framework as fw
 from .._cli_checks import OneLineParser, option_problem, output_dir_problem, save_text
+from ..datasets import DATASETS, fetch
 from .ldp import PAPER_EPSILONS, PUBLISHED_TABLE7, LDPAvg
 
 __all__ = ["STUDIES", "Study", "run_study", "format_tables", "write_plot", "main"]
@@ -239,8 +240,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("name", choices=sorted(STUDIES), help="; ".join(f"{k}: {v.title}" for k, v in STUDIES.items()))
     p.add_argument("--quick", action="store_true", help="small synthetic instance, fewer rounds (1.6-29.6 s each on 2 shared "
                    "cores at load 2.5-3.9, 2026-11-25; docs/STUDIES.md)")
-    p.add_argument("--data", metavar="FILE", help="the real data set's file (see docs/STUDIES.md); "
-                   "default: a synthetic set of the same shape")
+    p.add_argument("--data", metavar="FILE", help="the real data set's file or directory, or the name of a "
+                   "data set `secea-fast data` fetches (kinship, nations, umls, ml-100k, census-income; "
+                   "fetched if not cached; see docs/STUDIES.md); default: a synthetic set of the same shape")
     p.add_argument("--labels", metavar="FILE", help="graph: node labels (node label per line, or Cora's "
                    "cora.content: id, features, label)")
     p.add_argument("--out", metavar="DIR", default=None, help="write NAME.json and NAME.png here "
@@ -261,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"secea-fast study: error: {bad}", file=sys.stderr)
         return 2
     try:
+        if args.data in DATASETS and not os.path.exists(args.data):
+            args.data = str(fetch(args.data))
         res = run_study(args.name, quick=args.quick, data=args.data, labels=args.labels, seed=args.seed,
                         rounds=args.rounds, epsilons=args.eps, processes=args.processes, clients=args.clients,
                         only=args.only, precisions=args.precision)
@@ -298,6 +302,6 @@ def study_option_problem(args: Any) -> str | None:
         if not (math.isfinite(e) and e > 0):
             return f"--eps must be positive finite numbers, got {e}"
     for flag, path in (("--data", args.data), ("--labels", args.labels)):
-        if path is not None and not os.path.exists(path):
-            return f"{flag} {path!r}: no such file or directory"
+        if path is not None and not os.path.exists(path) and not (flag == "--data" and path in DATASETS):
+            return f"{flag} {path!r}: no such file or directory (nor a data set name: {', '.join(DATASETS)})"
     return output_dir_problem(args.out or "study-out", "--out")

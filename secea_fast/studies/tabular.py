@@ -28,8 +28,6 @@ clients' views, averaged over the clients by rows.
 """
 from __future__ import annotations
 
-import logging
-import math
 import os
 from dataclasses import dataclass
 
@@ -37,7 +35,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import check_int
-from .._textfile import check_text_path, excerpt, text_lines
+from .._textfile import check_text_path
+from ..datasets import read_census_rows
 from .framework import Task
 
 __all__ = ["Table", "census_from_file", "synthetic_census", "kmeans", "nmi", "PCATask", "build"]
@@ -76,53 +75,32 @@ def _encode(fields, labels, max_levels=20):
     return Table(np.concatenate(cols, axis=1), y.astype(np.int64), np.array(owner), classes.tolist())
 
 
-MAX_FIELDS = 1000       # fields per census row: Adult has 15, the KDD file 42
-_LOG = logging.getLogger(__name__)
-
-
-def _nonfinite(v: str) -> bool:
-    try:
-        return not math.isfinite(float(v))
-    except ValueError:
-        return False            # not a number: a categorical value
-
-
 def census_from_file(path: str | os.PathLike[str], max_rows: int | None = None) -> Table:
-    """Census-Income rows (module docstring).  A line starting with "|"
-    before the rows (adult.test's header) is skipped with a warning saying
-    so (logger ``secea_fast.studies.tabular``), empty lines too; a trailing
-    "." of the label is dropped (adult.test writes ">50K.").  Every row has
-    the first row's number of fields (3 to ``MAX_FIELDS``); a numeric value
-    must be finite.  Errors name the file and line (``secea_fast._textfile``:
-    regular text files only, lines bounded)."""
+    """Census-Income rows (module docstring) of a file
+    (``secea_fast.datasets.read_census_rows``: adult.test's "|" first line
+    skipped with a warning, every error naming the file and line), or of a
+    directory holding ``adult.data`` and/or ``adult.test`` (the fetched
+    ``census-income``: both, 48,842 rows) or ``census-income.data`` /
+    ``census-income.test``.  A trailing "." of the label is dropped
+    (adult.test writes ">50K."); "?" is a value of its own."""
     path = check_text_path(path, "census file")
+    if os.path.isdir(path):
+        files = [os.path.join(path, f) for f in ("adult.data", "adult.test", "census-income.data",
+                                                   "census-income.test") if os.path.isfile(os.path.join(path, f))]
+        if not files:
+            raise ValueError(f"{path}: a directory without adult.data, adult.test, census-income.data or "
+                             f"census-income.test")
+    else:
+        files = [path]
     rows: list[list[str]] = []
-    width: int | None = None
-    for k, line in text_lines(path, "census file"):
-        s = line.strip()
-        if not s:
-            continue
-        if s.startswith("|"):
-            if rows:
-                raise ValueError(f"{path}:{k}: a '|' header line after the rows: {excerpt(s)}")
-            _LOG.warning("%s:%d: skipped the '|' header line of adult.test: %s", path, k, excerpt(s))
-            continue
-        parts = [p.strip() for p in s.split(",")]
-        if width is None:
-            width = len(parts)
-            if not 3 <= width <= MAX_FIELDS:
-                raise ValueError(f"{path}:{k}: {width} comma-separated field(s); a census row has 3 to "
-                                 f"{MAX_FIELDS} (Adult 15, KDD 42), the label last: {excerpt(s)}")
-        if len(parts) != width:
-            raise ValueError(f"{path}:{k}: {len(parts)} fields, the first row had {width}: {excerpt(s)}")
-        for j, v in enumerate(parts[:-1]):
-            if v[:1] in "0123456789+-.iInN" and _nonfinite(v):
-                raise ValueError(f"{path}:{k}: field {j + 1} is {excerpt(v, 20)}, not a finite number")
-        rows.append(parts)
+    for f in files:
+        more = read_census_rows(f, None if max_rows is None else max_rows - len(rows))
+        if rows and len(more[0]) != len(rows[0]):
+            raise ValueError(f"{f}: {len(more[0])} fields per row, {files[0]} has {len(rows[0])}")
+        rows += more
         if max_rows is not None and len(rows) >= max_rows:
             break
-    if not rows or width is None:              # width is set with the first row
-        raise ValueError(f"{path}: no rows")
+    width = len(rows[0])
     labels = [r[-1].rstrip(".").strip() for r in rows]
     fields = [[r[j] for r in rows] for j in range(width - 1)]
     return _encode(fields, labels)
