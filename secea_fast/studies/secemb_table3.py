@@ -36,8 +36,8 @@ Methods (each upload is what one user sends, for one round):
   summed mod 2^32), which returns the same model bit for bit: every secure
   round is checked against the twin, and tests/test_secemb_table3.py trains
   a whole quick run both ways.  The real protocol at this shape takes about
-  20 s a round on 2 shared cores, so 2,000 rounds x 4 repetitions are run
-  as the twin after the checked rounds;
+  20 s a round on 2 shared cores (2,000 rounds a repetition at the paper's
+  200 epochs), so the rounds after the checked ones run as the twin;
 * ``Bit8quant``: absmax linear 8-bit quantisation of the dense update
   (one float32 scale + one int8 per entry; the paper cites Dettmers 2015,
   whose dynamic-tree code spends the same 8 bits on another code book);
