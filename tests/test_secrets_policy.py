@@ -55,6 +55,8 @@ NOT_SECRETS = {
     "secea_fast.studies.kge.KGETask": "seed: the study's public RNG seed",
     "secea_fast.studies.lightgcn.LightGCNTask": "seed: the study's public RNG seed",
     "secea_fast.studies.tabular.PCATask": "seed: the study's public RNG seed",
+    "secea_fast.studies.rectasks.SiloTask": "seed: the study's public RNG seed",
+    "secea_fast.studies.autoencoder.AutoencoderTask": "seed: the study's public RNG seed",
     "secea_fast.studies.ldp.LDPAvg": "seed: the simulation's public seed of the local-DP noise",
 }
 

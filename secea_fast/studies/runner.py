@@ -230,12 +230,18 @@ def write_plot(res: dict[str, Any], path: str | os.PathLike[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``secea-fast study``: parse ``argv``, run the study, print or write its tables; the exit status.
-    ``table3`` and ``table7`` are the paper's tables on the real data (:mod:`.tables`)."""
+    ``table3`` and ``table7`` are SecEA's tables on the real data (:mod:`.tables`), ``secemb-table3``
+    SecEmb's (:mod:`.secemb_table3`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] and argv[0] in ("table3", "table7"):
         from . import tables
         return tables.main(argv)
-    p = OneLineParser(prog="secea-fast study", description=__doc__.split("\n\n")[0])
+    if argv[:1] == ["secemb-table3"]:        # SecEmb's Table 3: its own options (secemb_table3.main)
+        from . import secemb_table3
+        return secemb_table3.main(argv[1:])
+    p = OneLineParser(prog="secea-fast study", description=__doc__.split("\n\n")[0],
+                      epilog="SecEmb's Table 3 (MF on MovieLens-100K against lossy compression): "
+                             "secea-fast study secemb-table3 --help")
     p.add_argument("name", choices=sorted(STUDIES), help="; ".join(f"{k}: {v.title}" for k, v in STUDIES.items())
                    + "; and table3 / table7: Table 3 / Table 7 on the real data sets, the published values "
                      "beside ours (secea-fast study table3 --help)")
