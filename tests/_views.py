@@ -21,10 +21,18 @@ control in the test files that use it:
 
 No SciPy needed: the chi-square tail is the regularized incomplete gamma
 function, computed here.
+
+Sample sizes (``samples``): ``SECEA_FAST_VIEW_LEVEL=ci`` (the default run)
+draws each statistical view test at the sample size of its leaky control,
+which shows the check detecting a leak at exactly that size;
+``SECEA_FAST_VIEW_LEVEL=thorough`` (a step of .ci/run) draws the larger
+samples, for leaks subtler than the controls'.  The controls draw the same
+at both levels.
 """
 from __future__ import annotations
 
 import math
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -32,11 +40,28 @@ import numpy as np
 
 from secea_fast.prg import Prg
 
-__all__ = ["chi2_sf", "same_distribution", "assert_same_distribution", "view_pvalues",
+__all__ = ["VIEW_LEVELS", "view_level", "samples", "chi2_sf", "same_distribution", "assert_same_distribution", "view_pvalues",
            "assert_views_same", "PadRecorder", "attribute", "mask_leaks", "ZeroPrg"]
 
 FAMILY_ALPHA = 1e-6      # family-wise false-alarm rate of one view comparison
 MIN_CELL = 10            # cells with fewer observations (both samples) are pooled
+VIEW_LEVELS = ("ci", "thorough")
+
+
+def view_level() -> str:
+    """``SECEA_FAST_VIEW_LEVEL``: "ci" (the default) or "thorough"."""
+    level = os.environ.get("SECEA_FAST_VIEW_LEVEL", "ci") or "ci"
+    if level not in VIEW_LEVELS:
+        raise ValueError(f"SECEA_FAST_VIEW_LEVEL must be one of {VIEW_LEVELS}, got {level!r}")
+    return level
+
+
+def samples(thorough: int, ci: int) -> int:
+    """The sample size of a view test at this level: ``ci`` is its power
+    control's size (the check is shown to detect a leak there)."""
+    if not 0 < ci <= thorough:
+        raise ValueError(f"samples: need 0 < ci <= thorough, got ci={ci}, thorough={thorough}")
+    return ci if view_level() == "ci" else thorough
 
 
 # ----------------------------------------------------------------- chi-square

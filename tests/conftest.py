@@ -1,3 +1,4 @@
+import os
 import random
 
 import numpy as np
@@ -10,10 +11,50 @@ PRIMES = [2, 3, 65537, 2**31 - 1, 2**31 + 11, 2**61 - 1, secea_fast.EMBEDDING_PR
           2**50 - 27, 2**52 - 47, 2**52 + 21, secea_fast.GOLDILOCKS, 2**64 - 59]
 
 
-@pytest.fixture(params=["auto", "portable", "avx2"])
+# ----------------------------------------------------------------- the CPU-backend matrix
+# Rule: the matrix runs exactly the tests that request the `backend` fixture, and only the
+# kernel test modules below may request it (each of their `backend` tests compares a C kernel
+# with a reference); a test elsewhere that asks for it is a collection error.  A kernel test
+# runs once per backend that selects a different set of kernels on this CPU: "auto",
+# "portable", and "avx2" unless it is the same as "auto".  "avx2" only lowers the dispatch
+# ceiling below VAES and AVX-512 (csrc/common/dispatch.c), so on a CPU with neither (every
+# AVX2-only x86, every ARM) it selects exactly what "auto" selects and a third run would
+# repeat the second.  SECEA_FAST_TEST_BACKENDS=all runs all three anyway.
+KERNEL_MODULES = frozenset({"test_dpf", "test_field", "test_linalg", "test_paillier",
+                            "test_poly", "test_prg", "test_properties"})
+BACKENDS = ("auto", "portable", "avx2")
+# the features secea_dispatch_init's "avx2" ceiling hides (what backend_info reports of them)
+_ABOVE_AVX2 = ("vaes", "avx512f", "avx512dq", "avx512ifma")
+
+
+def kernel_backends() -> list:
+    """The backends whose kernel selections differ on this CPU (see the rule above)."""
+    forced = os.environ.get("SECEA_FAST_TEST_BACKENDS", "")
+    if forced not in ("", "all"):
+        raise ValueError(f"SECEA_FAST_TEST_BACKENDS must be 'all' or unset, got {forced!r}")
+    cpu = secea_fast.backend_info()["cpu"]
+    if forced == "all" or any(cpu.get(f, True) for f in _ABOVE_AVX2):
+        return list(BACKENDS)
+    return ["auto", "portable"]
+
+
+def pytest_generate_tests(metafunc):
+    if "backend" not in metafunc.fixturenames:
+        return
+    module = metafunc.module.__name__.rpartition(".")[2]
+    if module not in KERNEL_MODULES:
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid} requests the `backend` fixture but {module} is not a "
+            "kernel test module (tests/conftest.py, KERNEL_MODULES): the CPU-backend matrix "
+            "runs only where a kernel is under test")
+    metafunc.parametrize("backend", kernel_backends(), indirect=True)
+
+
+@pytest.fixture
 def backend(request):
     """Run a test on the best variant the CPU has, on the portable C path and
-    on the variants of an AVX2-only CPU (no VAES, no AVX-512)."""
+    (where it differs from the best) on the variants of an AVX2-only CPU (no
+    VAES, no AVX-512)."""
     before = secea_fast.get_backend()
     secea_fast.set_backend(request.param)
     yield request.param

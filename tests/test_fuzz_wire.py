@@ -9,6 +9,7 @@ Then the party checks: ids outside the protocol are refused by the parsers
 is accepted in canonical form only.
 """
 import dataclasses
+import importlib.util
 import json
 import os
 import time
@@ -24,6 +25,7 @@ from secea_fast.protocols import osfl, secea, secea_phe, secemb
 from secea_fast.protocols.common.roster import Roster
 from secea_fast.protocols.secea import Message, SecEAParams
 
+FLOWER = importlib.util.find_spec("flwr") is not None     # the flower extra
 BITS = 512                      # insecure test keys: parsing cost does not depend on the key's strength
 FUZZ = settings(max_examples=int(os.environ.get("SECEA_FUZZ_EXAMPLES", 150)), deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -148,7 +150,6 @@ def _samples():
     out["secea_phe.Client.import_state"] = (lambda b: secea_phe.Client.import_state(pprm, sets[0], b),
                                             secea_phe.Client.export_state,
                                             [pfresh, pcs[0].export_state()])
-    from secea_fast.flower import secemb as fsecemb
     from secea_fast.protocols.common.roster import Roster
     from secea_fast.protocols.secea.loopback import Loopback
     from secea_fast.protocols.secea.session import ClientSession as SecEAClient, ServerSession
@@ -228,8 +229,10 @@ def _samples():
     out["secemb.Server0Session.import_state"] = (
         lambda b: secemb.Server0Session.import_state(roster, b),
         secemb.Server0Session.export_state, [fresh_s0, s0s.export_state()])
-    out["flower.secemb table"] = (lambda b: fsecemb._table_from(b, prm), fsecemb._table_bytes,
-                                  [fsecemb._table_bytes(u64(20, 2))])
+    if FLOWER:                 # the flower extra's parser (test_flower_parser_is_fuzzed says when not)
+        from secea_fast.flower import secemb as fsecemb
+        out["flower.secemb table"] = (lambda b: fsecemb._table_from(b, prm), fsecemb._table_bytes,
+                                      [fsecemb._table_bytes(u64(20, 2))])
     roster, _ = Roster.make([("server1", "server1"), ("user-0", "user"), ("user-1", "user")])
     out["roster.Roster.from_json"] = (Roster.from_json, lambda r: r.to_json().encode(), [roster.to_json().encode()])
     return out
@@ -237,6 +240,12 @@ def _samples():
 
 SAMPLES = _samples()
 NAMES = sorted(SAMPLES)
+
+
+def test_flower_parser_is_fuzzed():
+    if not FLOWER:
+        pytest.skip("the flower extra is not installed: its table parser is not fuzzed")
+    assert "flower.secemb table" in SAMPLES
 
 
 def test_every_parser_is_fuzzed():

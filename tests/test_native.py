@@ -34,6 +34,25 @@ def test_backend_info_and_switch():
         secea_fast.set_backend(1)
 
 
+
+def test_backend_matrix_leaves_out_only_a_repeat():
+    """tests/conftest.py runs kernel tests on "avx2" only where that differs
+    from "auto": where it leaves it out, both select the same kernels."""
+    from conftest import BACKENDS, kernel_backends
+    kept = kernel_backends()
+    assert kept[:2] == ["auto", "portable"]
+    before = secea_fast.get_backend()
+    try:
+        chosen = {}
+        for name in BACKENDS:
+            secea_fast.set_backend(name)
+            chosen[name] = secea_fast.backend_info()["kernels"]
+    finally:
+        secea_fast.set_backend(before)
+    for name in set(BACKENDS) - set(kept):
+        assert chosen[name] == chosen["auto"], name
+    assert chosen["portable"] != chosen["auto"] or not secea_fast.backend_info()["cpu"]["aes"]
+
 def _run(code, **env):
     e = dict(os.environ, **env)
     return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True)

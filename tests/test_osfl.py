@@ -739,6 +739,10 @@ def test_rates_refuse_infeasible():
             for key in ("sharing_rate", "pir_rate", "communication"):
                 v = r[scheme][key]
                 assert math.isfinite(v) and v > 0, (scheme, key, v)
+
+
+def test_plot_rates_refuses_infeasible():
+    pytest.importorskip("matplotlib")       # plot_rates imports it before checking
     with pytest.raises(ValueError, match="infeasible"):
         osfl.plot_rates(4, 2, 2, 2, "unused.png")
 

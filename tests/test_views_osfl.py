@@ -27,7 +27,7 @@ import numpy as np
 from secea_fast.prg import Prg, random_seed
 from secea_fast.protocols import osfl
 
-from _views import FAMILY_ALPHA, ZeroPrg, assert_same_distribution, assert_views_same, same_distribution
+from _views import FAMILY_ALPHA, ZeroPrg, assert_same_distribution, assert_views_same, same_distribution, samples
 
 P = 5
 N, T, RHO, S = 4, 2, 3, 300
@@ -73,7 +73,8 @@ def _federator_views(name, runs, **kw):
 
 
 def test_federator_view_same_for_two_label_inputs():
-    A, B = _federator_views("A", 10), _federator_views("B", 10)
+    runs = samples(10, ci=4)                          # 4: the control below
+    A, B = _federator_views("A", runs), _federator_views("B", runs)
     assert len(np.unique(A, axis=0)) > 100            # uniform on a coset of W (125 points)
     assert_same_distribution(A, B)
     assert_views_same(A, B, P)
@@ -114,7 +115,8 @@ def _two_retrievals(name, runs, reuse):
 
 
 def test_federator_two_retrievals_with_fresh_sessions():
-    A, B = _two_retrievals("A", 10, reuse=False), _two_retrievals("B", 10, reuse=False)
+    runs = samples(10, ci=6)                          # 6: the control below
+    A, B = _two_retrievals("A", runs, reuse=False), _two_retrievals("B", runs, reuse=False)
     # the check the control below fails: differences of the two retrievals' answers
     assert_same_distribution(A[:, :N] - A[:, N:] + P, B[:, :N] - B[:, N:] + P)
     assert_views_same(A, B, P)
@@ -149,7 +151,8 @@ def _client_views(labels, member, runs, zero=False):
 
 def test_colluding_client_sees_uniform_shares():
     # client 0 holds both objectives: its view has 4 received shares per column
-    A, B = _client_views(INPUTS["A"], 0, 8), _client_views(INPUTS["B"], 0, 8)
+    runs = samples(8, ci=2)                           # 2: the control below
+    A, B = _client_views(INPUTS["A"], 0, runs), _client_views(INPUTS["B"], 0, runs)
     assert A.shape[1] == 4
     assert_same_distribution(A, B)
     assert_views_same(A, B, P)

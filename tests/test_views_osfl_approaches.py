@@ -32,7 +32,7 @@ from secea_fast import linalg, poly
 from secea_fast.prg import Prg, random_seed
 from secea_fast.protocols import osfl
 
-from _views import FAMILY_ALPHA, ZeroPrg, assert_same_distribution, assert_views_same, same_distribution
+from _views import FAMILY_ALPHA, ZeroPrg, assert_same_distribution, assert_views_same, same_distribution, samples
 
 P = 7
 
@@ -99,7 +99,7 @@ def _federator_views(scheme, name, runs, symmetric=True):
 
 @pytest.mark.parametrize("scheme", list(SCHEMES))
 def test_federator_view_same_for_two_label_inputs(scheme):
-    runs = {"approach2": 8, "star_product": 10, "gxstpir": 16}[scheme]
+    runs = samples({"approach2": 8, "star_product": 10, "gxstpir": 16}[scheme], ci=3)   # 3: the control's
     A, B = _federator_views(scheme, "A", runs), _federator_views(scheme, "B", runs)
     assert len(np.unique(A, axis=0)) > 100                 # uniform on a coset, not a point
     if scheme != "star_product":                            # the joint view has <= 7^3 cells
@@ -143,7 +143,8 @@ def test_colluding_client_sees_uniform_shares(scheme):
     depend on its own labels at all)."""
     run, n, s = SCHEMES[scheme]
     inp = _inputs(n, 2, s)
-    ra, rb = _share_runs(run, inp["A"], 2), _share_runs(run, inp["B"], 2)
+    runs = samples(2, ci=1)                                 # 1: the control's
+    ra, rb = _share_runs(run, inp["A"], runs), _share_runs(run, inp["B"], runs)
     for i in range(n):
         A, B = _coalition_view(ra, {i}), _coalition_view(rb, {i})
         if i == 0:
@@ -167,7 +168,8 @@ def test_two_colluding_clients_z_s_2():
         # on clients 0..4, objective 1 on 3, 4, 5, 0, 1)
         inp = {"A": _labels(n, 2, 600, [(2, 0), (3, 1)]), "B": _labels(n, 2, 600, [(3, 0), (4, 1), (3, 1)])}
         for coalition in ({0, 1}, {1, 5}):
-            A, B = _share_views(run, inp["A"], coalition, 2), _share_views(run, inp["B"], coalition, 2)
+            runs = samples(2, ci=1)                         # 1: the control's
+            A, B = _share_views(run, inp["A"], coalition, runs), _share_views(run, inp["B"], coalition, runs)
             assert_views_same(A, B, p)
         Az, Bz = (_share_views(run, inp[k], {0, 1}, 1, zero=True) for k in "AB")
         assert same_distribution(Az, Bz) < FAMILY_ALPHA
@@ -211,7 +213,8 @@ def test_two_colluding_clients_z_q_2():
         for pair in itertools.combinations(obj.responders, 2):
             if pair not in ((0, 1), (0, 3), (2, 4)):
                 continue
-            A, B = _query_views(obj, 0, 600, list(pair)), _query_views(obj, 1, 600, list(pair))
+            n = samples(600, ci=200)                        # 200: the control's
+            A, B = _query_views(obj, 0, n, list(pair)), _query_views(obj, 1, n, list(pair))
             assert_views_same(A, B, p, alpha=FAMILY_ALPHA / 3)
     # control: three clients (z_q + 1) of Approach 2 see j.  Their values of
     # q^(0)(x) = delta + k_0 x^2 + k_1 x^3 lie on delta (1, 1, 1) plus a plane;

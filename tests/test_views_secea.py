@@ -34,7 +34,7 @@ from secea_fast import poly
 from secea_fast.protocols import secea
 from secea_fast.protocols.secea import PSU_PRIME, Client, SecEAParams, Server, pad_domain
 
-from _views import PadRecorder, assert_views_same, attribute, mask_leaks, view_pvalues, FAMILY_ALPHA
+from _views import PadRecorder, assert_views_same, attribute, mask_leaks, samples, view_pvalues, FAMILY_ALPHA
 
 P = 11
 
@@ -265,8 +265,12 @@ def _sample(name, count, **kw):
     return np.stack([coalition_view(INPUTS[name], **kw) for _ in range(count)])
 
 
+CONTROL = 200          # the leaky controls' sample size: the CI level's
+
+
 def test_colluding_client_view_same_for_two_inputs_of_another_client():
-    A, B = _sample("A", 800), _sample("B", 800)
+    n = samples(800, ci=CONTROL)
+    A, B = _sample("A", n), _sample("B", n)
     assert A.shape[1] > 40
     assert_views_same(A, B, P)
 
@@ -283,7 +287,7 @@ def test_colluding_client_check_detects_shares_without_noise(monkeypatch):
         return np.zeros(count, dtype=np.uint64) if p == P else real(count, p)
 
     monkeypatch.setattr(secea.parties, "uniform", leaky_uniform)
-    assert _detected(_sample("A", 200), _sample("B", 200))
+    assert _detected(_sample("A", CONTROL), _sample("B", CONTROL))
 
 
 def test_colluding_client_check_detects_z_reused_across_query_rows(monkeypatch):
@@ -299,7 +303,7 @@ def test_colluding_client_check_detects_z_reused_across_query_rows(monkeypatch):
             return res
 
     monkeypatch.setattr(secea.parties, "Prg", LeakyPrg)
-    assert _detected(_sample("A", 200), _sample("B", 200))
+    assert _detected(_sample("A", CONTROL), _sample("B", CONTROL))
 
 
 # ----------------------------------------------------------------- exact checks for any T, large p

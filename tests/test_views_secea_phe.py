@@ -28,7 +28,7 @@ from secea_fast.protocols import secea_phe
 from secea_fast.protocols.secea import Message, SecEAParams
 from secea_fast.protocols.secea_phe import Client, PHEParams, Server
 
-from _views import PadRecorder, assert_views_same, attribute, mask_leaks, view_pvalues, FAMILY_ALPHA
+from _views import PadRecorder, assert_views_same, attribute, mask_leaks, samples, view_pvalues, FAMILY_ALPHA
 
 BITS = 512
 P = 23
@@ -200,13 +200,16 @@ def _querier_samples(keys, count):
     return np.array(views["A"]), np.array(views["B"])
 
 
+CONTROL = 150          # the leaky control's sample size: the CI level's
+
+
 def test_querier_view_same_for_two_responses_with_the_same_output(keys):
-    A, B = _querier_samples(keys, 700)
+    A, B = _querier_samples(keys, samples(700, ci=CONTROL))
     assert_views_same(A, B, P)
 
 
 def test_querier_check_detects_missing_smudging(keys, monkeypatch):
     monkeypatch.setattr(Server, "_smudge", lambda self, rnd, n, v, block, count: [0] * count)
-    A, B = _querier_samples(keys, 150)
+    A, B = _querier_samples(keys, CONTROL)
     pv, _ = view_pvalues(A, B, P)
     assert pv.min() < FAMILY_ALPHA / len(pv)

@@ -23,6 +23,8 @@ from secea_fast import dpf
 from secea_fast.protocols import secemb
 from secea_fast.protocols.secemb import SecEmbParams, Server, User
 
+from _views import samples
+
 FAMILY_ALPHA = 1e-6
 
 
@@ -94,7 +96,8 @@ def test_chi2_sf_matches_known_quantiles():
 # ------------------------------------------------------------ SecEmb views
 M, D, MP = 64, 4, 8
 PARAMS = SecEmbParams(m=M, d=D, m_prime=MP, n_users=4, dense_size=2)
-ROUNDS = 1200
+CONTROL = 600                              # the leaky control's rounds: the CI level's
+ROUNDS = samples(1200, ci=CONTROL)
 
 
 def request_words(req):
@@ -176,12 +179,12 @@ def test_server_view_hides_items_and_gradients_over_z_2_32(b):
 def test_view_check_detects_the_shared_conversion_leak():
     """Control: the same check on the pre-fix construction fails (padding and
     gradients both leak through cw_agg[:, 0] - cw_ret)."""
-    few = draw(ITEMS_FEW, GRADS_FEW, DENSE_A, 0, _LeakyUser, rounds=600)
-    many = draw(ITEMS_MANY, GRADS_MANY, DENSE_A, 0, _LeakyUser, rounds=600)
+    few = draw(ITEMS_FEW, GRADS_FEW, DENSE_A, 0, _LeakyUser, rounds=CONTROL)
+    many = draw(ITEMS_MANY, GRADS_MANY, DENSE_A, 0, _LeakyUser, rounds=CONTROL)
     assert min_pvalue_scaled(few, many) < 1e-12
     g_zero = np.zeros((8, D))
-    ga = draw(ITEMS_MANY, g_zero, DENSE_A, 1, _LeakyUser, rounds=600)
-    gb = draw(ITEMS_MANY, g_zero + 7 / PARAMS.scale, DENSE_A, 1, _LeakyUser, rounds=600)
+    ga = draw(ITEMS_MANY, g_zero, DENSE_A, 1, _LeakyUser, rounds=CONTROL)
+    gb = draw(ITEMS_MANY, g_zero + 7 / PARAMS.scale, DENSE_A, 1, _LeakyUser, rounds=CONTROL)
     assert min_pvalue_scaled(ga, gb) < 1e-12
 
 
