@@ -22,6 +22,8 @@ from __future__ import annotations
 import numbers
 import os
 
+import numpy as np
+
 try:
     from ._lib import ffi, lib
 except ImportError as exc:  # pragma: no cover - depends on the install
@@ -116,6 +118,21 @@ def u64ptr(arr):
     ``ffi.cast`` of ``ffi.from_buffer`` would not: the buffer could be freed
     before the C function runs)."""
     return ffi.from_buffer("uint64_t[]", arr)
+
+
+def u64out(out):
+    """``uint64_t[]`` cdata to write into ``out``; a read-only array (one over
+    ``bytes``) raises instead of being written."""
+    return ffi.from_buffer("uint64_t[]", out, require_writable=True)
+
+
+def u64in(x):
+    """``uint64_t[]`` cdata to read ``x`` from: ``x`` itself if C-contiguous,
+    else a contiguous copy (a view, a broadcast), kept alive by the cdata."""
+    try:
+        return ffi.from_buffer("uint64_t[]", x)
+    except ValueError:                   # not C-contiguous
+        return ffi.from_buffer("uint64_t[]", np.ascontiguousarray(x))
 
 
 def u8ptr(buf):

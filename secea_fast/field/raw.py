@@ -28,26 +28,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from .._native import ffi, lib
+from .._native import lib, u64in, u64out
 
 __all__ = ["add", "sub", "neg", "mul", "scale", "batch_inv", "reduce"]
 
 _U64 = np.dtype(np.uint64)
-_fb = ffi.from_buffer
-
-
-def _wr(out):
-    # a read-only out (an array over bytes) raises instead of being written
-    return _fb("uint64_t[]", out, require_writable=True)
-
-
-def _ptr(x):
-    try:
-        return _fb("uint64_t[]", x)
-    except ValueError:                   # not C-contiguous (a view, a broadcast)
-        return _fb("uint64_t[]", np.ascontiguousarray(x))
-
-
 def _out(out, a):
     return np.empty(a.shape, dtype=_U64) if out is None else out
 
@@ -56,7 +41,7 @@ def add(a: NDArray[np.uint64], b: NDArray[np.uint64], p: int,
         out: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:
     """``(a + b) mod p`` elementwise (unchecked; see the module docstring)."""
     out = _out(out, a)
-    lib.secea_fp_add(_wr(out), _ptr(a), _ptr(b), out.size, p)
+    lib.secea_fp_add(u64out(out), u64in(a), u64in(b), out.size, p)
     return out
 
 
@@ -64,14 +49,14 @@ def sub(a: NDArray[np.uint64], b: NDArray[np.uint64], p: int,
         out: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:
     """``(a - b) mod p`` elementwise (unchecked)."""
     out = _out(out, a)
-    lib.secea_fp_sub(_wr(out), _ptr(a), _ptr(b), out.size, p)
+    lib.secea_fp_sub(u64out(out), u64in(a), u64in(b), out.size, p)
     return out
 
 
 def neg(a: NDArray[np.uint64], p: int, out: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:
     """``-a mod p`` elementwise (unchecked)."""
     out = _out(out, a)
-    lib.secea_fp_neg(_wr(out), _ptr(a), out.size, p)
+    lib.secea_fp_neg(u64out(out), u64in(a), out.size, p)
     return out
 
 
@@ -79,14 +64,14 @@ def mul(a: NDArray[np.uint64], b: NDArray[np.uint64], p: int,
         out: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:
     """``a * b mod p`` elementwise for two arrays (unchecked)."""
     out = _out(out, a)
-    lib.secea_fp_mul(_wr(out), _ptr(a), _ptr(b), out.size, p)
+    lib.secea_fp_mul(u64out(out), u64in(a), u64in(b), out.size, p)
     return out
 
 
 def scale(a: NDArray[np.uint64], c: int, p: int, out: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:
     """``c * a mod p`` for an int ``c`` (any size and sign: reduced here)."""
     out = _out(out, a)
-    lib.secea_fp_mul_scalar(_wr(out), _ptr(a), c % p, out.size, p)
+    lib.secea_fp_mul_scalar(u64out(out), u64in(a), c % p, out.size, p)
     return out
 
 
@@ -94,7 +79,7 @@ def batch_inv(a: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
     """Elementwise inverse (Montgomery's trick); ``ZeroDivisionError`` if an
     entry is zero (a property of the data, so checked even here)."""
     out = np.empty(a.shape, dtype=_U64)
-    if out.size and lib.secea_fp_batch_inv(_wr(out), _ptr(a), out.size, p):
+    if out.size and lib.secea_fp_batch_inv(u64out(out), u64in(a), out.size, p):
         raise ZeroDivisionError("inverse of zero")
     return out
 
@@ -102,5 +87,5 @@ def batch_inv(a: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
 def reduce(a: NDArray[np.uint64], p: int) -> NDArray[np.uint64]:
     """``a mod p`` for any ``uint64`` entries (no precondition on the range)."""
     out = np.empty(a.shape, dtype=_U64)
-    lib.secea_fp_reduce(_wr(out), _ptr(a), out.size, p)
+    lib.secea_fp_reduce(u64out(out), u64in(a), out.size, p)
     return out

@@ -20,25 +20,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from .._native import ffi, lib, resolve_threads
+from .._native import ffi, lib, resolve_threads, u64in, u64out
 from . import PackedRight               # defined before the package imports this module
 
 __all__ = ["matmul", "mul_packed"]
-
-_fb = ffi.from_buffer
-
-
-def _wr(out):
-    # a read-only out (an array over bytes) raises instead of being written
-    return _fb("uint64_t[]", out, require_writable=True)
-
-
-def _ptr(x):
-    try:
-        return _fb("uint64_t[]", x)
-    except ValueError:                   # not C-contiguous
-        return _fb("uint64_t[]", np.ascontiguousarray(x))
-
 
 def _no_memory(m: int, k: int, n: int) -> MemoryError:
     return MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
@@ -53,8 +38,8 @@ def matmul(A: NDArray[np.uint64], B: NDArray[np.uint64], p: int, threads: int | 
     C = np.empty((m, n), dtype=np.uint64) if out is None else out
     if C.size == 0:
         return C
-    if lib.secea_fp_mat_mul(_wr(C), _ptr(A) if A.size else ffi.NULL,
-                            _ptr(B) if B.size else ffi.NULL, m, k, n, p, resolve_threads(threads)) != 0:
+    if lib.secea_fp_mat_mul(u64out(C), u64in(A) if A.size else ffi.NULL,
+                            u64in(B) if B.size else ffi.NULL, m, k, n, p, resolve_threads(threads)) != 0:
         raise _no_memory(m, k, n)
     return C
 
@@ -71,6 +56,6 @@ def mul_packed(A: NDArray[np.uint64], B: PackedRight, threads: int | None = None
     if B.handle is None:                 # k == 0
         C[:] = 0
         return C
-    if lib.secea_fp_mat_mul_packed(_wr(C), _ptr(A), B.handle, m, resolve_threads(threads)):
+    if lib.secea_fp_mat_mul_packed(u64out(C), u64in(A), B.handle, m, resolve_threads(threads)):
         raise _no_memory(m, k, n)
     return C
