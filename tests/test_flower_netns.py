@@ -6,6 +6,7 @@ namespace and process, and (slow) an M = 2,000 SecEA round across the
 namespaces is bit-exact and leaves nothing behind."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -139,6 +140,37 @@ def test_sigterm_removes_every_namespace_and_process():
         assert netns.leftovers(p.pid) == {"namespaces": [], "workdirs": [], "processes": []}
         time.sleep(0.5)
         assert [q for q in pids if netns._alive(q) and not netns._zombie(q)] == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+        netns.cleanup_leftovers()
+
+
+@needs_root
+@pytest.mark.slow
+def test_sigterm_keeps_the_rounds_that_finished(tmp_path):
+    """A rehearsal stopped after its first round still writes that round's
+    JSON and table (nothing computed is lost), then removes everything."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = tmp_path / "r.json"
+    p = subprocess.Popen([sys.executable, "-m", "secea_fast.flower.netns", "--profile", "none", "--protocol", "secea",
+                          "--protocol", "secemb", "--entities", "50", "--clients", "3", "--users", "2",
+                          "--json", str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 600
+        assert p.stdout is not None
+        for line in p.stdout:                # wait for the SecEA round's line, then for SecEmb's nodes
+            if "secea on none: round" in line or time.time() > deadline:
+                break
+        while time.time() < deadline and len(netns.leftovers(p.pid)["processes"]) < 3:
+            time.sleep(0.5)
+        p.send_signal(signal.SIGTERM)
+        rest, err = p.communicate(timeout=120)
+        assert p.returncode == 130 and "SIGTERM" in err and "Traceback" not in err
+        rounds = json.loads(out.read_text())
+        assert [(r["profile"], r["protocol"], r["verified"]) for r in rounds] == [("none", "secea", True)]
+        assert "secea" in rest                # the table of the finished round
+        assert netns.leftovers(p.pid) == {"namespaces": [], "workdirs": [], "processes": []}
     finally:
         if p.poll() is None:
             p.kill()

@@ -801,6 +801,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"through the SuperLink's link, {res.verification}")
     except _Stop as exc:
         print(f"stopped by {exc}: every namespace and process of the rehearsal was removed", file=sys.stderr)
+        if results:                      # the rounds that finished are kept
+            print(results_table(results))
+            if args.json:
+                Path(args.json).write_text(json.dumps([r.as_dict() for r in results], indent=1))
+                print(f"wrote the {len(results)} finished round(s) to {args.json}", file=sys.stderr)
         return 130
     finally:
         for s, h in old.items():
