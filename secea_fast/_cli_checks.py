@@ -23,11 +23,11 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-__all__ = ["OneLineParser", "option_problem", "output_file_problem", "output_dir_problem", "save_text"]
+__all__ = ["OneLineParser", "option_problem", "output_file_problem", "output_dir_problem", "save_text", "save_result"]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -141,3 +141,22 @@ def save_text(text: str, path: str | os.PathLike[str], option: str) -> Path:
               f"saved the result to {alt} instead", file=sys.stderr)
         return alt
     raise first
+
+
+def save_result(text: str, path: str | os.PathLike[str], option: str, plot: Callable[[Path], Any], prog: str) -> int:
+    """A study's JSON ``text`` saved as :func:`save_text` saves it, then
+    ``plot(png_path)`` beside it (a missing matplotlib or an unwritable plot
+    is said on stderr, the JSON kept); says what was written; exit status 0."""
+    written = save_text(text, path, option)
+    png = written.with_suffix(".png")
+    try:
+        plot(png)
+    except ImportError:
+        print('(matplotlib absent: no plot; pip install -e ".[studies]")', file=sys.stderr)
+    except OSError as exc:
+        print(f"{prog}: could not write the plot {png} ({exc.strerror or exc})", file=sys.stderr)
+    else:
+        print(f"\nwrote {written} and {png}")
+        return 0
+    print(f"\nwrote {written}")
+    return 0

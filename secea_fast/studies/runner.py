@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from . import framework as fw
-from .._cli_checks import OneLineParser, option_problem, output_dir_problem, save_text
+from .._cli_checks import OneLineParser, option_problem, output_dir_problem, save_result
 from ..datasets import DATASETS, fetch
 from .ldp import PAPER_EPSILONS, PUBLISHED_TABLE7, LDPAvg
 
@@ -279,21 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\nsecea-fast study: error: {exc}", file=sys.stderr)
         return 2
     print(format_tables(res))
-    out = Path(args.out or "study-out")
-    written = save_text(json.dumps(res, indent=1, default=float), out / f"{args.name}.json", "--out")
-    plot = written.with_suffix(".png")
-    try:
-        write_plot(res, plot)
-    except ImportError:
-        print("(matplotlib absent: no plot; pip install -e \".[studies]\")", file=sys.stderr)
-        print(f"\nwrote {written}")
-        return 0
-    except OSError as exc:
-        print(f"secea-fast study: could not write the plot {plot} ({exc.strerror or exc})", file=sys.stderr)
-        print(f"\nwrote {written}")
-        return 0
-    print(f"\nwrote {written} and {plot}")
-    return 0
+    return save_result(json.dumps(res, indent=1, default=float), Path(args.out or "study-out") / f"{args.name}.json",
+                       "--out", lambda png: write_plot(res, png), "secea-fast study")
 
 
 def study_option_problem(args: Any) -> str | None:

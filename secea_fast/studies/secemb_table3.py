@@ -511,7 +511,7 @@ def _load(data):
 def main(argv: Sequence[str] | None = None) -> int:
     """``secea-fast study secemb-table3``: parse ``argv``, run, print the
     table, write JSON and a plot; the exit status."""
-    from .._cli_checks import OneLineParser, option_problem, output_dir_problem, save_text
+    from .._cli_checks import OneLineParser, option_problem, output_dir_problem, save_result
     p = OneLineParser(prog="secea-fast study secemb-table3", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="d = 16, 3 epochs, 50 users per round, m' = 64, rank 4, "
                    "every SecEmb round through the real protocol")
@@ -552,11 +552,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"secea-fast study secemb-table3: error: {exc}", file=sys.stderr)
         return 2
     print(format_table(res))
-    out = Path(args.out or "study-out")
-    written = save_text(json.dumps(res, indent=1, default=float), out / "secemb-table3.json", "--out")
-    try:
-        write_plot(res, written.with_suffix(".png"))
-    except ImportError:
-        print("(matplotlib absent: no plot)", file=sys.stderr)
-    print(f"\nwrote {written}")
-    return 0
+    return save_result(json.dumps(res, indent=1, default=float), Path(args.out or "study-out") / "secemb-table3.json",
+                       "--out", lambda png: write_plot(res, png), "secea-fast study secemb-table3")

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from . import framework as fw
-from .._cli_checks import OneLineParser, option_problem, output_dir_problem, save_text
+from .._cli_checks import OneLineParser, option_problem, output_dir_problem, save_result
 from .ldp import PAPER_EPSILONS, PUBLISHED_TABLE7, LDPAvg
 
 __all__ = ["Row", "TABLE3", "PUBLISHED_TABLE3", "SETTINGS", "TABLES", "data_set_path", "run_table3",
@@ -435,17 +435,5 @@ def main(argv: Sequence[str]) -> int:
         print(f"secea-fast study {name}: error: {exc}", file=sys.stderr)
         return 2
     print(text)
-    written = save_text(json.dumps(res, indent=1), Path(args.out or "study-out") / f"{stem}.json", "--out")
-    plot = written.with_suffix(".png")
-    try:
-        write_table_plot(res, plot)
-    except ImportError:
-        print("(matplotlib absent: no plot)", file=sys.stderr)
-        print(f"\nwrote {written}")
-        return 0
-    except OSError as exc:
-        print(f"secea-fast study {name}: could not write the plot {plot} ({exc.strerror or exc})", file=sys.stderr)
-        print(f"\nwrote {written}")
-        return 0
-    print(f"\nwrote {written} and {plot}")
-    return 0
+    return save_result(json.dumps(res, indent=1), Path(args.out or "study-out") / f"{stem}.json", "--out",
+                       lambda png: write_table_plot(res, png), f"secea-fast study {name}")
