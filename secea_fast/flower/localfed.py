@@ -387,6 +387,10 @@ class LocalFederation:
             self.identity_files = files
             for nc, (name, _) in zip(self.node_configs, self.roster):
                 nc.update({"roster-file": self.roster_file, "identity-file": files[name]})
+        for i, nc in enumerate(self.node_configs):
+            # each node's sealed state journal (flower.state.save_state) in the federation's own
+            # directory, so it goes with it
+            nc.setdefault("state-dir", str(self.workdir / "node-state" / f"supernode-{i}"))
         self.port = _free_port()
         tls_link, tls_node = (["--insecure"], ["--insecure"])
         if self.tls:

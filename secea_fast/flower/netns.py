@@ -473,6 +473,8 @@ class Rehearsal:
             self.node_ids = list(pool.map(self._register, [k["public"] for k in node_keys]))
         self.log(f"registered {len(node_keys)} SuperNode keys from the operator's namespace")
         for i, (nc, nk) in enumerate(zip(self.node_configs, node_keys)):
+            # the node's sealed state journal (flower.state.save_state) in the rehearsal's directory
+            nc = dict(nc, **{"state-dir": str(nc.get("state-dir", self.work / "node-state" / f"n{i}"))})
             self._start(f"supernode-{i}", f"n{i}", [
                 _bin("flower-supernode"), "--superlink", link, "--root-certificates", self.certs["ca"]["cert"],
                 "--auth-supernode-private-key", nk["private"], "--host", "127.0.0.1", "--port", "9094",

@@ -25,8 +25,7 @@ from typing import Any
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
 from flwr.serverapp import Grid
 
-__all__ = ["pack", "unpack", "exchange", "grid_exchange", "StageResult", "BYTES_STYPE",
-           "load_state", "save_state", "wait_nodes", "log"]
+__all__ = ["pack", "unpack", "exchange", "grid_exchange", "StageResult", "BYTES_STYPE", "wait_nodes", "log"]
 
 BYTES_STYPE = "secea_fast.bytes"      # Array.stype of an opaque protocol message
 
@@ -146,28 +145,6 @@ def grid_exchange(grid: Grid, message_type: str, *, timeout: float = 300.0, poll
     def run(outbox: Outbox, work: Callable[[], object] | None = None) -> StageResult:
         return exchange(grid, outbox, message_type, timeout=timeout, poll=poll, work=work)
     return run
-
-
-def load_state(context: Context, key: str) -> bytes | None:
-    """The bytes a protocol saved in this node's ``context.state`` under
-    ``key`` (None if nothing was saved).  Flower keeps ``context.state`` in
-    the SuperNode and hands it to each ClientApp process of the run; it is
-    never sent to the SuperLink."""
-    if key not in context.state:
-        return None
-    rec = context.state[key]
-    if "state" not in rec:
-        return None
-    arr = rec["state"]
-    if not isinstance(arr, Array):
-        raise TypeError(f"context.state[{key!r}]['state'] is a {type(arr).__name__}, not the "
-                        "Array save_state writes")
-    return arr.data
-
-
-def save_state(context: Context, key: str, data: bytes) -> None:
-    """Save ``data`` in this node's ``context.state`` under ``key``."""
-    context.state[key] = ArrayRecord({"state": Array("uint8", (len(data),), BYTES_STYPE, bytes(data))})
 
 
 def wait_nodes(grid: Grid, need: int, wait: float = 120.0) -> list[int]:

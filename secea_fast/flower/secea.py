@@ -89,7 +89,8 @@ from ..protocols.secea.layer import Layer
 from ..protocols.secea.session import ClientSession, ServerSession
 from .admission import (CHALLENGE, NodeIdentity, admission_claim, admit, new_challenge,
                         node_identity, strip_claim)
-from .records import Exchange, grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
+from .records import Exchange, grid_exchange, log, pack, unpack, wait_nodes
+from .state import load_state, save_state
 
 __all__ = ["MESSAGE_TYPE", "STATE_KEY", "handle", "handle_message", "SecEAStageRunner",
            "SecEAFlowerResult", "run_secea"]
@@ -187,18 +188,19 @@ def handle_message(msg: FlowerMessage, context: Context, local: dict[Any, Any],
     ``on_seconds(context, cfg, seconds)``: called with the stage's compute
     seconds per phase, for the node's own log or summary file (they are
     never sent to the server).  ``layer``: as :func:`handle` (SecEA-PHE).
-    The session lives in ``context.state[STATE_KEY]``."""
+    The session lives in ``context.state[STATE_KEY]`` and in its sealed
+    journal (:func:`~secea_fast.flower.state.save_state`)."""
     cfg, blobs = unpack(msg.content)
     me = node_identity(context.node_config, context.run_config if run_config is None else run_config,
                        default_name)
-    state = load_state(context, STATE_KEY)
+    state = load_state(context, STATE_KEY, me)
     secs: dict[str, float] = {}
     reply_cfg, out, new_state, result = handle(cfg, blobs, state, local, me, int(context.node_id), secs,
                                                layer=layer)
     if on_seconds is not None and secs:
         on_seconds(context, cfg, secs)
     if new_state is not None:
-        save_state(context, STATE_KEY, new_state)
+        save_state(context, STATE_KEY, new_state, me)
     if result is not None and on_result is not None:
         on_result(context, result)
     return FlowerMessage(pack(reply_cfg, out), reply_to=msg)

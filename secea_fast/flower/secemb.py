@@ -76,7 +76,8 @@ from ..protocols.common.wire import Reader, Writer
 from ..protocols.secemb import (MIN_USERS, ProtocolError, SecEmbParams, Server0Session, Server1Session,
                                 UserSession, encode_table)
 from .admission import HELLO, NodeIdentity, hello_reply, identify_nodes, node_identity
-from .records import Exchange, grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
+from .records import Exchange, grid_exchange, log, pack, unpack, wait_nodes
+from .state import load_state, save_state
 
 __all__ = ["MESSAGE_TYPE", "STATE_KEY", "ROLES", "handle", "handle_message", "SecEmbStageRunner",
            "SecEmbFlowerResult", "run_secemb", "config_int"]
@@ -234,10 +235,10 @@ def handle_message(msg: FlowerMessage, context: Context, role: str, items: Array
     sigma = nc.get("noise-sigma", 0.0)
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not 0 <= sigma < float("inf"):
         raise ValueError(f"SecEmb node config: field 'noise-sigma' must be a finite number >= 0, got {sigma!r}")
-    reply, out, new, rows = handle(cfg, blobs, load_state(context, STATE_KEY), role, items, grads_fn, me=me,
+    reply, out, new, rows = handle(cfg, blobs, load_state(context, STATE_KEY, me), role, items, grads_fn, me=me,
                                    node_id=int(context.node_id), run=int(context.run_id), min_users=min_users,
                                    noise_sigma=float(sigma))
-    save_state(context, STATE_KEY, new)
+    save_state(context, STATE_KEY, new, me)
     if rows is not None and on_retrieved is not None:
         on_retrieved(context, rows)
     return FlowerMessage(pack(reply, out), reply_to=msg)

@@ -39,9 +39,11 @@ from flwr.serverapp import Grid, ServerApp
 
 from ..studies import recsys
 from . import secea as fsecea
+from .admission import NodeIdentity, node_identity
 from .demo import secea_roster
 from . import secemb as fsecemb
-from .records import grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
+from .records import grid_exchange, log, pack, unpack, wait_nodes
+from .state import load_state, save_state
 
 __all__ = ["TRAIN_DEFAULTS", "make_train_apps", "dataset", "silos_of"]
 
@@ -92,9 +94,14 @@ def _dump(emb: dict) -> bytes:
     return len(ids).to_bytes(8, "little") + ids + buf.getvalue()
 
 
-def _saved(context: Context, key: str) -> bytes:
+def _me(context: Context, cfg) -> NodeIdentity:
+    """This silo's roster identity (it seals the node's saved state)."""
+    return node_identity(context.node_config, cfg, f"client-{_party(context)}")
+
+
+def _saved(context: Context, key: str, me: NodeIdentity) -> bytes:
     """The bytes an earlier stage saved under ``key``; RuntimeError if none was."""
-    data = load_state(context, key)
+    data = load_state(context, key, me)
     if data is None:
         raise RuntimeError(f"nothing saved under {key!r} on this node: the train stage must run first")
     return data
@@ -129,7 +136,8 @@ def _silo_stage(msg, context: Context, overrides):
     silos, n = silos_of(cfg), _party(context)
     c, blobs = unpack(msg.content)
     stage = c["stage"]
-    state = load_state(context, _EMB)
+    me = _me(context, cfg)
+    state = load_state(context, _EMB, me)
     emb = _load(state) if state is not None else silos.init(int(cfg["d"]), int(cfg["seed"]))[n]
     t0 = time.perf_counter()
     reply, out = {"stage": stage}, []
@@ -137,11 +145,11 @@ def _silo_stage(msg, context: Context, overrides):
         rnd = int(c["round"])
         local = silos.train_silo(n, emb, epochs=int(cfg["epochs"]), lr=float(cfg["lr"]),
                                  seed=int(cfg["seed"]) * 1_000_003 + rnd * 101 + n)
-        save_state(context, _LOCAL, _dump(local))
+        save_state(context, _LOCAL, _dump(local), me)
     elif stage == "plain-up":
-        out = [_saved(context, _LOCAL)]
+        out = [_saved(context, _LOCAL, me)]
     elif stage == "plain-down":
-        save_state(context, _EMB, blobs[0])
+        save_state(context, _EMB, blobs[0], me)
     elif stage == "eval":
         hits, nd, cases = silos.eval_silo(n, emb)
         reply.update(hits=float(hits), ndcg=float(nd), cases=int(cases))
@@ -153,10 +161,12 @@ def _silo_stage(msg, context: Context, overrides):
 
 def _silo_secea(msg, context: Context, overrides):
     """A silo's SecEA stages: the local embeddings in, the global ones kept."""
-    local = _load(_saved(context, _LOCAL))
+    cfg = _cfg(context, overrides)
+    me = _me(context, cfg)
+    local = _load(_saved(context, _LOCAL, me))
     return fsecea.handle_message(msg, context, local,
-                                 on_result=lambda ctx, glob: save_state(ctx, _EMB, _dump(glob)),
-                                 default_name=f"client-{_party(context)}", run_config=_cfg(context, overrides))
+                                 on_result=lambda ctx, glob: save_state(ctx, _EMB, _dump(glob), me),
+                                 default_name=f"client-{_party(context)}", run_config=cfg)
 
 
 def _cross_silo_main(grid: Grid, context: Context, overrides):
@@ -226,7 +236,7 @@ def _device_stage(msg, context: Context, overrides):
         return fsecemb.handle_message(msg, context, "user", me=me)
     assert u is not None
     r, sp, pos = _device_data(cfg)
-    state = load_state(context, "secea_fast.train.user")
+    state = load_state(context, "secea_fast.train.user", me)
     p_u = (np.frombuffer(state, dtype=np.float64).copy() if state is not None
            else recsys.device_init(r.n_users, r.n_items, int(cfg["d"]), int(cfg["seed"]))[0][u])
     if msg.metadata.message_type == MESSAGE_TYPE:            # eval: Q arrives, the hit goes back
@@ -242,7 +252,7 @@ def _device_stage(msg, context: Context, overrides):
 
     def step(rows):
         new, grads = recsys.device_step(p_u, rows, mask, lr=float(cfg["device-lr"]), reg=1e-4)
-        save_state(context, "secea_fast.train.user", new.tobytes())
+        save_state(context, "secea_fast.train.user", new.tobytes(), me)
         return grads
     return fsecemb.handle_message(msg, context, "user", items, step, me=me)
 
