@@ -174,6 +174,22 @@ int secea_hz_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, const
 int secea_hz2_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, const uint64_t *mod,
                    const uint64_t *k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L);
 
+/* ---- fixed-base exponentiation (csrc/bignum/fb_powm.c, portable C) ---- */
+/* out = h^exp_i mod mod for count secret exponents and one base h given by
+ * its table: nwin windows of 2^W entries of L 64-bit limbs (little-endian;
+ * entry d of window i at table[((i << W) + d) * L]) holding
+ * h^(d 2^(W i)) R mod mod, R = 2^(64 L), each below mod; mod odd, L limbs;
+ * k0 = -mod^-1 mod 2^64; exp: count x ewords little-endian words
+ * (number-major), the low nwin W bits used; out: count x L limbs.
+ * Constant time in the exponents.  W in 1..8, L <= 256.  Returns 0, -1 if
+ * memory runs out, -2 if a size is out of range or mod is even. */
+int secea_fb_powm(uint64_t *out, const uint64_t *table, unsigned W, size_t nwin, const uint64_t *mod,
+                  uint64_t k0, const uint64_t *exp, size_t ewords, size_t count, size_t L);
+/* reps chained Montgomery products of L limbs (the product secea_fb_powm is
+ * built from, for measuring its rate); returns a limb of the result,
+ * UINT64_MAX if L is out of range. */
+uint64_t secea_fb_mul_bench(size_t L, size_t reps);
+
 /* ---- AES-128 (csrc/prg/) ---- */
 /* Keystream of AES-128 in CTR mode (NIST SP 800-38A): block i is
  * AES_key(iv + i), the 16-byte iv read as a big-endian 128-bit counter that

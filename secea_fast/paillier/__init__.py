@@ -61,12 +61,14 @@ Nothing here uses ``random`` or ``numpy.random``.
 """
 from __future__ import annotations
 
-from ._keys import (MAX_BITS, MIN_BITS, MIN_INSECURE_BITS, IntOrInts, Ints, PrivateKey, PublicKey,
-                    ciphertexts_from_bytes, ciphertexts_to_bytes, keygen)
+from ._keys import (MAX_BITS, MIN_BITS, MIN_INSECURE_BITS, SHORT_EXPONENT, TEXTBOOK, VARIANTS, IntOrInts, Ints,
+                    PrivateKey, PublicKey, ShortExponentPublicKey, ciphertexts_from_bytes, ciphertexts_to_bytes,
+                    keygen)
 from ._packing import GUARD_BITS, check_packing
 from ._pool import shutdown_workers
 
-__all__ = ["keygen", "PublicKey", "PrivateKey", "ciphertexts_to_bytes", "ciphertexts_from_bytes",
+__all__ = ["keygen", "PublicKey", "PrivateKey", "ShortExponentPublicKey", "TEXTBOOK", "SHORT_EXPONENT",
+           "VARIANTS", "ciphertexts_to_bytes", "ciphertexts_from_bytes",
            "check_packing", "GUARD_BITS", "MIN_BITS", "MIN_INSECURE_BITS", "MAX_BITS",
            "shutdown_workers", "add", "sub", "neg", "add_plain", "mul_scalar", "multi_exp"]
 
