@@ -915,6 +915,17 @@ def ciphertexts_to_bytes(cts: Ints, pk: PublicKey) -> bytes:
     return _serial.SHORT_CT_TAG + body if pk.variant == SHORT_EXPONENT else body
 
 
+def ciphertexts_nbytes(count: int, pk: PublicKey) -> int:
+    """Length of ``ciphertexts_to_bytes`` of ``count`` ciphertexts under ``pk``."""
+    if not isinstance(pk, PublicKey):
+        raise TypeError(f"pk must be a PublicKey, got {type(pk).__name__}")
+    count = check_int(count, "count")
+    if count < 0:
+        raise ValueError(f"count must be >= 0, got {count}")
+    tag = len(_serial.SHORT_CT_TAG) if pk.variant == SHORT_EXPONENT else 0
+    return tag + count * _serial.ciphertext_width(pk.bits)
+
+
 def ciphertexts_from_bytes(data: bytes, pk: PublicKey) -> list[int]:
     """Inverse of ``ciphertexts_to_bytes``; ValueError on a length that is not a
     multiple of the width, a field outside (0, n^2), or ciphertexts of the
