@@ -29,18 +29,39 @@ def textbook():
 # ------------------------------------------------------------------ the kernel
 
 
+KERNELS = [pytest.param(True, id="portable"),
+           pytest.param(False, id="avx2", marks=pytest.mark.skipif(
+               not _fixedbase.lanes_available(), reason="no AVX2 here (or the portable backend)"))]
+
+
+@pytest.mark.parametrize("portable", KERNELS)
 @pytest.mark.parametrize("ebits", [1, 7, 64, 65, 160, 300])
-@pytest.mark.parametrize("mbits", [128, 1000, 2048])
-def test_fixed_base_powers_match_gmpy2(ebits, mbits):
+@pytest.mark.parametrize("mbits", [128, 1000, 2048, 4097])
+def test_fixed_base_powers_match_gmpy2(ebits, mbits, portable):
     m = mpz(secrets.randbits(mbits) | (1 << (mbits - 1)) | 1)
     h = mpz(secrets.randbelow(int(m)))
-    fb = _fixedbase.build(h, m, ebits)
-    exps = [0, 1, (1 << ebits) - 1] + [secrets.randbits(ebits) for _ in range(9)]
+    fb = _fixedbase.build(h, m, ebits, portable=portable)
+    assert fb.radix == (64 if portable else 26)
+    # 0, 1, the largest, and batches that fill the four lanes and leave some empty
+    exps = [0, 1, (1 << ebits) - 1] + [secrets.randbits(ebits) for _ in range(6)]
     assert _fixedbase.powers(fb, exps) == [gmpy2.powmod(h, e, m) for e in exps]
+    assert _fixedbase.powers(fb, exps[:1]) == [gmpy2.powmod(h, exps[0], m)]
 
 
-def test_fixed_base_refuses_bad_sizes():
-    fb = _fixedbase.build(mpz(3), mpz(1000003), 16)
+def test_fixed_base_follows_the_backend():
+    import secea_fast
+    try:
+        secea_fast.set_backend("portable")
+        assert not _fixedbase.lanes_available()
+        fb = _fixedbase.build(mpz(3), mpz(1000003), 16)
+        assert fb.radix == 64 and _fixedbase.powers(fb, [5, 60000]) == [243, pow(3, 60000, 1000003)]
+    finally:
+        secea_fast.set_backend("auto")
+
+
+@pytest.mark.parametrize("portable", KERNELS)
+def test_fixed_base_refuses_bad_sizes(portable):
+    fb = _fixedbase.build(mpz(3), mpz(1000003), 16, portable=portable)
     with pytest.raises(RuntimeError):
         _fixedbase.powers(fb._replace(W=9), [5])
     with pytest.raises(RuntimeError):
@@ -52,7 +73,8 @@ def test_window_keeps_a_window_in_the_first_level_cache():
         for ebits in (1, 160, 224, 256, 1024, 2048):
             w = _fixedbase.window_for(ebits, L)
             assert 1 <= w <= _fixedbase.MAX_W and ((1 << w) * L * 8 <= 40 << 10 or w == 1)
-    assert _fixedbase.window_for(224, 65) == 6          # 2048-bit n: the measured best
+    assert _fixedbase.window_for(224, 65) == 6          # 2048-bit n, portable kernel: the measured best
+    assert _fixedbase.window_for(224, 159) == 5         # 2048-bit n, four AVX2 lanes
 
 
 def test_exponent_length_rule():

@@ -140,3 +140,177 @@ uint64_t secea_fb_mul_bench(size_t L, size_t reps)
     free(mem);
     return out;
 }
+
+/* ---- four lanes on AVX2: four exponents at once, radix 2^26 ----
+ * The same fixed-base method, one exponent per 64-bit lane of a ymm
+ * register, limbs of 26 bits so that vpmuludq (32 x 32 -> 64 bits) forms
+ * each limb product exactly.  Almost Montgomery product by operand
+ * scanning, as mb_powm_kernel.h's (one reduction digit per limb of b, no
+ * subtraction inside): for a, b < 2m and 4m < R = 2^(26 L) the result is
+ * below 2m; accumulator slot k collects at most 2 L products below 2^52
+ * and the carries, below 2^62 for L <= 512.  The digit of each lane
+ * selects its table entry by reading every entry of the window with a
+ * lane mask; the last product by 1 and a masked subtraction of m give the
+ * canonical result, which is repacked into 64-bit words. */
+#if SECEA_X86
+#include <immintrin.h>
+#define FB4_MAX_LIMBS 512
+#define FB4_ATTR SECEA_TARGET("avx2")
+#define M26 ((1ULL << 26) - 1)
+
+FB4_ATTR static void fb4_amm(__m256i *r, const __m256i *a, const __m256i *b, const __m256i *m, __m256i k0,
+                             size_t L, __m256i *acc)
+{
+    const __m256i mask = _mm256_set1_epi64x((long long)M26), zero = _mm256_setzero_si256();
+    for (size_t j = 0; j < 2 * L; j++) acc[j] = zero;
+    for (size_t i = 0; i < L; i++) {
+        const __m256i bi = b[i];
+        __m256i *t = acc + i;
+        __m256i t0 = _mm256_add_epi64(t[0], _mm256_mul_epu32(a[0], bi));
+        const __m256i y = _mm256_and_si256(_mm256_mul_epu32(t0, k0), mask);
+        t0 = _mm256_add_epi64(t0, _mm256_mul_epu32(m[0], y));            /* 0 mod 2^26 */
+        t[1] = _mm256_add_epi64(t[1], _mm256_srli_epi64(t0, 26));
+        for (size_t j = 1; j < L; j++)
+            t[j] = _mm256_add_epi64(t[j], _mm256_add_epi64(_mm256_mul_epu32(a[j], bi),
+                                                           _mm256_mul_epu32(m[j], y)));
+    }
+    __m256i c = zero;                                     /* below 2m < R: the last carry is 0 */
+    for (size_t j = 0; j < L; j++) {
+        const __m256i x = _mm256_add_epi64(acc[L + j], c);
+        r[j] = _mm256_and_si256(x, mask);
+        c = _mm256_srli_epi64(x, 26);
+    }
+}
+
+/* x = x - m in the lanes where that does not borrow (x <= m here) */
+FB4_ATTR static void fb4_canonical(__m256i *x, const __m256i *m, size_t L, __m256i *d)
+{
+    const __m256i mask = _mm256_set1_epi64x((long long)M26);
+    __m256i borrow = _mm256_setzero_si256();
+    for (size_t j = 0; j < L; j++) {
+        const __m256i t = _mm256_sub_epi64(_mm256_sub_epi64(x[j], m[j]), borrow);
+        borrow = _mm256_srli_epi64(t, 63);
+        d[j] = _mm256_and_si256(t, mask);
+    }
+    const __m256i keep = _mm256_cmpeq_epi64(borrow, _mm256_setzero_si256());
+    for (size_t j = 0; j < L; j++) x[j] = _mm256_blendv_epi8(x[j], d[j], keep);
+}
+
+FB4_ATTR static void fb4_select(__m256i *sel, const uint64_t *win, const uint64_t d[4], size_t L, unsigned W)
+{
+    const __m256i dv = _mm256_loadu_si256((const __m256i *)d);
+    for (size_t j = 0; j < L; j++) sel[j] = _mm256_setzero_si256();
+    for (uint64_t k = 0; k < ((uint64_t)1 << W); k++) {
+        const __m256i hit = _mm256_cmpeq_epi64(dv, _mm256_set1_epi64x((long long)k));
+        const uint64_t *e = win + k * L;
+        for (size_t j = 0; j < L; j++)
+            sel[j] = _mm256_or_si256(sel[j], _mm256_and_si256(hit, _mm256_set1_epi64x((long long)e[j])));
+    }
+}
+
+FB4_ATTR static void fb4_run(uint64_t *out, const uint64_t *table, unsigned W, size_t nwin, const uint64_t *mod,
+                             uint64_t k0, const uint64_t *exp, size_t ewords, size_t count, size_t L, size_t L64,
+                             __m256i *mem, uint64_t *lanes)
+{
+    __m256i *m = mem, *acc = m + L, *x = acc + 2 * L, *sel = x + L, *one = sel + L;
+    const __m256i k0v = _mm256_set1_epi64x((long long)k0);
+    const size_t wstride = ((size_t)1 << W) * L;
+    for (size_t j = 0; j < L; j++) {
+        m[j] = _mm256_set1_epi64x((long long)mod[j]);
+        one[j] = _mm256_setzero_si256();
+    }
+    one[0] = _mm256_set1_epi64x(1);
+    uint64_t d[4];
+    for (size_t g = 0; g < count; g += 4) {
+        const size_t live = count - g < 4 ? count - g : 4;
+        for (size_t i = 0; i < nwin; i++) {
+            for (size_t l = 0; l < 4; l++) d[l] = l < live ? fb_digit(exp + (g + l) * ewords, ewords, i * W, W) : 0;
+            fb4_select(i ? sel : x, table + i * wstride, d, L, W);
+            if (i) fb4_amm(x, x, sel, m, k0v, L, acc);
+        }
+        fb4_amm(x, x, one, m, k0v, L, acc);                 /* out of Montgomery form: <= m */
+        fb4_canonical(x, m, L, sel);
+        for (size_t j = 0; j < L; j++) _mm256_storeu_si256((__m256i *)(lanes + 4 * j), x[j]);
+        for (size_t l = 0; l < live; l++) {                 /* 26-bit limbs -> 64-bit words */
+            uint64_t *o = out + (g + l) * L64;
+            memset(o, 0, L64 * sizeof *o);
+            for (size_t j = 0; j < L; j++) {
+                const uint64_t limb = lanes[4 * j + l];
+                const size_t bit = 26 * j, w = bit / 64, s = bit % 64;
+                if (w < L64) o[w] |= limb << s;
+                if (s > 38 && w + 1 < L64) o[w + 1] |= limb >> (64 - s);
+            }
+        }
+    }
+    secea_wipe(d, sizeof d);
+}
+
+FB4_ATTR static uint64_t fb4_bench_run(size_t L, size_t reps, __m256i *mem)
+{
+    __m256i *m = mem, *acc = m + L, *x = acc + 2 * L, *y = x + L;
+    uint64_t s = 0x9E3779B97F4A7C15ULL, m0 = 0;
+    for (size_t j = 0; j < L; j++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        uint64_t mj = s & M26;
+        if (j == 0) mj |= 1, m0 = mj;
+        if (j == L - 1) mj = (mj >> 3) | (1ULL << 22);    /* 4 m < R */
+        m[j] = _mm256_set1_epi64x((long long)mj);
+        x[j] = _mm256_set1_epi64x((long long)(j == L - 1 ? mj >> 1 : (s >> 30) & M26));
+        y[j] = _mm256_set1_epi64x((long long)(j == L - 1 ? mj >> 2 : (s >> 40) & M26));
+    }
+    uint64_t inv = m0;                                   /* m^-1 mod 2^26 */
+    for (int i = 0; i < 5; i++) inv = inv * (2 - m0 * inv) & M26;
+    const __m256i k0v = _mm256_set1_epi64x((long long)((0 - inv) & M26));
+    for (size_t r = 0; r < reps; r++) fb4_amm(x, x, y, m, k0v, L, acc);
+    uint64_t out[4];
+    _mm256_storeu_si256((__m256i *)out, x[0]);
+    return out[0];
+}
+#endif
+
+int secea_fb4_available(void)
+{
+#if SECEA_X86
+    return secea__cpu_allowed("avx2");
+#else
+    return 0;
+#endif
+}
+
+int secea_fb4_powm(uint64_t *out, const uint64_t *table, unsigned W, size_t nwin, const uint64_t *mod,
+                   uint64_t k0, const uint64_t *exp, size_t ewords, size_t count, size_t L, size_t L64)
+{
+#if SECEA_X86
+    if (!secea_fb4_available() || L < 2 || L > FB4_MAX_LIMBS || W == 0 || W > FB_MAX_W || nwin == 0 ||
+        !(mod[0] & 1) || L64 == 0)
+        return -2;
+    if (count == 0) return 0;
+    const size_t nvec = 6 * L;
+    void *raw = NULL;
+    if (posix_memalign(&raw, 32, nvec * sizeof(__m256i) + 4 * L * sizeof(uint64_t))) return -1;
+    uint64_t *lanes = (uint64_t *)((__m256i *)raw + nvec);
+    fb4_run(out, table, W, nwin, mod, k0, exp, ewords, count, L, L64, (__m256i *)raw, lanes);
+    secea_wipe(raw, nvec * sizeof(__m256i) + 4 * L * sizeof(uint64_t));
+    free(raw);
+    return 0;
+#else
+    (void)out; (void)table; (void)W; (void)nwin; (void)mod; (void)k0; (void)exp; (void)ewords; (void)count;
+    (void)L; (void)L64;
+    return -2;
+#endif
+}
+
+uint64_t secea_fb4_mul_bench(size_t L, size_t reps)
+{
+#if SECEA_X86
+    if (!secea_fb4_available() || L < 2 || L > FB4_MAX_LIMBS) return UINT64_MAX;
+    void *raw = NULL;
+    if (posix_memalign(&raw, 32, 5 * L * sizeof(__m256i))) return UINT64_MAX;
+    const uint64_t r = fb4_bench_run(L, reps, (__m256i *)raw);
+    free(raw);
+    return r;
+#else
+    (void)L; (void)reps;
+    return UINT64_MAX;
+#endif
+}

@@ -189,6 +189,19 @@ int secea_fb_powm(uint64_t *out, const uint64_t *table, unsigned W, size_t nwin,
  * built from, for measuring its rate); returns a limb of the result,
  * UINT64_MAX if L is out of range. */
 uint64_t secea_fb_mul_bench(size_t L, size_t reps);
+/* 1 if secea_fb4_powm can run here (x86-64 with AVX2); under the portable
+ * backend Python does not call it (secea_fast.paillier._fixedbase). */
+int secea_fb4_available(void);
+/* secea_fb_powm on four AVX2 lanes (four exponents at once), limbs of 26
+ * bits: table, mod: L limbs of 26 bits per number (one per uint64_t),
+ * R = 2^(26 L) with 4 mod < R; k0 = -mod^-1 mod 2^26; L in 2..512; out:
+ * count x L64 64-bit words (the canonical results, which must fit L64
+ * words).  Constant time in the exponents.  Returns 0, -1, or -2 (AVX2
+ * unavailable, sizes out of range, mod even). */
+int secea_fb4_powm(uint64_t *out, const uint64_t *table, unsigned W, size_t nwin, const uint64_t *mod,
+                   uint64_t k0, const uint64_t *exp, size_t ewords, size_t count, size_t L, size_t L64);
+/* reps chained products of L 26-bit limbs on the four lanes; UINT64_MAX if unavailable. */
+uint64_t secea_fb4_mul_bench(size_t L, size_t reps);
 
 /* ---- AES-128 (csrc/prg/) ---- */
 /* Keystream of AES-128 in CTR mode (NIST SP 800-38A): block i is

@@ -19,7 +19,7 @@ import gmpy2
 import numpy as np
 from gmpy2 import mpz
 
-from .._native import ffi, lib
+from .._native import ffi, get_backend, lib
 
 MAX_W = 8
 _LEVELS = ((15360, 256), (7680, 192), (3072, 128), (2048, 112))
@@ -65,22 +65,46 @@ class FixedBase(NamedTuple):
     W: int
     nwin: int
     ebits: int
-    L: int
-    table: np.ndarray       # nwin * 2^W * L uint64 limbs, Montgomery form
+    L: int                  # limbs of `radix` bits per number
+    table: np.ndarray       # nwin * 2^W * L uint64 limbs, Montgomery form (R = 2^(radix L))
     mod: np.ndarray         # L uint64 limbs
-    k0: int                 # -mod^-1 mod 2^64
+    k0: int                 # -mod^-1 mod 2^radix
+    radix: int = 64         # 64: portable kernel; 26: four AVX2 lanes
+    L64: int = 0            # 64-bit words of a result
 
 
 def _limbs(values, L: int) -> np.ndarray:
     return np.frombuffer(b"".join(int(v).to_bytes(8 * L, "little") for v in values), dtype="<u8").copy()
 
 
-def build(h: mpz, m: mpz, ebits: int) -> FixedBase:
-    """The table of h mod m for exponents below 2^ebits."""
-    L = limbs64(int(m).bit_length())
+def _limbs26(values, L: int) -> np.ndarray:
+    """26-bit limbs (one per uint64), number-major, flattened."""
+    nw = -(-26 * L // 64) + 1
+    words = _limbs(values, nw).reshape(len(values), nw)
+    j = np.arange(L)
+    w, s = (26 * j) // 64, ((26 * j) % 64).astype(np.uint64)
+    lo = words[:, w] >> s
+    hi = np.where(s > 38, words[:, np.minimum(w + 1, nw - 1)] << ((np.uint64(64) - s) % np.uint64(64)),
+                  np.uint64(0))
+    return np.ascontiguousarray((lo | hi) & np.uint64((1 << 26) - 1)).ravel()
+
+
+def lanes_available() -> bool:
+    """The four-lane AVX2 kernel runs here (else the portable one): the CPU
+    has AVX2 and the backend is not ``"portable"`` (``set_backend``)."""
+    return bool(lib.secea_fb4_available()) and get_backend() != "portable"
+
+
+def build(h: mpz, m: mpz, ebits: int, *, portable: bool = False) -> FixedBase:
+    """The table of h mod m for exponents below 2^ebits, for the four-lane
+    AVX2 kernel where it runs (``portable``: for the portable one)."""
+    L64 = limbs64(int(m).bit_length())
+    L26 = -(-(int(m).bit_length() + 2) // 26)
+    radix = 26 if (not portable and lanes_available() and L26 <= 512) else 64
+    L = L26 if radix == 26 else L64
     W = window_for(ebits, L)
     nwin = -(-ebits // W)
-    R = mpz(1) << (64 * L)
+    R = mpz(1) << (radix * L)
     rows = []
     base = mpz(h)
     one = R % m
@@ -90,8 +114,9 @@ def build(h: mpz, m: mpz, ebits: int) -> FixedBase:
             rows.append(e)
             e = e * base % m
         base = gmpy2.powmod(base, 1 << W, m)
-    k0 = (-pow(int(m), -1, 1 << 64)) % (1 << 64)
-    return FixedBase(W, nwin, ebits, L, _limbs(rows, L), _limbs([m], L), k0)
+    k0 = (-pow(int(m), -1, 1 << radix)) % (1 << radix)
+    pack = _limbs26 if radix == 26 else _limbs
+    return FixedBase(W, nwin, ebits, L, pack(rows, L), pack([m], L), k0, radix, L64)
 
 
 def powers(fb: FixedBase, exps: list) -> list:
@@ -101,9 +126,16 @@ def powers(fb: FixedBase, exps: list) -> list:
         return []
     ew = max(1, -(-fb.ebits // 64))
     exp = _limbs(exps, ew)
-    out = np.empty(count * fb.L, dtype=np.uint64)
     p = lambda a: ffi.cast("uint64_t *", a.ctypes.data)   # noqa: E731
-    rc = lib.secea_fb_powm(p(out), p(fb.table), fb.W, fb.nwin, p(fb.mod), fb.k0, p(exp), ew, count, fb.L)
+    if fb.radix == 26:
+        L64 = fb.L64
+        out = np.empty(count * L64, dtype=np.uint64)
+        rc = lib.secea_fb4_powm(p(out), p(fb.table), fb.W, fb.nwin, p(fb.mod), fb.k0, p(exp), ew, count,
+                                fb.L, L64)
+    else:
+        L64 = fb.L
+        out = np.empty(count * L64, dtype=np.uint64)
+        rc = lib.secea_fb_powm(p(out), p(fb.table), fb.W, fb.nwin, p(fb.mod), fb.k0, p(exp), ew, count, fb.L)
     exp.fill(0)
     if rc == -1:
         raise MemoryError("fixed-base exponentiation kernel: out of memory")
@@ -111,7 +143,7 @@ def powers(fb: FixedBase, exps: list) -> list:
         raise RuntimeError(f"fixed-base exponentiation kernel refused its arguments (code {rc})")
     raw = out.tobytes()
     out.fill(0)
-    w = 8 * fb.L
+    w = 8 * L64
     return [mpz(int.from_bytes(raw[i * w:(i + 1) * w], "little")) for i in range(count)]
 
 
@@ -124,7 +156,10 @@ def randomizers(fb: FixedBase, count: int) -> list:
     return powers(fb, [rb(fb.ebits) for _ in range(count)])
 
 
-def product_rate(L: int, reps: int) -> int:
-    """Run ``reps`` chained Montgomery products of L limbs in C (timed by the
-    caller); returns a limb of the result."""
-    return int(lib.secea_fb_mul_bench(L, reps))
+def product_rate(fb: FixedBase, reps: int) -> int:
+    """Run ``reps`` chained Montgomery products of ``fb``'s size on its kernel
+    (four lanes: ``reps`` products of four numbers each), timed by the
+    caller; returns a limb of the result."""
+    if fb.radix == 26:
+        return int(lib.secea_fb4_mul_bench(fb.L, reps))
+    return int(lib.secea_fb_mul_bench(fb.L, reps))
