@@ -158,22 +158,55 @@ uint64_t secea_fb_mul_bench(size_t L, size_t reps)
 #define FB4_ATTR SECEA_TARGET("avx2")
 #define M26 ((1ULL << 26) - 1)
 
+/* one row of the product: t[0..L] += a b_i + m y, y chosen so that slot 0
+ * becomes 0 mod 2^26, whose carry goes to slot 1 */
+FB4_ATTR static inline void fb4_row(__m256i *t, const __m256i *a, __m256i bi, const __m256i *m, __m256i k0,
+                                    size_t L)
+{
+    const __m256i mask = _mm256_set1_epi64x((long long)M26);
+    __m256i t0 = _mm256_add_epi64(t[0], _mm256_mul_epu32(a[0], bi));
+    const __m256i y = _mm256_and_si256(_mm256_mul_epu32(t0, k0), mask);
+    t0 = _mm256_add_epi64(t0, _mm256_mul_epu32(m[0], y));              /* 0 mod 2^26 */
+    t[1] = _mm256_add_epi64(t[1], _mm256_srli_epi64(t0, 26));
+    for (size_t j = 1; j < L; j++)
+        t[j] = _mm256_add_epi64(t[j], _mm256_add_epi64(_mm256_mul_epu32(a[j], bi), _mm256_mul_epu32(m[j], y)));
+}
+
+/* r = a b R^-1 (mod m), below 2m.  Two rows (b_i, b_i+1) per pass over the
+ * accumulators: the second row's reduction digit needs only slot 1 after
+ * the first row, computed before the pass; the slot each row leaves at 0
+ * mod 2^26 carries into the next.  acc: 2L vectors (slots up to 2L - 2). */
 FB4_ATTR static void fb4_amm(__m256i *r, const __m256i *a, const __m256i *b, const __m256i *m, __m256i k0,
                              size_t L, __m256i *acc)
 {
     const __m256i mask = _mm256_set1_epi64x((long long)M26), zero = _mm256_setzero_si256();
     for (size_t j = 0; j < 2 * L; j++) acc[j] = zero;
-    for (size_t i = 0; i < L; i++) {
-        const __m256i bi = b[i];
+    size_t i = 0;
+    for (; i + 1 < L; i += 2) {
+        const __m256i b0 = b[i], b1 = b[i + 1];
         __m256i *t = acc + i;
-        __m256i t0 = _mm256_add_epi64(t[0], _mm256_mul_epu32(a[0], bi));
-        const __m256i y = _mm256_and_si256(_mm256_mul_epu32(t0, k0), mask);
-        t0 = _mm256_add_epi64(t0, _mm256_mul_epu32(m[0], y));            /* 0 mod 2^26 */
-        t[1] = _mm256_add_epi64(t[1], _mm256_srli_epi64(t0, 26));
-        for (size_t j = 1; j < L; j++)
-            t[j] = _mm256_add_epi64(t[j], _mm256_add_epi64(_mm256_mul_epu32(a[j], bi),
-                                                           _mm256_mul_epu32(m[j], y)));
+        __m256i t0 = _mm256_add_epi64(t[0], _mm256_mul_epu32(a[0], b0));
+        const __m256i y0 = _mm256_and_si256(_mm256_mul_epu32(t0, k0), mask);
+        t0 = _mm256_add_epi64(t0, _mm256_mul_epu32(m[0], y0));
+        __m256i t1 = _mm256_add_epi64(
+            _mm256_add_epi64(t[1], _mm256_srli_epi64(t0, 26)),
+            _mm256_add_epi64(_mm256_add_epi64(_mm256_mul_epu32(a[1], b0), _mm256_mul_epu32(m[1], y0)),
+                             _mm256_mul_epu32(a[0], b1)));
+        const __m256i y1 = _mm256_and_si256(_mm256_mul_epu32(t1, k0), mask);
+        t1 = _mm256_add_epi64(t1, _mm256_mul_epu32(m[0], y1));
+        t[2] = _mm256_add_epi64(t[2], _mm256_srli_epi64(t1, 26));
+        __m256i ap = a[1], mp = m[1];
+        for (size_t j = 2; j < L; j++) {
+            const __m256i aj = a[j], mj = m[j];
+            t[j] = _mm256_add_epi64(t[j], _mm256_add_epi64(
+                _mm256_add_epi64(_mm256_mul_epu32(aj, b0), _mm256_mul_epu32(mj, y0)),
+                _mm256_add_epi64(_mm256_mul_epu32(ap, b1), _mm256_mul_epu32(mp, y1))));
+            ap = aj;
+            mp = mj;
+        }
+        t[L] = _mm256_add_epi64(t[L], _mm256_add_epi64(_mm256_mul_epu32(ap, b1), _mm256_mul_epu32(mp, y1)));
     }
+    if (i < L) fb4_row(acc + i, a, b[i], m, k0, L);
     __m256i c = zero;                                     /* below 2m < R: the last carry is 0 */
     for (size_t j = 0; j < L; j++) {
         const __m256i x = _mm256_add_epi64(acc[L + j], c);
