@@ -48,6 +48,19 @@ def test_fixed_base_powers_match_gmpy2(ebits, mbits, portable):
     assert _fixedbase.powers(fb, exps[:1]) == [gmpy2.powmod(h, exps[0], m)]
 
 
+@pytest.mark.skipif(not _fixedbase.lanes_available(), reason="no AVX2 here (or the portable backend)")
+@pytest.mark.parametrize("ebits", [1, 5, 64, 1024])
+@pytest.mark.parametrize("mbits", [130, 1000, 2048, 4096])
+def test_variable_base_lanes_match_gmpy2(mbits, ebits):
+    """The four-lane exponentiation behind decryption without IFMA (one
+    modulus and exponent, a batch of bases; batches that leave lanes empty)."""
+    m = mpz(secrets.randbits(mbits) | (1 << (mbits - 1)) | 1)
+    e = mpz(secrets.randbits(ebits) | (1 << (ebits - 1)))
+    bases = [mpz(secrets.randbelow(int(m))) for _ in range(6)] + [mpz(0), mpz(1), m - 1]
+    assert _fixedbase.powmod_lanes(bases, e, m) == [gmpy2.powmod(b, e, m) for b in bases]
+    assert _fixedbase.powmod_lanes(bases[:1], mpz(0), m) == [1]
+
+
 def test_fixed_base_follows_the_backend():
     import secea_fast
     try:

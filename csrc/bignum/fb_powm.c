@@ -299,7 +299,102 @@ FB4_ATTR static uint64_t fb4_bench_run(size_t L, size_t reps, __m256i *mem)
     _mm256_storeu_si256((__m256i *)out, x[0]);
     return out[0];
 }
+
+/* ---- four lanes on AVX2, variable bases: b_l^e mod m for four bases, one
+ * modulus and one (secret) exponent, as a decryption's c^(p-1) mod p^2 for
+ * a batch.  Fixed windows from the top (secea__powm_window), the 2^W
+ * powers of each lane's base in a table read in full at every window with
+ * a mask from the (common) digit, squarings by the same product. */
+FB4_ATTR static void vb4_select(__m256i *sel, const __m256i *table, uint64_t d, size_t L, unsigned W)
+{
+    const __m256i dv = _mm256_set1_epi64x((long long)d);
+    for (size_t j = 0; j < L; j++) sel[j] = _mm256_setzero_si256();
+    for (uint64_t k = 0; k < ((uint64_t)1 << W); k++) {
+        const __m256i hit = _mm256_cmpeq_epi64(dv, _mm256_set1_epi64x((long long)k));
+        const __m256i *e = table + k * L;
+        for (size_t j = 0; j < L; j++) sel[j] = _mm256_or_si256(sel[j], _mm256_and_si256(hit, e[j]));
+    }
+}
+
+FB4_ATTR static void vb4_run(uint64_t *out, const uint64_t *bases, size_t count, const uint64_t *mod,
+                             const uint64_t *rr, uint64_t k0, const uint64_t *exp, size_t ewords, size_t ebits,
+                             size_t L, size_t L64, unsigned W, __m256i *mem, uint64_t *lanes)
+{
+    __m256i *m = mem, *acc = m + L, *x = acc + 2 * L, *sel = x + L, *one = sel + L, *rrv = one + L,
+            *table = rrv + L;
+    const __m256i k0v = _mm256_set1_epi64x((long long)k0);
+    for (size_t j = 0; j < L; j++) {
+        m[j] = _mm256_set1_epi64x((long long)mod[j]);
+        rrv[j] = _mm256_set1_epi64x((long long)rr[j]);
+        one[j] = _mm256_setzero_si256();
+    }
+    one[0] = _mm256_set1_epi64x(1);
+    const size_t nwin = (ebits + W - 1) / W;
+    uint64_t d = 0;
+    for (size_t g = 0; g < count; g += 4) {
+        const size_t live = count - g < 4 ? count - g : 4;
+        for (size_t j = 0; j < L; j++) {
+            uint64_t v[4];
+            for (size_t l = 0; l < 4; l++) v[l] = bases[(g + (l < live ? l : 0)) * L + j];
+            x[j] = _mm256_loadu_si256((const __m256i *)v);
+        }
+        fb4_amm(table, rrv, one, m, k0v, L, acc);                        /* R mod m */
+        fb4_amm(table + L, x, rrv, m, k0v, L, acc);                      /* b R mod m */
+        for (size_t k = 2; k < ((size_t)1 << W); k++)
+            fb4_amm(table + k * L, table + (k - 1) * L, table + L, m, k0v, L, acc);
+        if (nwin == 0) {
+            memcpy(x, table, L * sizeof *x);
+        } else {
+            d = fb_digit(exp, ewords, (nwin - 1) * W, W);
+            vb4_select(x, table, d, L, W);
+            for (size_t w = nwin - 1; w-- > 0;) {
+                for (unsigned s = 0; s < W; s++) fb4_amm(x, x, x, m, k0v, L, acc);
+                d = fb_digit(exp, ewords, w * W, W);
+                vb4_select(sel, table, d, L, W);
+                fb4_amm(x, x, sel, m, k0v, L, acc);
+            }
+        }
+        fb4_amm(x, x, one, m, k0v, L, acc);
+        fb4_canonical(x, m, L, sel);
+        for (size_t j = 0; j < L; j++) _mm256_storeu_si256((__m256i *)(lanes + 4 * j), x[j]);
+        for (size_t l = 0; l < live; l++) {
+            uint64_t *o = out + (g + l) * L64;
+            memset(o, 0, L64 * sizeof *o);
+            for (size_t j = 0; j < L; j++) {
+                const uint64_t limb = lanes[4 * j + l];
+                const size_t bit = 26 * j, w = bit / 64, s = bit % 64;
+                if (w < L64) o[w] |= limb << s;
+                if (s > 38 && w + 1 < L64) o[w + 1] |= limb >> (64 - s);
+            }
+        }
+    }
+    secea_wipe(&d, sizeof d);
+}
 #endif
+
+int secea_vb4_powm(uint64_t *out, const uint64_t *bases, size_t count, const uint64_t *mod, const uint64_t *rr,
+                   uint64_t k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L, size_t L64)
+{
+#if SECEA_X86
+    if (!secea_fb4_available() || L < 2 || L > FB4_MAX_LIMBS || !(mod[0] & 1) || L64 == 0 ||
+        ebits > 64 * ewords)
+        return -2;
+    if (count == 0) return 0;
+    const unsigned W = secea__powm_window(ebits);
+    const size_t nvec = (7 + ((size_t)1 << W)) * L;
+    void *raw = NULL;
+    if (posix_memalign(&raw, 32, nvec * sizeof(__m256i) + 4 * L * sizeof(uint64_t))) return -1;
+    uint64_t *lanes = (uint64_t *)((__m256i *)raw + nvec);
+    vb4_run(out, bases, count, mod, rr, k0, exp, ewords, ebits, L, L64, W, (__m256i *)raw, lanes);
+    secea_wipe(raw, nvec * sizeof(__m256i) + 4 * L * sizeof(uint64_t));   /* powers of secret bases */
+    free(raw);
+    return 0;
+#else
+    (void)out; (void)bases; (void)count; (void)mod; (void)rr; (void)k0; (void)exp; (void)ewords; (void)ebits;
+    (void)L; (void)L64;
+    return -2;
+#endif
+}
 
 int secea_fb4_available(void)
 {

@@ -202,6 +202,15 @@ int secea_fb4_powm(uint64_t *out, const uint64_t *table, unsigned W, size_t nwin
                    uint64_t k0, const uint64_t *exp, size_t ewords, size_t count, size_t L, size_t L64);
 /* reps chained products of L 26-bit limbs on the four lanes; UINT64_MAX if unavailable. */
 uint64_t secea_fb4_mul_bench(size_t L, size_t reps);
+/* out_i = bases_i^exp mod mod for count bases, one modulus and one secret
+ * exponent (a batch of decryption halves), four per AVX2 call, radix 2^26:
+ * bases, mod, rr = R^2 mod mod (R = 2^(26 L), 4 mod < R): L limbs of 26
+ * bits per number (bases number-major, each below mod); k0 = -mod^-1 mod
+ * 2^26; exp: ewords words, the low ebits bits used; out: count x L64
+ * 64-bit words.  Constant time in the bases and the exponent.  Returns 0,
+ * -1, or -2 (AVX2 unavailable, sizes out of range, mod even). */
+int secea_vb4_powm(uint64_t *out, const uint64_t *bases, size_t count, const uint64_t *mod, const uint64_t *rr,
+                   uint64_t k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L, size_t L64);
 
 /* ---- AES-128 (csrc/prg/) ---- */
 /* Keystream of AES-128 in CTR mode (NIST SP 800-38A): block i is

@@ -163,3 +163,40 @@ def product_rate(fb: FixedBase, reps: int) -> int:
     if fb.radix == 26:
         return int(lib.secea_fb4_mul_bench(fb.L, reps))
     return int(lib.secea_fb_mul_bench(fb.L, reps))
+
+
+LANES_MIN = 3       # a four-lane call costs four exponentiations: from three bases on, it beats powmod_sec
+
+
+def powmod_lanes(bases: list, e: mpz, m: mpz) -> list:
+    """[b^e mod m] for bases 0 <= b < m, one odd modulus and one secret
+    exponent e >= 0, four per call on the AVX2 lanes (csrc/bignum/fb_powm.c,
+    ``secea_vb4_powm``), constant time in the bases and e.  Callers check
+    ``lanes_available()`` first."""
+    count = len(bases)
+    if count == 0:
+        return []
+    mbits = int(m).bit_length()
+    L = -(-(mbits + 2) // 26)
+    L64 = limbs64(mbits)
+    ebits = max(1, int(e).bit_length())
+    ew = -(-ebits // 64)
+    R = mpz(1) << (26 * L)
+    k0 = (-pow(int(m), -1, 1 << 26)) % (1 << 26)
+    b = _limbs26([int(x) for x in bases], L)
+    consts = _limbs26([int(m), int(R * R % m)], L)
+    mod, rr = consts[:L].copy(), consts[L:].copy()
+    exp = _limbs([int(e)], ew)
+    out = np.empty(count * L64, dtype=np.uint64)
+    p = lambda a: ffi.cast("uint64_t *", a.ctypes.data)   # noqa: E731
+    rc = lib.secea_vb4_powm(p(out), p(b), count, p(mod), p(rr), k0, p(exp), ew, ebits, L, L64)
+    for a in (b, mod, rr, exp):                 # secret bases, moduli (p^2) and exponents
+        a.fill(0)
+    if rc == -1:
+        raise MemoryError("four-lane exponentiation kernel: out of memory")
+    if rc:
+        raise RuntimeError(f"four-lane exponentiation kernel refused its arguments (code {rc})")
+    raw = out.tobytes()
+    out.fill(0)
+    w = 8 * L64
+    return [mpz(int.from_bytes(raw[i * w:(i + 1) * w], "little")) for i in range(count)]
