@@ -124,10 +124,10 @@ def powmod_crt(ctx: PrivateContext, bp: list, ep: mpz, bq: list, eq: mpz) -> lis
     """[b^ep mod p^2 for b in bp] + [b^eq mod q^2 for b in bq] (len(bp) ==
     len(bq)), constant time in the secret values: the IFMA kernels where the
     CPU has them, else four AVX2 lanes per modulus for batches of
-    ``_fixedbase.LANES_MIN`` or more (1.75x ``powmod_sec`` per
+    ``tuning.PAILLIER_AVX2_MIN_SECRET`` or more (1.75x ``powmod_sec`` per
     exponentiation mod a 2048-bit p^2), else ``gmpy2.powmod_sec``."""
     k = len(bp)
-    if not _mb.available() and k >= _fixedbase.LANES_MIN and _fixedbase.lanes_available():
+    if not _mb.available() and k >= tuning.PAILLIER_AVX2_MIN_SECRET and _fixedbase.lanes_available():
         return _fixedbase.powmod_lanes(bp, ep, ctx.psq) + _fixedbase.powmod_lanes(bq, eq, ctx.qsq)
     return _mb.powmod_sec_batch(bp + bq, [ep] * k + [eq] * k, [ctx.psq] * k + [ctx.qsq] * k, cache=ctx.mont)
 

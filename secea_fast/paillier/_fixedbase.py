@@ -165,8 +165,6 @@ def product_rate(fb: FixedBase, reps: int) -> int:
     return int(lib.secea_fb_mul_bench(fb.L, reps))
 
 
-LANES_MIN = 3       # a four-lane call costs four exponentiations: from three bases on, it beats powmod_sec
-
 
 def powmod_lanes(bases: list, e: mpz, m: mpz) -> list:
     """[b^e mod m] for bases 0 <= b < m, one odd modulus and one secret
