@@ -233,3 +233,7 @@ def test_ciphertext_bytes_refuse_the_other_variant(short, textbook):
         P.ciphertexts_from_bytes(t_bytes, spk)
     with pytest.raises(ValueError):
         P.ciphertexts_from_bytes(s_bytes, tpk)
+    # control: the tag is all that tells them apart (without it a textbook key takes them)
+    from secea_fast.paillier import _serial
+    untagged = s_bytes[len(_serial.SHORT_CT_TAG):]
+    assert P.ciphertexts_from_bytes(untagged, same_n) == P.ciphertexts_from_bytes(s_bytes, spk)

@@ -24,8 +24,10 @@ Scheme (Paillier 1999, with g = n + 1 as in python-paillier ``phe``):
   the secret exponents: eight at a time on AVX-512 IFMA lanes, four for
   small batches (``_mb.powmod_sec_batch``, csrc/bignum/mb8_powm.c), one or
   two (one decryption) with each number across the lanes
-  (csrc/bignum/hz_powm.c) where the CPU has it,
-  ``gmpy2.powmod_sec`` otherwise; ciphertexts must satisfy 0 < c < n^2 and
+  (csrc/bignum/hz_powm.c) where the CPU has it; without IFMA, batches of
+  three or more per prime four at a time on AVX2 lanes
+  (csrc/bignum/fb_powm.c, ``secea_vb4_powm``), ``gmpy2.powmod_sec``
+  otherwise; ciphertexts must satisfy 0 < c < n^2 and
   gcd(c, n) = 1.  Obfuscators and scalar products use the same kernel.
 * Plaintexts are residues mod n: ``encrypt`` accepts -(n-1)/2 <= m < n (m < 0
   means n + m), ``decrypt`` returns [0, n) or, with ``signed=True``, the
