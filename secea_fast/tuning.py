@@ -29,6 +29,7 @@ ROOTS_GRAEFFE_POINTS_PER_ROOT = 8   # Graeffe points per root (s >= 8 n): fastes
 # ---- Paillier (secea_fast.paillier) ----------------------------------------
 PAILLIER_MB_MIN_PUBLIC = 2          # batches of public powers this large: IFMA kernel (a 4-lane call costs under two gmpy2 powmods)
 PAILLIER_HZ_MIN_EBITS = 128         # one public power with an exponent this long: IFMA across the lanes (shorter: gmpy2 wins)
+PAILLIER_AVX2_MIN_SECRET = 3        # without IFMA, this many secret powers mod one p^2: four AVX2 lanes (a call costs four, 2.3 powmod_sec)
 
 # ---- SecEA driver (secea_fast.protocols) -----------------------------------
 SECEA_QUERY_BLOCK_ELEMS = 1 << 21   # query entries per (block, responder): big blocks amortise packing y_v

@@ -360,3 +360,47 @@ def test_a_query_block_is_answered_once(keys):
     with pytest.raises(ValueError, match="already used"):
         clients[1].answer(queries[1])
     clients[2].answer(queries[2])           # other responders and blocks are unaffected
+
+
+@pytest.fixture(scope="module")
+def short_keys():
+    return [paillier.keygen(BITS, insecure=True, variant=paillier.SHORT_EXPONENT) for _ in range(4)]
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_short_exponent_variant_is_exact(short_keys, processes):
+    """The session option ``variant="short-exponent"``: the same means bit for
+    bit, in the sessions (one process) and with the parties in worker
+    processes."""
+    rng = np.random.default_rng(77 + processes)
+    local = make_local(rng, 4, 3)
+    prm = PHEParams(SecEAParams(N=4, d=3, precision=6), key_bits=BITS, insecure_keys=True,
+                    variant=paillier.SHORT_EXPONENT)
+    res = secea_phe.run_round(local, params=prm, keys=short_keys, verify=True, processes=processes,
+                              block_size=4)
+    ref = secea.plaintext_sums(local, prm.base)
+    assert res.matches([s for s, _ in ref], [c for _, c in ref])
+    for n, want in enumerate(exact_mean_floats(local, prm)):
+        got = np.array([res.embeddings[n][k] for k in local[n]])
+        assert got.tobytes() == want.tobytes()
+    # fresh keys of the variant when none are given
+    res2 = secea_phe.run_round(local[:3], key_bits=BITS, insecure_keys=True, precision=6,
+                               variant=paillier.SHORT_EXPONENT, verify=True)
+    assert res2.verified
+
+
+def test_variants_never_mix_in_a_session(keys, short_keys):
+    local = [{"a": np.zeros(2)}, {"a": np.ones(2)}, {"b": np.ones(2)}]
+    short = PHEParams(SecEAParams(N=3, d=2), key_bits=BITS, insecure_keys=True, variant=paillier.SHORT_EXPONENT)
+    with pytest.raises(ValueError, match="variant"):
+        Client(0, short, ["a"], keys[0])                          # a textbook key in a short-exponent round
+    with pytest.raises(ValueError, match="variant"):
+        Client(0, phe_params(3, 2), ["a"], short_keys[0])         # and the reverse
+    c = Client(0, short, ["a"], short_keys[0])
+    with pytest.raises(ValueError, match="textbook public key"):
+        c.set_paillier_keys([short_keys[0][0].to_bytes()] + [k[0].to_bytes() for k in keys[1:3]])
+    with pytest.raises(ValueError, match="variant"):
+        secea_phe.run_round(local, key_bits=BITS, insecure_keys=True, keys=keys[:3],
+                            variant=paillier.SHORT_EXPONENT)
+    with pytest.raises(ValueError, match="variant"):
+        PHEParams(SecEAParams(N=3, d=2), key_bits=BITS, insecure_keys=True, variant="fast")

@@ -174,6 +174,44 @@ int secea_hz_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, const
 int secea_hz2_powm(uint64_t *out, const uint64_t *base, const uint64_t *rr, const uint64_t *mod,
                    const uint64_t *k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L);
 
+/* ---- fixed-base exponentiation (csrc/bignum/fb_powm.c, portable C) ---- */
+/* out = h^exp_i mod mod for count secret exponents and one base h given by
+ * its table: nwin windows of 2^W entries of L 64-bit limbs (little-endian;
+ * entry d of window i at table[((i << W) + d) * L]) holding
+ * h^(d 2^(W i)) R mod mod, R = 2^(64 L), each below mod; mod odd, L limbs;
+ * k0 = -mod^-1 mod 2^64; exp: count x ewords little-endian words
+ * (number-major), the low nwin W bits used; out: count x L limbs.
+ * Constant time in the exponents.  W in 1..8, L <= 256.  Returns 0, -1 if
+ * memory runs out, -2 if a size is out of range or mod is even. */
+int secea_fb_powm(uint64_t *out, const uint64_t *table, unsigned W, size_t nwin, const uint64_t *mod,
+                  uint64_t k0, const uint64_t *exp, size_t ewords, size_t count, size_t L);
+/* reps chained Montgomery products of L limbs (the product secea_fb_powm is
+ * built from, for measuring its rate); returns a limb of the result,
+ * UINT64_MAX if L is out of range. */
+uint64_t secea_fb_mul_bench(size_t L, size_t reps);
+/* 1 if secea_fb4_powm can run here (x86-64 with AVX2); under the portable
+ * backend Python does not call it (secea_fast.paillier._fixedbase). */
+int secea_fb4_available(void);
+/* secea_fb_powm on four AVX2 lanes (four exponents at once), limbs of 26
+ * bits: table, mod: L limbs of 26 bits per number (one per uint64_t),
+ * R = 2^(26 L) with 4 mod < R; k0 = -mod^-1 mod 2^26; L in 2..512; out:
+ * count x L64 64-bit words (the canonical results, which must fit L64
+ * words).  Constant time in the exponents.  Returns 0, -1, or -2 (AVX2
+ * unavailable, sizes out of range, mod even). */
+int secea_fb4_powm(uint64_t *out, const uint64_t *table, unsigned W, size_t nwin, const uint64_t *mod,
+                   uint64_t k0, const uint64_t *exp, size_t ewords, size_t count, size_t L, size_t L64);
+/* reps chained products of L 26-bit limbs on the four lanes; UINT64_MAX if unavailable. */
+uint64_t secea_fb4_mul_bench(size_t L, size_t reps);
+/* out_i = bases_i^exp mod mod for count bases, one modulus and one secret
+ * exponent (a batch of decryption halves), four per AVX2 call, radix 2^26:
+ * bases, mod, rr = R^2 mod mod (R = 2^(26 L), 4 mod < R): L limbs of 26
+ * bits per number (bases number-major, each below mod); k0 = -mod^-1 mod
+ * 2^26; exp: ewords words, the low ebits bits used; out: count x L64
+ * 64-bit words.  Constant time in the bases and the exponent.  Returns 0,
+ * -1, or -2 (AVX2 unavailable, sizes out of range, mod even). */
+int secea_vb4_powm(uint64_t *out, const uint64_t *bases, size_t count, const uint64_t *mod, const uint64_t *rr,
+                   uint64_t k0, const uint64_t *exp, size_t ewords, size_t ebits, size_t L, size_t L64);
+
 /* ---- AES-128 (csrc/prg/) ---- */
 /* Keystream of AES-128 in CTR mode (NIST SP 800-38A): block i is
  * AES_key(iv + i), the 16-byte iv read as a big-endian 128-bit counter that

@@ -24,8 +24,9 @@ its own ``identity-file`` in its node config) or, in the simulation engine,
 ``roster-dir`` (a directory :func:`secea_roster_dir` wrote with every
 party's identity).  ``phe = true`` runs SecEA-PHE instead (the Paillier
 layer composed into the same sessions: :func:`secea_layer`) with
-``key-bits`` (2048), ``stat-bits`` (80) and ``insecure-keys`` (only for
-test keys below 2048 bits).
+``key-bits`` (2048), ``stat-bits`` (80), ``insecure-keys`` (only for
+test keys below 2048 bits) and ``paillier-variant`` (``"textbook"``, the
+default, or ``"short-exponent"``).
 """
 from __future__ import annotations
 
@@ -143,7 +144,8 @@ def secea_roster(cfg: dict[str, Any]) -> Roster:
 def secea_layer(cfg: dict[str, Any]) -> PaillierLayer | None:
     """The sessions' layer the run config asks for: a fresh
     :class:`~secea_fast.protocols.secea_phe.layer.PaillierLayer` when
-    ``phe`` is set (``key-bits``, ``stat-bits``, ``insecure-keys``), else
+    ``phe`` is set (``key-bits``, ``stat-bits``, ``insecure-keys``,
+    ``paillier-variant``), else
     None (plain SecEA).  ValueError naming the field for a malformed one."""
     phe = cfg.get("phe", False)
     if not isinstance(phe, bool):
@@ -153,8 +155,13 @@ def secea_layer(cfg: dict[str, Any]) -> PaillierLayer | None:
     insecure = cfg.get("insecure-keys", False)
     if not isinstance(insecure, bool):
         raise ValueError(f"run config: field 'insecure-keys' must be true or false, got {insecure!r}")
+    variant = cfg.get("paillier-variant", "textbook")
+    if variant not in ("textbook", "short-exponent"):
+        raise ValueError("run config: field 'paillier-variant' must be \"textbook\" or \"short-exponent\", "
+                         f"got {variant!r}")
     try:
-        return PaillierLayer(int(cfg["key-bits"]), int(cfg["stat-bits"]), insecure_keys=insecure)
+        return PaillierLayer(int(cfg["key-bits"]), int(cfg["stat-bits"]), insecure_keys=insecure,
+                             variant=variant)
     except (TypeError, ValueError, KeyError) as exc:
         raise ValueError(f"run config: fields 'key-bits' / 'stat-bits': {exc}") from None
 

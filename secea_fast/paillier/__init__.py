@@ -11,12 +11,23 @@ Scheme (Paillier 1999, with g = n + 1 as in python-paillier ``phe``):
   offline (in worker processes); ``encrypt`` pops one per value (never
   reused) and computes fresh ones when the pool runs dry.  With the private
   key (``sk.encrypt``) obfuscators are made by CRT mod p^2 and q^2.
+* Short-exponent variant (an explicit option, never the default):
+  ``keygen(bits, variant="short-exponent")`` gives a
+  ``ShortExponentPublicKey`` (n, hs = x^n mod n^2) whose randomizers are
+  hs^alpha, alpha of 2 lambda bits (224 for n of 2048 bits), from a
+  fixed-base table in constant time (csrc/bignum/fb_powm.c): Damgard,
+  Jurik, Nielsen 2010, under an extra short-exponent assumption named in
+  the class's docstring.  Decryption and homomorphic operations are
+  shared; keys, their wire forms and ciphertext bytes carry the variant
+  and refuse the other (``VARIANTS``, ``ciphertexts_nbytes``).
 * Decryption by CRT mod p^2 and q^2 with a constant-time exponentiation for
   the secret exponents: eight at a time on AVX-512 IFMA lanes, four for
   small batches (``_mb.powmod_sec_batch``, csrc/bignum/mb8_powm.c), one or
   two (one decryption) with each number across the lanes
-  (csrc/bignum/hz_powm.c) where the CPU has it,
-  ``gmpy2.powmod_sec`` otherwise; ciphertexts must satisfy 0 < c < n^2 and
+  (csrc/bignum/hz_powm.c) where the CPU has it; without IFMA, batches of
+  three or more per prime four at a time on AVX2 lanes
+  (csrc/bignum/fb_powm.c, ``secea_vb4_powm``), ``gmpy2.powmod_sec``
+  otherwise; ciphertexts must satisfy 0 < c < n^2 and
   gcd(c, n) = 1.  Obfuscators and scalar products use the same kernel.
 * Plaintexts are residues mod n: ``encrypt`` accepts -(n-1)/2 <= m < n (m < 0
   means n + m), ``decrypt`` returns [0, n) or, with ``signed=True``, the
@@ -61,12 +72,14 @@ Nothing here uses ``random`` or ``numpy.random``.
 """
 from __future__ import annotations
 
-from ._keys import (MAX_BITS, MIN_BITS, MIN_INSECURE_BITS, IntOrInts, Ints, PrivateKey, PublicKey,
-                    ciphertexts_from_bytes, ciphertexts_to_bytes, keygen)
+from ._keys import (MAX_BITS, MIN_BITS, MIN_INSECURE_BITS, SHORT_EXPONENT, TEXTBOOK, VARIANTS, IntOrInts, Ints,
+                    PrivateKey, PublicKey, ShortExponentPublicKey, ciphertexts_from_bytes, ciphertexts_nbytes,
+                    ciphertexts_to_bytes, keygen)
 from ._packing import GUARD_BITS, check_packing
 from ._pool import shutdown_workers
 
-__all__ = ["keygen", "PublicKey", "PrivateKey", "ciphertexts_to_bytes", "ciphertexts_from_bytes",
+__all__ = ["keygen", "PublicKey", "PrivateKey", "ShortExponentPublicKey", "TEXTBOOK", "SHORT_EXPONENT",
+           "VARIANTS", "ciphertexts_to_bytes", "ciphertexts_nbytes", "ciphertexts_from_bytes",
            "check_packing", "GUARD_BITS", "MIN_BITS", "MIN_INSECURE_BITS", "MAX_BITS",
            "shutdown_workers", "add", "sub", "neg", "add_plain", "mul_scalar", "multi_exp"]
 

@@ -1,9 +1,12 @@
 """Paillier keys: generation, encryption, decryption, homomorphic operations,
 packing and serialization.  See the package docstring for the conventions.
 
-Length (about 700 lines): ``PublicKey`` and ``PrivateKey`` with their
-single and batch paths and serialization; the batch paths share the key's
-precomputed state, so they stay methods of one class.
+Length (about 900 lines): ``PublicKey`` and ``PrivateKey`` with their
+single and batch paths and serialization, and ``ShortExponentPublicKey``
+(the short-exponent variant, a ``PublicKey`` with another randomizer);
+the batch paths share the key's precomputed state, so they stay methods of
+one class, and the variants' serializations refuse each other's forms, so
+they stay beside each other.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from gmpy2 import mpz
 from .._checks import check_int
 from .._native import available_cpus
 from .._secrets import SecretHolder
-from . import _core, _packing, _pool, _serial
+from . import _core, _fixedbase, _packing, _pool, _serial
 
 MIN_BITS = 2048             # keygen and loaders refuse smaller moduli unless insecure=True
 MIN_INSECURE_BITS = 128     # smallest modulus accepted even with insecure=True (tests)
@@ -29,6 +32,10 @@ MAX_BITS = 16384            # largest modulus accepted (bounds the work of loade
 # a batch of ints (a sequence, or an integer / object NumPy array), or one int or a batch
 Ints = Union[Sequence[int], np.ndarray]
 IntOrInts = Union[int, Sequence[int], np.ndarray]
+
+TEXTBOOK = "textbook"                 # r^n with r uniform in Z_n^* (Paillier 1999): the default
+SHORT_EXPONENT = "short-exponent"     # hs^alpha, alpha short (Damgard, Jurik, Nielsen 2010)
+VARIANTS = (TEXTBOOK, SHORT_EXPONENT)
 
 _PRIME_ROUNDS = 40          # gmpy2.is_prime: BPSW + (rounds - 24) Miller-Rabin (GMP >= 6.2)
 
@@ -129,8 +136,15 @@ def _random_prime(bits: int) -> mpz:
             return p
 
 
-def keygen(bits: int = 3072, insecure: bool = False) -> tuple[PublicKey, PrivateKey]:
+def keygen(bits: int = 3072, insecure: bool = False, *, variant: str = TEXTBOOK,
+           exponent_bits: int | None = None) -> tuple[PublicKey, PrivateKey]:
     """A fresh key pair ``(PublicKey, PrivateKey)`` with an n of exactly ``bits`` bits.
+
+    ``variant``: ``"textbook"`` (the default: randomizers r^n, r uniform in
+    Z_n^*) or ``"short-exponent"`` (a ``ShortExponentPublicKey``: a fixed
+    hs = x^n mod n^2 for a random unit x, randomizers hs^alpha with alpha
+    of ``exponent_bits`` bits, default twice the modulus's security level;
+    see ``ShortExponentPublicKey`` for the extra assumption it rests on).
 
     p and q are primes of bits // 2 and bits - bits // 2 bits with their two
     top bits set (so n = pq has exactly ``bits`` bits): the next prime after a
@@ -143,6 +157,10 @@ def keygen(bits: int = 3072, insecure: bool = False) -> tuple[PublicKey, Private
     """
     bits = check_int(bits, "bits")
     insecure = _check_flag(insecure, "insecure")
+    variant = _check_variant(variant, "variant")
+    if exponent_bits is not None and variant != SHORT_EXPONENT:
+        raise ValueError("exponent_bits is an option of the short-exponent variant only "
+                         f"(variant={variant!r})")
     if bits < MIN_BITS and not insecure:
         raise ValueError(f"bits must be >= {MIN_BITS} (got {bits}); pass insecure=True for test keys")
     if not MIN_INSECURE_BITS <= bits <= MAX_BITS:
@@ -159,8 +177,20 @@ def keygen(bits: int = 3072, insecure: bool = False) -> tuple[PublicKey, Private
         if pbits > 200 and abs(p - q).bit_length() <= pbits - 100:
             continue
         break
-    pk = PublicKey(int(n), insecure=True)
+    if variant == SHORT_EXPONENT:
+        hs = gmpy2.powmod(_core.random_unit(n), n, n * n)
+        pk: PublicKey = ShortExponentPublicKey(int(n), int(hs), exponent_bits=exponent_bits, insecure=True)
+    else:
+        pk = PublicKey(int(n), insecure=True)
     return pk, PrivateKey(pk, int(p), int(q))
+
+
+def _check_variant(variant, name: str) -> str:
+    if not isinstance(variant, str):
+        raise TypeError(f"{name} must be a str, got {type(variant).__name__}")
+    if variant not in VARIANTS:
+        raise ValueError(f"{name} must be one of {VARIANTS}, got {variant!r}")
+    return variant
 
 
 # --------------------------------------------------------------------------------------
@@ -235,10 +265,16 @@ class PublicKey:
         """n.bit_length()"""
         return self._bits
 
+    @property
+    def variant(self) -> str:
+        """``"textbook"`` (this class) or ``"short-exponent"``
+        (``ShortExponentPublicKey``)."""
+        return TEXTBOOK
+
     # ---- dunder ---------------------------------------------------------------------
 
     def __eq__(self, other):
-        return isinstance(other, PublicKey) and other.n == self.n
+        return isinstance(other, PublicKey) and other.variant == self.variant and other.n == self.n
 
     def __hash__(self):
         return hash(("secea_fast.paillier.PublicKey", self.n))
@@ -504,6 +540,9 @@ class PublicKey:
 
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview, *, insecure: bool = False) -> PublicKey:
+        if bytes(data[:len(_serial.SHORT_PUBLIC_MAGIC)]) == _serial.SHORT_PUBLIC_MAGIC:
+            raise ValueError("data is a short-exponent public key, not a textbook one: load it with "
+                             "ShortExponentPublicKey.from_bytes (the two variants never mix)")
         (n,) = _serial.decode_key(data, _serial.PUBLIC_MAGIC, 1, "public key")
         return cls(n, insecure=insecure)
 
@@ -512,8 +551,159 @@ class PublicKey:
 
     @classmethod
     def from_json(cls, text: str, *, insecure: bool = False) -> PublicKey:
+        if _serial.json_kind(text) == _serial.SHORT_PUBLIC_KIND:
+            raise ValueError("text is a short-exponent public key, not a textbook one: load it with "
+                             "ShortExponentPublicKey.from_json (the two variants never mix)")
         obj = _serial.decode_json(text, _serial.PUBLIC_KIND, ("n",), "public key")
         return cls(obj["n"], insecure=insecure)
+
+
+def _restore_short_key(n, hs, exponent_bits):
+    return ShortExponentPublicKey(n, hs, exponent_bits=exponent_bits, insecure=True)
+
+
+class ShortExponentPublicKey(PublicKey):
+    """Paillier public key of the short-exponent variant: (n, g = n + 1, hs).
+
+    Encryption is c = (1 + m n) hs^alpha mod n^2 with hs = x^n mod n^2 for
+    a random unit x fixed at key generation (an n-th residue, public) and
+    alpha uniform in [0, 2^exponent_bits) from ``secrets``: the
+    Damgard-Jurik-Nielsen randomizer (Damgard, Jurik, Nielsen, "A
+    generalization of Paillier's public-key system with applications to
+    electronic voting", Int. J. Inf. Secur. 9(6), 2010: their variant with
+    faster encryption, a fixed n-th residue raised to a short random
+    exponent; pypaillier 0.8 documents its encryption as this
+    "Damgard-Jurik variant with a short exponent").  hs^alpha comes
+    from a table of the powers hs^(d 2^(W i)) made once per key (the
+    fixed-base method of Brickell, Gordon, McCurley, Wilson, EUROCRYPT
+    1992): about exponent_bits / W modular products per encryption instead
+    of the about 1.2 bits(n) of r^n.  Decryption and every homomorphic
+    operation are textbook Paillier's (``PrivateKey`` decrypts both).
+
+    **Extra assumption.**  Semantic security of textbook Paillier rests on
+    the decisional composite residuosity assumption (DCRA) alone.  This
+    variant also needs hs^alpha with a short alpha to be indistinguishable
+    from a uniform n-th residue mod n^2 (a short-exponent assumption on the
+    group of n-th residues, of unknown order; Damgard, Jurik and Nielsen
+    state it for their variant, with exponents of bits(n) / 2 bits).  Our
+    default exponent is shorter still, twice the modulus's security level
+    (224 bits for n of 2048 bits, 256 for 3072), the length at which the
+    generic exponent-recovery attacks (kangaroo, baby-step giant-step) cost
+    as much as factoring n; ``exponent_bits`` may be set anywhere from that
+    up to bits(n) (bits(n) // 2 is DJN's and pypaillier's choice).  Use the
+    textbook ``PublicKey`` where DCRA alone must carry the proof.
+
+    The variants never mix: ``variant`` is ``"short-exponent"``, a key never
+    equals a textbook key of the same n, its binary and JSON forms have
+    their own magic and kind (``PublicKey.from_bytes`` refuses them and
+    ``ShortExponentPublicKey.from_bytes`` refuses textbook ones), and
+    ``ciphertexts_to_bytes`` tags its ciphertexts so that the other
+    variant's keys refuse them.  Ciphertexts in memory are plain ints and
+    carry no mark: keep them with their key.
+
+    ``PrivateKey.encrypt`` with the factors still makes textbook CRT
+    obfuscators (full r^n); they decrypt the same way.
+    """
+
+    __slots__ = ("_hs", "_ebits", "_fb")
+
+    def __init__(self, n: int, hs: int, *, exponent_bits: int | None = None, insecure: bool = False) -> None:
+        self._hs = mpz(0)             # set before PublicKey.__init__ files the key under its hash
+        self._ebits = 0
+        super().__init__(n, insecure=insecure)
+        hs = check_int(hs, "hs")
+        if not 1 < hs < self._n2int or gmpy2.gcd(hs, self._n) != 1:
+            raise ValueError("hs must be a unit of Z_{n^2} other than 1 (an n-th residue x^n mod n^2)")
+        lo = _fixedbase.default_exponent_bits(self.bits)
+        if exponent_bits is None:
+            exponent_bits = lo
+        exponent_bits = check_int(exponent_bits, "exponent_bits")
+        if not lo <= exponent_bits <= self.bits:
+            raise ValueError(f"exponent_bits must be in [{lo}, {self.bits}] for a {self.bits}-bit n "
+                             f"(twice its security level up to bits(n)), got {exponent_bits}")
+        self._hs = mpz(hs)
+        self._ebits = exponent_bits
+        self._fb: _fixedbase.FixedBase | None = None
+
+    @property
+    def variant(self) -> str:
+        return SHORT_EXPONENT
+
+    @property
+    def hs(self) -> int:
+        """The fixed base hs = x^n mod n^2."""
+        return int(self._hs)
+
+    @property
+    def exponent_bits(self) -> int:
+        """Bits of the exponent alpha of each randomizer hs^alpha."""
+        return self._ebits
+
+    def __eq__(self, other):
+        return (isinstance(other, ShortExponentPublicKey) and other.n == self.n and other.hs == self.hs
+                and other.exponent_bits == self.exponent_bits)
+
+    def __hash__(self):
+        return hash(("secea_fast.paillier.ShortExponentPublicKey", self.n))
+
+    def __repr__(self):
+        h = format(self.n, "x")
+        return (f"ShortExponentPublicKey(bits={self.bits}, exponent_bits={self.exponent_bits}, "
+                f"n=0x{h[:8]}...{h[-8:]})")
+
+    def __reduce__(self):
+        return (_restore_short_key, (self.n, self.hs, self.exponent_bits))
+
+    def fixed_base(self) -> _fixedbase.FixedBase:
+        """The table of hs (built on first use, about nwin 2^W products; kept
+        for the key's lifetime: public values)."""
+        if self._fb is None:
+            self._fb = _fixedbase.build(self._hs, self._n2, self._ebits)
+        return self._fb
+
+    def _fresh_obfuscators(self, count: int, processes: int) -> list:
+        if processes > 1 and count > 1:
+            xs = _pool.run_count(_pool.task_obfuscators_short, (self.n, self.hs, self.exponent_bits),
+                                 count, processes)
+            return [mpz(x) for x in xs]
+        return _fixedbase.randomizers(self.fixed_base(), count)
+
+    def precompute(self, count: int, processes: int | None = None) -> int:
+        """Append ``count`` fresh randomizers hs^alpha mod n^2 to the pool
+        (as ``PublicKey.precompute``)."""
+        return super().precompute(count, processes)
+
+    @classmethod
+    def from_phe(cls, pk: Any, *, insecure: bool = False) -> PublicKey:
+        raise TypeError("phe has no short-exponent keys: use PublicKey.from_phe")
+
+    def to_phe(self) -> Any:
+        """Refused: a ``phe`` key would encrypt with textbook randomizers under
+        this key (the variants never mix)."""
+        raise ValueError("a short-exponent key has no phe form (phe is textbook Paillier)")
+
+    def to_bytes(self) -> bytes:
+        return _serial.encode_key(_serial.SHORT_PUBLIC_MAGIC, self.n, self.hs, self.exponent_bits)
+
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray | memoryview, *, insecure: bool = False) -> PublicKey:
+        if bytes(data[:len(_serial.PUBLIC_MAGIC)]) == _serial.PUBLIC_MAGIC:
+            raise ValueError("data is a textbook public key, not a short-exponent one: load it with "
+                             "PublicKey.from_bytes (the two variants never mix)")
+        n, hs, eb = _serial.decode_key(data, _serial.SHORT_PUBLIC_MAGIC, 3, "short-exponent public key")
+        return cls(n, hs, exponent_bits=eb, insecure=insecure)
+
+    def to_json(self) -> str:
+        return _serial.encode_json(_serial.SHORT_PUBLIC_KIND, n=self.n, hs=self.hs, ebits=self.exponent_bits)
+
+    @classmethod
+    def from_json(cls, text: str, *, insecure: bool = False) -> PublicKey:
+        if _serial.json_kind(text) == _serial.PUBLIC_KIND:
+            raise ValueError("text is a textbook public key, not a short-exponent one: load it with "
+                             "PublicKey.from_json (the two variants never mix)")
+        obj = _serial.decode_json(text, _serial.SHORT_PUBLIC_KIND, ("n", "hs", "ebits"),
+                                  "short-exponent public key")
+        return cls(obj["n"], obj["hs"], exponent_bits=obj["ebits"], insecure=insecure)
 
 
 # --------------------------------------------------------------------------------------
@@ -569,7 +759,8 @@ class PrivateKey(SecretHolder):
         return self.public_key.n
 
     def __eq__(self, other):
-        return isinstance(other, PrivateKey) and other._ctx.p == self._ctx.p and other._ctx.q == self._ctx.q
+        return (isinstance(other, PrivateKey) and other._ctx.p == self._ctx.p and other._ctx.q == self._ctx.q
+                and other.public_key == self.public_key)
 
     def __hash__(self):
         return hash(("secea_fast.paillier.PrivateKey", self.public_key.n))
@@ -660,31 +851,54 @@ class PrivateKey(SecretHolder):
         return cls(PublicKey.from_phe(sk.public_key, insecure=insecure), int(sk.p), int(sk.q))
 
     def to_phe(self) -> Any:
-        """This key as a ``phe.PaillierPrivateKey`` (needs ``phe``)."""
+        """This key as a ``phe.PaillierPrivateKey`` (needs ``phe``; textbook keys only)."""
         from phe import paillier
         return paillier.PaillierPrivateKey(self.public_key.to_phe(), self.p, self.q)
 
     def to_bytes(self) -> bytes:
-        """Binary form with p and q (secret!)."""
+        """Binary form with p and q (secret!); a short-exponent key's also
+        holds hs and the exponent length, under its own magic."""
+        pk = self.public_key
+        if isinstance(pk, ShortExponentPublicKey):
+            return _serial.encode_key(_serial.SHORT_PRIVATE_MAGIC, self.p, self.q, pk.hs, pk.exponent_bits)
         return _serial.encode_key(_serial.PRIVATE_MAGIC, self.p, self.q)
 
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview, *, insecure: bool = False) -> PrivateKey:
-        p, q = _serial.decode_key(data, _serial.PRIVATE_MAGIC, 2, "private key")
+        """Either variant's binary form; the public key is of the variant the
+        data names."""
+        if bytes(data[:len(_serial.SHORT_PRIVATE_MAGIC)]) == _serial.SHORT_PRIVATE_MAGIC:
+            p, q, hs, eb = _serial.decode_key(data, _serial.SHORT_PRIVATE_MAGIC, 4, "short-exponent private key")
+            pk: PublicKey = ShortExponentPublicKey(p * q, hs, exponent_bits=eb, insecure=insecure)
+        else:
+            p, q = _serial.decode_key(data, _serial.PRIVATE_MAGIC, 2, "private key")
+            pk = PublicKey(p * q, insecure=insecure)
         if not p < q:
             raise ValueError("private key: the factors must be stored as p < q (canonical form)")
-        return cls(PublicKey(p * q, insecure=insecure), p, q)
+        return cls(pk, p, q)
 
     def to_json(self) -> str:
-        """JSON with n, p and q (secret!)."""
+        """JSON with n, p and q (secret!), and hs, ebits for a short-exponent key."""
+        pk = self.public_key
+        if isinstance(pk, ShortExponentPublicKey):
+            return _serial.encode_json(_serial.SHORT_PRIVATE_KIND, n=self.n, p=self.p, q=self.q, hs=pk.hs,
+                                       ebits=pk.exponent_bits)
         return _serial.encode_json(_serial.PRIVATE_KIND, n=self.n, p=self.p, q=self.q)
 
     @classmethod
     def from_json(cls, text: str, *, insecure: bool = False) -> PrivateKey:
-        obj = _serial.decode_json(text, _serial.PRIVATE_KIND, ("n", "p", "q"), "private key")
+        """Either variant's JSON form."""
+        if _serial.json_kind(text) == _serial.SHORT_PRIVATE_KIND:
+            obj = _serial.decode_json(text, _serial.SHORT_PRIVATE_KIND, ("n", "p", "q", "hs", "ebits"),
+                                      "short-exponent private key")
+            pk: PublicKey = ShortExponentPublicKey(obj["n"], obj["hs"], exponent_bits=obj["ebits"],
+                                                   insecure=insecure)
+        else:
+            obj = _serial.decode_json(text, _serial.PRIVATE_KIND, ("n", "p", "q"), "private key")
+            pk = PublicKey(obj["n"], insecure=insecure)
         if not obj["p"] < obj["q"]:
             raise ValueError("private key: the factors must be stored as p < q (canonical form)")
-        return cls(PublicKey(obj["n"], insecure=insecure), obj["p"], obj["q"])
+        return cls(pk, obj["p"], obj["q"])
 
 
 # --------------------------------------------------------------------------------------
@@ -692,16 +906,40 @@ class PrivateKey(SecretHolder):
 
 
 def ciphertexts_to_bytes(cts: Ints, pk: PublicKey) -> bytes:
-    """Ciphertexts as fixed-width big-endian fields of 2 * ceil(bits / 8) bytes."""
+    """Ciphertexts as fixed-width big-endian fields of 2 * ceil(bits / 8)
+    bytes; under a ``ShortExponentPublicKey`` after a 13-byte tag naming
+    that variant."""
     if not isinstance(pk, PublicKey):
         raise TypeError(f"pk must be a PublicKey, got {type(pk).__name__}")
-    return _serial.ciphertexts_to_bytes(_int_list(cts, "cts"), pk.nsquare,
-                                        _serial.ciphertext_width(pk.bits))
+    body = _serial.ciphertexts_to_bytes(_int_list(cts, "cts"), pk.nsquare, _serial.ciphertext_width(pk.bits))
+    return _serial.SHORT_CT_TAG + body if pk.variant == SHORT_EXPONENT else body
+
+
+def ciphertexts_nbytes(count: int, pk: PublicKey) -> int:
+    """Length of ``ciphertexts_to_bytes`` of ``count`` ciphertexts under ``pk``."""
+    if not isinstance(pk, PublicKey):
+        raise TypeError(f"pk must be a PublicKey, got {type(pk).__name__}")
+    count = check_int(count, "count")
+    if count < 0:
+        raise ValueError(f"count must be >= 0, got {count}")
+    tag = len(_serial.SHORT_CT_TAG) if pk.variant == SHORT_EXPONENT else 0
+    return tag + count * _serial.ciphertext_width(pk.bits)
 
 
 def ciphertexts_from_bytes(data: bytes, pk: PublicKey) -> list[int]:
     """Inverse of ``ciphertexts_to_bytes``; ValueError on a length that is not a
-    multiple of the width or a field outside (0, n^2)."""
+    multiple of the width, a field outside (0, n^2), or ciphertexts of the
+    other variant than ``pk``'s (the tag present or missing)."""
     if not isinstance(pk, PublicKey):
         raise TypeError(f"pk must be a PublicKey, got {type(pk).__name__}")
-    return _serial.ciphertexts_from_bytes(data, pk.nsquare, _serial.ciphertext_width(pk.bits))
+    raw = _serial.as_bytes(data)
+    tagged = raw.startswith(_serial.SHORT_CT_TAG)
+    if pk.variant == SHORT_EXPONENT:
+        if not tagged:
+            raise ValueError("data holds no short-exponent ciphertexts (no tag) but pk is a short-exponent "
+                             "key: the two variants never mix")
+        raw = raw[len(_serial.SHORT_CT_TAG):]
+    elif tagged:
+        raise ValueError("data holds short-exponent ciphertexts but pk is a textbook key: the two "
+                         "variants never mix")
+    return _serial.ciphertexts_from_bytes(raw, pk.nsquare, _serial.ciphertext_width(pk.bits))

@@ -28,7 +28,7 @@ from typing import Any
 from gmpy2 import mpz
 
 from .._workers import run_shards
-from . import _core, _mb
+from . import _core, _fixedbase, _mb
 
 CHUNKS_PER_PROCESS = 8      # small chunks: a process on a busy core holds back little work
 
@@ -110,14 +110,24 @@ def _private(p: int, q: int) -> _core.PrivateContext:
     return _core.private_context(p, q)
 
 
+@lru_cache(maxsize=4)
+def _short_table(n: int, hs: int, ebits: int) -> _fixedbase.FixedBase:
+    return _fixedbase.build(mpz(hs), mpz(n) * n, ebits)
+
+
 def clear_caches() -> None:
     _public.cache_clear()
     _private.cache_clear()
+    _short_table.cache_clear()
 
 
 def task_obfuscators_public(n: int, count: int) -> list:
     nn, n2 = _public(n)
     return [int(x) for x in _core.obfuscators_public(nn, n2, count)]
+
+
+def task_obfuscators_short(n: int, hs: int, ebits: int, count: int) -> list:
+    return [int(x) for x in _fixedbase.randomizers(_short_table(n, hs, ebits), count)]
 
 
 def task_obfuscators_private(p: int, q: int, count: int) -> list:

@@ -14,8 +14,18 @@ prefix or leading zeros; no other members, none twice, in this order, no
 whitespace: exactly the text ``to_json`` writes (one key, one text).  The
 private forms hold the factors with p < q.
 
+Short-exponent keys (the other variant; never read as textbook keys nor
+the reverse): binary ``b"SECEA-PHS-PK" || 0x01 || field(n) || field(hs) ||
+field(exponent_bits)`` and ``b"SECEA-PHS-SK" || 0x01 || field(p) || field(q)
+|| field(hs) || field(exponent_bits)``; JSON kinds
+``secea_fast.paillier.ShortExponentPublicKey`` (members n, hs, ebits) and
+``secea_fast.paillier.ShortExponentPrivateKey`` (n, p, q, hs, ebits).
+
 Ciphertexts: each as 2 * ceil(bits / 8) big-endian bytes (bits =
-n.bit_length()), concatenated, no header.
+n.bit_length()), concatenated, no header; under a short-exponent key the
+same after the 13-byte tag ``b"SECEA-PHS-CT" || 0x01`` (13 is below every
+ciphertext width, so tagged data never has a length that is a multiple
+of the width, and untagged data is refused by a short-exponent key).
 
 Every parser raises ValueError on malformed, truncated, over-long or
 non-canonical input, and the keys it returns pass the same validation as
@@ -32,6 +42,11 @@ PRIVATE_MAGIC = b"SECEA-PHE-SK"
 VERSION = 1
 PUBLIC_KIND = "secea_fast.paillier.PublicKey"
 PRIVATE_KIND = "secea_fast.paillier.PrivateKey"
+SHORT_PUBLIC_MAGIC = b"SECEA-PHS-PK"
+SHORT_PRIVATE_MAGIC = b"SECEA-PHS-SK"
+SHORT_PUBLIC_KIND = "secea_fast.paillier.ShortExponentPublicKey"
+SHORT_PRIVATE_KIND = "secea_fast.paillier.ShortExponentPrivateKey"
+SHORT_CT_TAG = b"SECEA-PHS-CT" + bytes([VERSION])
 _HEX = re.compile(r"[1-9a-f][0-9a-f]*\Z")
 
 
@@ -140,6 +155,15 @@ def _no_duplicates(pairs):
 
 def ciphertext_width(bits: int) -> int:
     return 2 * ((bits + 7) // 8)
+
+
+def json_kind(text) -> object:
+    """The ``kind`` member of a key's JSON, or None (for error messages only)."""
+    try:
+        obj = json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return obj.get("kind") if isinstance(obj, dict) else None
 
 
 def ciphertexts_to_bytes(cts: list, n2: int, width: int) -> bytes:

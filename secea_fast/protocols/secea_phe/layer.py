@@ -64,8 +64,8 @@ _STATE_MAGIC = b"SEPL"
 
 class PaillierLayer(Layer, SecretHolder):
     """SecEA-PHE's hooks into SecEA's sessions.  ``key_bits`` /
-    ``stat_bits`` / ``insecure_keys``: as :class:`PHEParams` (the server's
-    and every client's must agree); ``keypair``: this client's (pk, sk) to
+    ``stat_bits`` / ``insecure_keys`` / ``variant``: as :class:`PHEParams`
+    (the server's and every client's must agree); ``keypair``: this client's (pk, sk) to
     use instead of generating one.  A client session needs its own
     instance (it holds the key pair: not picklable); the server's holds
     none."""
@@ -75,13 +75,18 @@ class PaillierLayer(Layer, SecretHolder):
     stateful = True
 
     def __init__(self, key_bits: int = DEFAULT_KEY_BITS, stat_bits: int = DEFAULT_STAT_BITS, *,
-                 insecure_keys: bool = False,
+                 insecure_keys: bool = False, variant: str = paillier.TEXTBOOK,
                  keypair: tuple[paillier.PublicKey, paillier.PrivateKey] | None = None) -> None:
         self.key_bits = check_int(key_bits, "key_bits")
         self.stat_bits = check_int(stat_bits, "stat_bits")
         if not isinstance(insecure_keys, bool):
             raise TypeError("insecure_keys must be a bool")
         self.insecure_keys = insecure_keys
+        if not isinstance(variant, str):
+            raise TypeError(f"variant must be a str, got {type(variant).__name__}")
+        if variant not in paillier.VARIANTS:
+            raise ValueError(f"variant must be one of {paillier.VARIANTS}, got {variant!r}")
+        self.variant = variant
         self._params: dict[SecEAParams, PHEParams] = {}
         self._keypair: tuple[paillier.PublicKey, paillier.PrivateKey] | None = None
         if keypair is not None:
@@ -95,6 +100,9 @@ class PaillierLayer(Layer, SecretHolder):
             raise ValueError("keypair must be (PublicKey, matching PrivateKey)")
         if pk.bits != self.key_bits:
             raise ValueError(f"keypair: the key has {pk.bits} bits, key_bits is {self.key_bits}")
+        if pk.variant != self.variant:
+            raise ValueError(f"keypair: a {pk.variant} key, variant is {self.variant!r} "
+                             "(the two variants never mix)")
         self._keypair = (pk, sk)
 
     @property
@@ -107,14 +115,15 @@ class PaillierLayer(Layer, SecretHolder):
         prm = self._params.get(base)
         if prm is None:
             prm = self._params[base] = PHEParams(base, key_bits=self.key_bits, stat_bits=self.stat_bits,
-                                                 insecure_keys=self.insecure_keys)
+                                                 insecure_keys=self.insecure_keys, variant=self.variant)
         return prm
 
     # ------------------------------------------------ stage fields
     def stage_fields(self) -> dict[str, Any]:
-        """``layer``, ``key-bits``, ``stat-bits``, ``insecure-keys``."""
+        """``layer``, ``key-bits``, ``stat-bits``, ``insecure-keys``,
+        ``paillier-variant``."""
         return {"layer": LAYER, "key-bits": self.key_bits, "stat-bits": self.stat_bits,
-                "insecure-keys": self.insecure_keys}
+                "insecure-keys": self.insecure_keys, "paillier-variant": self.variant}
 
     def check_fields(self, cfg: Mapping[str, Any]) -> None:
         """ValueError naming the field that differs from this client's settings."""
@@ -133,7 +142,7 @@ class PaillierLayer(Layer, SecretHolder):
         """This client's key pair, generated (from ``secrets``) the first
         time it is needed and never again."""
         if self._keypair is None:
-            self._keypair = paillier.keygen(self.key_bits, insecure=self.insecure_keys)
+            self._keypair = paillier.keygen(self.key_bits, insecure=self.insecure_keys, variant=self.variant)
         return self._keypair
 
     def client(self, index: int, params: SecEAParams, ids: Sequence[Any]) -> Client:

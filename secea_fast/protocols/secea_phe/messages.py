@@ -32,8 +32,9 @@ class CipherMessage:
     ciphertexts per entity of the block).
 
     Bytes: ``b"SEPH" | version | kind sender receiver round block rows cols
-    (u64 each) | u64 length | ciphertexts`` (fixed width 2 ceil(bits/8),
-    big-endian).  ``from_bytes(data, pk)`` raises ValueError on anything
+    (u64 each) | u64 length | ciphertexts`` (``paillier.ciphertexts_to_bytes``:
+    fixed width 2 ceil(bits/8), big-endian, after a tag under a
+    short-exponent key).  ``from_bytes(data, pk)`` raises ValueError on anything
     malformed: magic, version, kind, lengths, sizes, ciphertexts outside
     (0, n^2)."""
     kind: str
@@ -98,13 +99,15 @@ class CipherMessage:
         width = 2 * ((pk.bits + 7) // 8)
         blob = r.blob()
         r.done()
-        if len(blob) != rows * cols * width:
+        if len(blob) != paillier.ciphertexts_nbytes(rows * cols, pk):
             raise ValueError(f"SecEA-PHE message: {len(blob)} ciphertext bytes, expected "
-                             f"{rows} x {cols} x {width} (wrong key or truncated)")
+                             f"{rows} x {cols} x {width}"
+                             f"{' + the tag' if pk.variant == paillier.SHORT_EXPONENT else ''} "
+                             "(wrong key or truncated)")
         cts = paillier.ciphertexts_from_bytes(blob, pk)
         return cls(_KIND_NAMES[kind], sender, receiver, rnd, block, rows, cols, cts, pk)
 
     @property
     def nbytes(self) -> int:
         """Bytes on the wire."""
-        return _HEADER + len(self.cts) * self.width
+        return _HEADER + paillier.ciphertexts_nbytes(len(self.cts), self.pk)

@@ -24,7 +24,11 @@ class PHEParams:
     ``base``: the ``SecEAParams`` (N, T, K, d, precision, bound, points);
     ``key_bits``: bits of every client's Paillier modulus (default 2048;
     fewer than ``paillier.MIN_BITS`` need ``insecure_keys=True``);
-    ``stat_bits``: sigma of the smudging noise (>= 40).
+    ``stat_bits``: sigma of the smudging noise (>= 40);
+    ``variant``: every client's Paillier variant, ``"textbook"`` (default)
+    or ``"short-exponent"`` (``paillier.ShortExponentPublicKey``: faster
+    encryption under an extra short-exponent assumption); a key of the
+    other variant is refused (:func:`check_key`).
 
     Raises ValueError when a slot cannot hold r A + psi + p u, when a key
     has no room for one slot, or when rational reconstruction of the mean
@@ -33,6 +37,7 @@ class PHEParams:
     key_bits: int = DEFAULT_KEY_BITS
     stat_bits: int = DEFAULT_STAT_BITS
     insecure_keys: bool = False
+    variant: str = paillier.TEXTBOOK
 
     def __post_init__(self):
         if not isinstance(self.base, SecEAParams):
@@ -47,6 +52,10 @@ class PHEParams:
         if not paillier.MIN_INSECURE_BITS <= kb <= paillier.MAX_BITS:
             raise ValueError(f"key_bits must be in [{paillier.MIN_INSECURE_BITS}, "
                              f"{paillier.MAX_BITS}], got {kb}")
+        if not isinstance(self.variant, str):
+            raise TypeError(f"variant must be a str, got {type(self.variant).__name__}")
+        if self.variant not in paillier.VARIANTS:
+            raise ValueError(f"variant must be one of {paillier.VARIANTS}, got {self.variant!r}")
         if not 40 <= sb <= 256:
             raise ValueError(f"stat_bits must be in [40, 256], got {sb}")
         object.__setattr__(self, "key_bits", kb)
@@ -105,10 +114,16 @@ class PHEParams:
 
 
 def check_key(pk, prm: PHEParams, who: str):
+    """``pk`` (a key or its bytes) when it has the parameters' size and
+    variant; ValueError naming ``who`` otherwise (the variants never mix)."""
     if isinstance(pk, (bytes, bytearray, memoryview)):
-        pk = paillier.PublicKey.from_bytes(pk, insecure=prm.insecure_keys)
+        cls = paillier.ShortExponentPublicKey if prm.variant == paillier.SHORT_EXPONENT else paillier.PublicKey
+        pk = cls.from_bytes(pk, insecure=prm.insecure_keys)
     if not isinstance(pk, paillier.PublicKey):
         raise TypeError(f"{who}: expected a paillier.PublicKey or its bytes, got {type(pk).__name__}")
+    if pk.variant != prm.variant:
+        raise ValueError(f"{who}: a {pk.variant} Paillier key, the parameters' variant is {prm.variant!r} "
+                         "(the two variants never mix)")
     if pk.bits != prm.key_bits:
         raise ValueError(f"{who}: key has {pk.bits} bits, the parameters say {prm.key_bits}")
     return pk

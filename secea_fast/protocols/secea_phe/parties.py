@@ -36,7 +36,7 @@ class Client(secea.Client):
             raise TypeError("params must be PHEParams")
         super().__init__(index, params.base, entities)
         if keypair is None:
-            keypair = paillier.keygen(params.key_bits, insecure=params.insecure_keys)
+            keypair = paillier.keygen(params.key_bits, insecure=params.insecure_keys, variant=params.variant)
         self._set_paillier(params, keypair)
 
     def _set_paillier(self, params, keypair) -> None:

@@ -150,7 +150,7 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
               block_size: int | None = None, drop: Iterable[tuple[int, int]] | None = None,
               progress: bool = False, verify: bool = False, rnd: int = 1, params: PHEParams | None = None,
               threads: int | None = None, executor: Executor | None = None,
-              authenticate: bool = True) -> PHERoundResult:
+              authenticate: bool = True, variant: str = paillier.TEXTBOOK) -> PHERoundResult:
     """One SecEA-PHE round for all parties: ``local[n]`` is client n's dict
     entity id -> 1-D float embedding.
 
@@ -164,7 +164,10 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     per block (default 16); ``drop``: (querier, responder) pairs whose
     responses are lost; ``verify``: compare with ``secea.plaintext_sums``
     and raise AssertionError on any difference; ``params``: a ``PHEParams``
-    (overrides T, precision, K, bound, key_bits, stat_bits); ``authenticate``:
+    (overrides T, precision, K, bound, key_bits, stat_bits, variant);
+    ``variant``: the clients' Paillier variant (``"textbook"``, or
+    ``"short-exponent"`` for faster encryption under an extra assumption:
+    :class:`~secea_fast.paillier.ShortExponentPublicKey`); ``authenticate``:
     every client gets a roster identity (a fresh roster of ``client-<n>``)
     and signs its X25519 and Paillier public keys, which the server and
     every client verify before use; ``False`` passes the keys unsigned
@@ -189,7 +192,8 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     N = len(local)
     if params is None:
         params = PHEParams(SecEAParams(N=N, d=d, T=T, precision=precision, K=K, bound=bound),
-                           key_bits=key_bits, stat_bits=stat_bits, insecure_keys=insecure_keys)
+                           key_bits=key_bits, stat_bits=stat_bits, insecure_keys=insecure_keys,
+                           variant=variant)
     elif not isinstance(params, PHEParams):
         raise TypeError("params must be PHEParams")
     elif params.N != N or params.base.d != d:
@@ -208,7 +212,8 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     # --- Paillier keys (one-time)
     w0, c0 = time.perf_counter(), time.process_time()
     if keys is None:
-        keys = [paillier.keygen(params.key_bits, insecure=params.insecure_keys) for _ in range(N)]
+        keys = [paillier.keygen(params.key_bits, insecure=params.insecure_keys, variant=params.variant)
+                for _ in range(N)]
     secs["keygen"], wall["keygen"] = time.process_time() - c0, time.perf_counter() - w0
     if sessions:
         return _run_sessions(local, params, keys, B, drop, verify, rnd, authenticate, secs, wall)
@@ -301,7 +306,8 @@ def _run_sessions(local, params: PHEParams, keys, B, drop, verify, rnd, authenti
     w0 = time.perf_counter()
     roster, ids = Roster.make([(x, "client") for x in names]) if authenticate else (None, {})
     def layer_of(keypair=None) -> PaillierLayer:
-        return PaillierLayer(params.key_bits, params.stat_bits, insecure_keys=params.insecure_keys, keypair=keypair)
+        return PaillierLayer(params.key_bits, params.stat_bits, insecure_keys=params.insecure_keys,
+                             variant=params.variant, keypair=keypair)
     clients = {x: ClientSession(roster, ids.get(x), local[n], layer=layer_of(keys[n])) for n, x in enumerate(names)}
     layer = layer_of()
     server = ServerSession(roster, names, d=prm.d, T=prm.T, precision=prm.precision, K=prm.K, bound=prm.bound,
