@@ -289,6 +289,7 @@ def _secea_job(args, executor, say) -> int:
 
 def _secea_stages(args, executor, say, stages) -> int:
     stages.stage("generate the workload")
+    from ._progress import Bar
     from .protocols import baselines, secea, workloads
     t0 = time.perf_counter()
     if args.movielens:
@@ -303,7 +304,7 @@ def _secea_stages(args, executor, say, stages) -> int:
     t_round = time.perf_counter()
     res = secea.run_round(local, T=args.T, precision=args.precision, K=args.K,
                            executor=executor, block_size=args.block_size,
-                           progress=not args.quiet, verify=False)
+                           progress=None if args.quiet else Bar, verify=False)
     t_round = time.perf_counter() - t_round
     prm = res.params
     assert isinstance(prm, secea.SecEAParams), type(prm)   # RoundResult.params is typed object

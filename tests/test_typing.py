@@ -107,7 +107,7 @@ def _check_class(cls: type, qualname: str, out: list[str]) -> None:
                 for accessor in (attr.fget, attr.fset):
                     if accessor is not None:
                         _check_function(accessor, where, True, out)
-            elif inspect.isfunction(attr):
+            elif inspect.isfunction(attr) and attr.__module__ != "typing":   # typing.Protocol's own __init__
                 _check_function(attr, where, True, out)
 
 

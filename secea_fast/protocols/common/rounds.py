@@ -2,20 +2,21 @@
 :class:`RoundResult` (per-phase CPU and wall seconds, bytes, whether the
 output was verified against plaintext), and rounds whose work splits into
 independent blocks run them through :func:`run_blocks` (any
-:class:`secea_fast.executor.Executor`, a progress bar, results collected in
-the parent as they arrive)."""
+:class:`secea_fast.executor.Executor`, results collected in the parent as
+they arrive).  A progress display is the caller's: ``run_blocks`` takes a
+factory ``progress(total, label)`` returning a :class:`Meter` (the command
+line passes its bar), so no protocol imports a driver."""
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ..._checks import check_int
-from ..._progress import Bar
 from ...executor import Executor, LocalExecutor
 
-__all__ = ["RoundResult", "Progress", "resolve_executor", "run_blocks", "apportion_wall"]
+__all__ = ["RoundResult", "Meter", "ProgressFactory", "resolve_executor", "run_blocks", "apportion_wall"]
 
 ParamsT = TypeVar("ParamsT")
 
@@ -68,9 +69,28 @@ class RoundResult(Generic[ParamsT]):
                 "bytes": {k: int(v) for k, v in self.bytes.items()}}
 
 
-class Progress(Bar):
-    """A progress bar on stderr for ``total`` items (``rich`` on a
-    terminal; one line at the end elsewhere; see ``secea_fast._progress``)."""
+class Meter(Protocol):
+    """What a round reports its progress to: ``step()`` after each block,
+    ``close()`` once at the end (also when the work ended early)."""
+
+    def step(self, k: int = 1) -> None:
+        """Count ``k`` more blocks done."""
+
+    def close(self) -> None:
+        """The work is over."""
+
+
+# progress(total, label) -> the Meter of ``total`` blocks under ``label``
+ProgressFactory = Callable[[int, str], Meter]
+
+
+def _meter(progress: ProgressFactory | None, total: int, label: str) -> Meter | None:
+    if progress is None or progress is False:
+        return None
+    if not callable(progress):
+        raise TypeError(f"progress must be None or a callable (total, label) -> an object with step() and "
+                        f"close(), got {type(progress).__name__}")
+    return progress(total, label)
 
 
 def resolve_executor(executor: Executor | None, processes: int | None) -> Executor:
@@ -88,15 +108,17 @@ def resolve_executor(executor: Executor | None, processes: int | None) -> Execut
 
 def run_blocks(executor: Executor, job: Callable[[Any, Any], tuple[Any, dict[str, float], dict[str, int]]],
                jobs: Sequence[Any], state: Any, collect: Callable[[Any], object], *, label: str = "blocks",
-               progress: bool = False, secs: dict[str, float] | None = None,
+               progress: ProgressFactory | None = None, secs: dict[str, float] | None = None,
                nbytes: dict[str, int] | None = None) -> float:
     """Run ``job(state, j)`` for every j of ``jobs`` on ``executor``.  Each
     job returns ``(payload, seconds, nbytes)``: the two dicts (phase ->
     value) are added into ``secs`` / ``nbytes`` and ``collect(payload)`` is
-    called in this process, as results arrive.  Returns the wall time."""
+    called in this process, as results arrive; ``progress(len(jobs), label)``,
+    if given, makes the :class:`Meter` stepped after each.  Returns the wall
+    time."""
     secs = {} if secs is None else secs
     nbytes = {} if nbytes is None else nbytes
-    bar = Progress(len(jobs), label, progress)
+    bar = _meter(progress, len(jobs), label)
 
     def on_result(res: tuple[Any, dict[str, float], dict[str, int]]) -> None:
         payload, t, nb = res
@@ -105,13 +127,15 @@ def run_blocks(executor: Executor, job: Callable[[Any, Any], tuple[Any, dict[str
         for ph, x in nb.items():
             nbytes[ph] = nbytes.get(ph, 0) + x
         collect(payload)
-        bar.step()
+        if bar is not None:
+            bar.step()
 
     w0 = time.perf_counter()
     try:
         executor.map(job, jobs, state, on_result)
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
     return time.perf_counter() - w0
 
 

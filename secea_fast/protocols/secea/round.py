@@ -36,7 +36,7 @@ from ... import tuning
 from ..._checks import check_int
 from ..common.inputs import EntityId, Local, check_local, check_pairs, entity_list, id_bytes
 from ...executor import Executor
-from ..common.rounds import RoundResult, apportion_wall, resolve_executor, run_blocks
+from ..common.rounds import ProgressFactory, RoundResult, apportion_wall, resolve_executor, run_blocks
 from .messages import Message
 from .params import SecEAParams
 from .parties import Client, Server
@@ -215,7 +215,7 @@ def plaintext_sums(local: Local, params: SecEAParams) -> list[tuple[np.ndarray, 
 def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = None, bound: float = 100.0,
               block_size: int | None = None, processes: int | None = None,
               drop: Iterable[tuple[int, int]] | None = None, corrupt: Iterable[tuple[int, int]] | None = None,
-              progress: bool = False, verify: bool = False, rnd: int = 1, params: SecEAParams | None = None,
+              progress: ProgressFactory | None = None, verify: bool = False, rnd: int = 1, params: SecEAParams | None = None,
               threads: int | None = None, executor: Executor | None = None, upto: str = "all",
               require_checked: bool = False, authenticate: bool = True) -> SecEARoundResult:
     """One SecEA round for all parties: ``local[n]`` is client n's dict
@@ -235,7 +235,9 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     every block after that phase -- throughput measurement of one phase
     (``secea-fast bench throughput``); nothing is decoded then and the
     result's embeddings are empty.  ``wall["blocks"]`` is the wall time of
-    the per-block stage.
+    the per-block stage.  ``progress``: a factory ``(total, label) -> Meter``
+    stepped once per block on the executor path (see
+    :func:`~secea_fast.protocols.common.rounds.run_blocks`); None: no display.
 
     One process (no ``executor``, ``processes`` 1 or None, ``upto="all"``):
     the round is the protocol's sessions

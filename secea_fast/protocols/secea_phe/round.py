@@ -25,7 +25,7 @@ from ...executor import Executor
 from ..common.inputs import Local, check_local, check_pairs
 from ..common.jobs import job_options, jsonable
 from ..common.roster import Roster
-from ..common.rounds import RoundResult, apportion_wall, resolve_executor, run_blocks
+from ..common.rounds import ProgressFactory, RoundResult, apportion_wall, resolve_executor, run_blocks
 from ..secea import SecEAParams
 from ..secea.loopback import FaultyLoopback, Loopback, Transport, drive_checked
 from ..secea.session import ClientSession, ServerSession
@@ -148,7 +148,7 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
               stat_bits: int = DEFAULT_STAT_BITS, insecure_keys: bool = False,
               keys: Sequence[tuple[paillier.PublicKey, paillier.PrivateKey]] | None = None,
               block_size: int | None = None, drop: Iterable[tuple[int, int]] | None = None,
-              progress: bool = False, verify: bool = False, rnd: int = 1, params: PHEParams | None = None,
+              progress: ProgressFactory | None = None, verify: bool = False, rnd: int = 1, params: PHEParams | None = None,
               threads: int | None = None, executor: Executor | None = None,
               authenticate: bool = True) -> PHERoundResult:
     """One SecEA-PHE round for all parties: ``local[n]`` is client n's dict
