@@ -290,7 +290,8 @@ def _secea_job(args, executor, say) -> int:
 def _secea_stages(args, executor, say, stages) -> int:
     stages.stage("generate the workload")
     from ._progress import Bar
-    from .protocols import baselines, secea, workloads
+    from . import workloads
+    from .protocols import baselines, secea
     t0 = time.perf_counter()
     if args.movielens:
         local = workloads.load_movielens(args.movielens, N=args.N, d=args.d or 128, seed=args.seed)
@@ -489,7 +490,7 @@ def main(argv=None) -> int:
     sc = sub.add_parser("selfcheck", help="kernel self-check and benchmark summary (default)")
     sc.add_argument("--quick", action="store_true", help="smaller benchmark workload")
     sub.add_parser("info", help="print backend_info() as JSON")
-    from .protocols.workloads import SHAPES
+    from .workloads import SHAPES
     rp = sub.add_parser(
         "run", help="run a full protocol round on a workload and verify it",
         description="Run one round of a protocol with every party in this process, verify it "

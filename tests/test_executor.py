@@ -9,7 +9,8 @@ import pytest
 
 from secea_fast import executor as ex_mod
 from secea_fast.executor import LocalExecutor, get_executor, party_transfer
-from secea_fast.protocols import secea, workloads
+from secea_fast import workloads
+from secea_fast.protocols import secea
 from secea_fast.protocols.common.rounds import resolve_executor, run_blocks
 
 

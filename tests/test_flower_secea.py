@@ -13,7 +13,8 @@ pytest.importorskip("flwr", reason="the flower extra is not installed (pip insta
 from secea_fast.flower import secea as fsecea  # noqa: E402
 from secea_fast.flower.admission import NodeIdentity  # noqa: E402
 import _flower_loop  # noqa: E402
-from secea_fast.protocols import secea, workloads  # noqa: E402
+from secea_fast import workloads  # noqa: E402
+from secea_fast.protocols import secea  # noqa: E402
 from secea_fast.protocols.common.roster import Roster  # noqa: E402
 
 

@@ -320,7 +320,8 @@ def test_colluder_view_independent_of_entity_set_and_embedding():
 
 # ----------------------------------------------------------------- baselines, workloads, CLI
 def test_baselines_embavg_and_psi_sa():
-    from secea_fast.protocols import baselines, workloads
+    from secea_fast import workloads
+    from secea_fast.protocols import baselines
     local = workloads.workload("tiny", N=3, seed=1)
     emb = baselines.embavg_round(local)
     res = secea.run_round(local, verify=True)
@@ -337,7 +338,7 @@ def test_baselines_embavg_and_psi_sa():
 
 
 def test_workload_shapes_and_movielens_loader(tmp_path):
-    from secea_fast.protocols import workloads
+    from secea_fast import workloads
     loc = workloads.workload("movielens-100k", N=5, d=4)
     union = set().union(*(set(x) for x in loc))
     assert len(union) <= 943 + 1682 and len(union) > 2000

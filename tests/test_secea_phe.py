@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from secea_fast import EMBEDDING_PRIME as P, paillier
-from secea_fast.protocols import secea, secea_phe, workloads
+from secea_fast import workloads
+from secea_fast.protocols import secea, secea_phe
 from secea_fast.protocols.secea import DecodingError, Message, SecEAParams
 from secea_fast.protocols.secea_phe import CipherMessage, Client, PHEParams, Server
 

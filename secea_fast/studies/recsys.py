@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike
 
 from .._checks import check_int
 from ..protocols import fedrec, secemb
-from ..protocols.workloads import read_ratings
+from ..workloads import read_ratings
 
 __all__ = ["Ratings", "ratings_from_file", "synthetic_ratings", "leave_one_out", "hr_ndcg", "Silos",
            "embavg", "embavg_fixed", "run_cross_silo", "run_cross_device", "device_request", "device_init",

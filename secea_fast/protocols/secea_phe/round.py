@@ -381,7 +381,7 @@ def main_job(args: dict[str, Any] | None = None, *, on_stage: Callable[[str], No
     keyword arguments.  Returns a JSON-serializable dict of per-phase
     core/wall seconds and bytes.  ``on_stage(name)`` is called as each part
     of the job starts (progress for a command)."""
-    from .. import workloads
+    from ... import workloads
     opts = job_options(_JOB_DEFAULTS, args, kwargs, "secea-phe", ("insecure_keys", "compare"))
     stage = on_stage if on_stage is not None else (lambda name: None)
     procs = opts["processes"]
