@@ -43,7 +43,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import check_int
-from ..protocols import fedrec, secemb
+from ..protocols import secemb
+from . import fedrec
 from ..workloads import read_ratings
 
 __all__ = ["Ratings", "ratings_from_file", "synthetic_ratings", "leave_one_out", "hr_ndcg", "Silos",
