@@ -18,6 +18,7 @@ import pytest
 import secea_fast as sf
 from secea_fast.prg import Prg, random_seed
 from secea_fast.protocols import osfl
+from secea_fast.studies import osfl_plots
 
 P11 = 11
 
@@ -744,20 +745,20 @@ def test_rates_refuse_infeasible():
 def test_plot_rates_refuses_infeasible():
     pytest.importorskip("matplotlib")       # plot_rates imports it before checking
     with pytest.raises(ValueError, match="infeasible"):
-        osfl.plot_rates(4, 2, 2, 2, "unused.png")
+        osfl_plots.plot_rates(4, 2, 2, 2, "unused.png")
 
 
 def test_plot_rates_without_matplotlib(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match="pip install matplotlib"):
-        osfl.plot_rates(10, 10, 1, 1, tmp_path / "rates.png")
+        osfl_plots.plot_rates(10, 10, 1, 1, tmp_path / "rates.png")
 
 
 def test_plot_rates_with_matplotlib(tmp_path):
     pytest.importorskip("matplotlib")
     path = tmp_path / "rates.png"
-    assert osfl.plot_rates(10, 10, 1, 1, path) == path and path.stat().st_size > 1000
+    assert osfl_plots.plot_rates(10, 10, 1, 1, path) == path and path.stat().st_size > 1000
 
 
 # ----------------------------------------------------------------- example and job

@@ -21,6 +21,8 @@ learning framework needed).
   Census-Income rows (NMI of k-means, reconstruction error);
 * :mod:`~secea_fast.studies.runner`: ``secea-fast study NAME`` (tables,
   JSON, plots; docs/STUDIES.md);
+* :mod:`~secea_fast.studies.osfl_plots`: Figs. 3-6 of the one-shot
+  objective-hiding paper (Table I's rates against rho, matplotlib);
 * :mod:`~secea_fast.studies.fedrec`: federated matrix factorisation on
   SecEmb and the plaintext run it must equal (SecEmb's lossless claim);
 * :mod:`~secea_fast.studies.recsys`: federated recommendation by matrix

@@ -19,8 +19,8 @@ Modules (data flows one way: each imports only the ones above it)
   result ``OSFLRoundResult``.
 * ``baseline``: ``approach1``, the Approach 1 baseline (Sec. IV).
 * ``costs``: ``rates`` (Table I, Lemma 1, Approaches 1 and 2 of Sec. IV),
-  ``elements`` (exact payload per stage of one instance) and the plots of
-  Figs. 3-6.
+  ``elements`` (exact payload per stage of one instance); the plots of
+  Figs. 3-6 are ``secea_fast.studies.osfl_plots.plot_rates``.
 * ``approaches``: the competing approaches as exact protocols with the inputs
   and result of ``run_round``: ``approach2`` (Approach 2 of Sec. IV,
   McEliece-Sarwate ramp sharing with rho = n), ``star_product`` (Approach 3,
@@ -133,12 +133,12 @@ from .parties import Client, Federator
 from .round import OSFLRoundResult, run_round
 from .session import ClientSession, FederatorSession, ProtocolError
 from .baseline import approach1
-from .costs import elements, plot_rates, rates, star_product_k
+from .costs import elements, rates, star_product_k
 from .approaches import GXSTPIR, Approach2, ApproachResult, StarProduct, approach2, gxstpir, star_product
 from .distillation import distillation_example, main_job, quantize
 
 __all__ = ["Assignment", "OSFLParams", "Client", "Federator", "ShareMessage", "Query", "Answer",
-           "OSFLRoundResult", "run_round", "approach1", "rates", "star_product_k", "plot_rates",
+           "OSFLRoundResult", "run_round", "approach1", "rates", "star_product_k",
            "elements", "approach2", "star_product", "gxstpir", "Approach2", "StarProduct", "GXSTPIR",
            "ApproachResult",
            "primitive_root", "encode_shares", "query_values", "symmetric_mask", "quantize",
