@@ -358,11 +358,11 @@ def _stage_kw(args, stages) -> dict:
 
 
 def _osfl_job(args) -> int:
+    from . import jobs
     from ._progress import Stages
-    from .protocols import osfl
     t0 = time.perf_counter()
     with Stages("run osfl", enabled=not args.quiet) as stages:
-        res = osfl.main_job(n=args.N, seed=args.seed, **_stage_kw(args, stages))
+        res = jobs.osfl_job(n=args.N, seed=args.seed, **_stage_kw(args, stages))
     wall = time.perf_counter() - t0
     ok = bool(res["exact_sum"]) and bool(res.get("approach1", {}).get("exact_sum", True))
     phases = ("share", "aggregate", "query", "answer", "reconstruct")
@@ -388,10 +388,11 @@ def _osfl_job(args) -> int:
 
 
 def _secea_phe_job(args) -> int:
+    from . import jobs
     from ._progress import Stages
     from .protocols import secea_phe
     with Stages("run secea-phe", enabled=not args.quiet) as stages:
-        res = secea_phe.main_job(N=args.N, T=args.T, d=args.d, precision=args.precision,
+        res = jobs.secea_phe_job(N=args.N, T=args.T, d=args.d, precision=args.precision,
                                  processes=args.processes, block_size=args.block_size, seed=args.seed,
                                  workload=args.workload, **_stage_kw(args, stages))
     res["table"] = phase_table(_secea_rows(res["core_seconds"], res["wall_seconds"],

@@ -18,6 +18,7 @@ import pytest
 import secea_fast as sf
 from secea_fast.prg import Prg, random_seed
 from secea_fast.protocols import osfl
+from secea_fast import jobs
 from secea_fast.studies import osfl_plots
 
 P11 = 11
@@ -779,8 +780,8 @@ def test_distillation_example_small():
     assert r["rates"]["measured"]["pir_rate"] == pytest.approx(r["rates"]["table_I"]["pir_rate"])
 
 
-def test_main_job_is_json_serializable():
-    out = osfl.main_job({"n": 8, "T": 3, "rho": 5, "z-s": 1, "z_q": 1, "s": 400, "n_train": 30, "n_test": 200},
+def test_run_job_is_json_serializable():
+    out = jobs.osfl_job({"n": 8, "T": 3, "rho": 5, "z-s": 1, "z_q": 1, "s": 400, "n_train": 30, "n_test": 200},
                         classes=3)
     text = json.dumps(out)
     back = json.loads(text)
@@ -790,11 +791,11 @@ def test_main_job_is_json_serializable():
     assert back["bytes"]["sharing"] > 0 and back["accuracy"]["student"] > 0
     assert back["approach1"]["field_elements"]["sharing"] > back["field_elements"]["sharing"]
     with pytest.raises(ValueError, match="unknown osfl option"):
-        osfl.main_job(bogus=1)
+        jobs.osfl_job(bogus=1)
     with pytest.raises(TypeError):
-        osfl.main_job(symmetric="yes")
+        jobs.osfl_job(symmetric="yes")
     with pytest.raises(TypeError):
-        osfl.main_job([1, 2])
+        jobs.osfl_job([1, 2])
 
 
 def test_symmetric_client_needs_a_session():
