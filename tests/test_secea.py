@@ -337,6 +337,43 @@ def test_baselines_embavg_and_psi_sa():
             assert np.allclose(psi["embeddings"][n][k], want, atol=1e-8)
 
 
+def test_one_embavg_is_secea_bit_for_bit_and_checks_its_arrays():
+    """The one plaintext EmbAvg: on the fixed-point rows it is SecEA's output
+    bit for bit (two digits fewer is caught: the check has power); in floats
+    it is the sum over holders in client order divided by their count; the
+    array form equals the dict form; bad arrays are refused by name."""
+    from secea_fast import workloads
+    from secea_fast.protocols import baselines
+    local = workloads.workload("tiny", N=3, d=4, seed=2)
+    got = secea.aggregate(local, precision=8)
+    fixed, weak = baselines.embavg(local, precision=8), baselines.embavg(local, precision=6)
+    assert all(np.array_equal(g[k], f[k]) for g, f in zip(got, fixed) for k in g)
+    assert not all(np.array_equal(g[k], w[k]) for g, w in zip(got, weak) for k in g)
+    plain = baselines.embavg(local)
+    for n, emb in enumerate(plain):
+        for k, v in emb.items():
+            rows = [loc[k] for loc in local if k in loc]
+            tot = rows[0].astype(np.float64)
+            for r in rows[1:]:
+                tot = tot + r
+            assert np.array_equal(v, tot / len(rows))
+    ids = [np.array([0, 2]), np.array([2, 1])]
+    rows = [np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[5.0, 6.0], [7.0, 8.0]])]
+    out = baselines.embavg_rows(ids, rows, 3)
+    assert out[0].tolist() == [[1.0, 2.0], [4.0, 5.0]] and out[1].tolist() == [[4.0, 5.0], [7.0, 8.0]]
+    assert [a.tolist() for a in baselines.embavg_rows(ids, rows, 3, precision=0)] == [a.tolist() for a in out]
+    with pytest.raises(ValueError, match=r"ids\[0\] must lie in \[0, n_entities = 2\)"):
+        baselines.embavg_rows(ids, rows, 2)
+    with pytest.raises(ValueError, match=r"rows\[1\] must have shape"):
+        baselines.embavg_rows(ids, [rows[0], rows[1][:1]], 3)
+    with pytest.raises(TypeError, match=r"ids\[0\] must be a 1-D integer array"):
+        baselines.embavg_rows([np.array([0.0, 2.0]), ids[1]], rows, 3)
+    with pytest.raises(ValueError, match="ids and rows"):
+        baselines.embavg_rows(ids, rows[:1], 3)
+    with pytest.raises(ValueError, match=r"rows\[0\] times 10\^8"):
+        baselines.embavg_rows(ids, [rows[0] * 1e12, rows[1]], 3, precision=8)
+
+
 def test_workload_shapes_and_movielens_loader(tmp_path):
     from secea_fast import workloads
     loc = workloads.workload("movielens-100k", N=5, d=4)

@@ -29,8 +29,8 @@ learning framework needed).
   factorisation across silos (SecEA) and devices (SecEmb), with
   MovieLens-format data and HR@10 / NDCG@10.
 """
-from .recsys import (Ratings, Silos, embavg, embavg_fixed, hr_ndcg, leave_one_out, ratings_from_file,
+from .recsys import (Ratings, Silos, hr_ndcg, leave_one_out, ratings_from_file,
                      run_cross_device, run_cross_silo, synthetic_ratings)
 
-__all__ = ["Ratings", "Silos", "embavg", "embavg_fixed", "hr_ndcg", "leave_one_out", "ratings_from_file",
+__all__ = ["Ratings", "Silos", "hr_ndcg", "leave_one_out", "ratings_from_file",
            "run_cross_device", "run_cross_silo", "synthetic_ratings"]

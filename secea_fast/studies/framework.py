@@ -43,7 +43,7 @@ import numpy as np
 from .._checks import check_int
 
 __all__ = ["Task", "Aggregator", "PlainAvg", "FixedAvg", "SecEAAvg", "PSIAvg", "Single", "RoundRecord", "run",
-           "client_rng", "average_rows"]
+           "client_rng"]
 
 
 def client_rng(seed: int, rnd: int, n: int, stream: int = 0) -> np.random.Generator:
@@ -92,18 +92,6 @@ class Task:
                 "entities_per_client": [len(x) for x in self.ids], "width": int(self.width)}
 
 
-def average_rows(ids: list, rows: list, n_entities: int) -> list:
-    """EmbAvg (eq. 5) by global id: every entity's rows averaged over the
-    clients holding it; one array per client for its own entities."""
-    width = rows[0].shape[1]
-    tot = np.zeros((n_entities, width))
-    cnt = np.zeros(n_entities)
-    for i, r in zip(ids, rows):
-        tot[i] += r
-        cnt[i] += 1
-    return [tot[i] / cnt[i][:, None] for i in ids]
-
-
 class Aggregator:
     """``agg(task, rows) -> (new rows, seconds by phase, bytes)``."""
     label = "?"
@@ -126,8 +114,9 @@ class PlainAvg(Aggregator):
     label = "EmbAvg"
 
     def __call__(self, task, rows):
+        from ..protocols.baselines import embavg_rows
         t0 = time.perf_counter()
-        out = average_rows(task.ids, rows, task.n_entities)
+        out = embavg_rows(task.ids, rows, task.n_entities)
         nbytes = 2 * sum(r.shape[0] * (r.shape[1] + 1) * 8 for r in rows)
         return out, {"server": time.perf_counter() - t0}, nbytes
 
@@ -142,15 +131,9 @@ class FixedAvg(Aggregator):
         self.label = f"EmbAvg-fixed({self.precision})"
 
     def __call__(self, task, rows):
+        from ..protocols.baselines import embavg_rows
         t0 = time.perf_counter()
-        scale = 10.0 ** self.precision
-        width = rows[0].shape[1]
-        tot = np.zeros((task.n_entities, width), dtype=np.int64)
-        cnt = np.zeros(task.n_entities, dtype=np.int64)
-        for i, r in zip(task.ids, rows):
-            tot[i] += np.rint(r * scale).astype(np.int64)
-            cnt[i] += 1
-        out = [tot[i].astype(np.float64) / scale / cnt[i][:, None].astype(np.float64) for i in task.ids]
+        out = embavg_rows(task.ids, rows, task.n_entities, precision=self.precision)
         return out, {"server": time.perf_counter() - t0}, 0
 
 
