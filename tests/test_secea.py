@@ -337,6 +337,26 @@ def test_baselines_embavg_and_psi_sa():
             assert np.allclose(psi["embeddings"][n][k], want, atol=1e-8)
 
 
+@pytest.mark.parametrize("processes", [None, 2])
+def test_a_kept_union_is_not_rerun_and_a_wrong_one_is_refused(processes):
+    """run_round(union=...) reuses an earlier round's union (no union
+    uploads: the union phase's bytes are the key exchange alone, 0 on the
+    executor path) with the same sums; a union missing an entity fails
+    (the control: the reuse is checked, not trusted)."""
+    from secea_fast import workloads
+    from secea_fast.protocols.secea.session import RoundFailed
+    local = workloads.workload("tiny", N=3, d=2, seed=4)
+    first = secea.run_round(local, verify=True)
+    again = secea.run_round(local, verify=True, rnd=2, union=first.union, processes=processes)
+    assert np.array_equal(again.union, first.union) and again.union_size == first.union_size
+    assert again.bytes["union"] < first.bytes["union"] / 4
+    assert all(np.array_equal(a, b) for a, b in zip(again.sums, first.sums))
+    with pytest.raises((ValueError, RoundFailed), match="does not contain this client.s entities"):
+        secea.run_round(local, rnd=3, union=first.union[1:], processes=processes)
+    with pytest.raises(TypeError, match="union must be a 1-D uint64 array"):
+        secea.run_round(local, union=first.union.astype(np.int64))
+
+
 def test_one_embavg_is_secea_bit_for_bit_and_checks_its_arrays():
     """The one plaintext EmbAvg: on the fixed-point rows it is SecEA's output
     bit for bit (two digits fewer is caught: the check has power); in floats

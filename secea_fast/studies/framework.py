@@ -141,7 +141,9 @@ class SecEAAvg(Aggregator):
     """The SecEA protocol (Sec. 4) with ``precision`` decimal digits
     (SecEA(p) of Sec. 6), T colluding clients tolerated.  Phases are the
     round's wall-clock seconds (``union`` is the private entity union of
-    Sec. 4.1, one-time in a deployment, run every round here;
+    Sec. 4.1, one-time in a deployment and here: run in the first round of
+    a training run and kept while the clients' entity sets stay the same,
+    so later rounds' ``union`` is only the key exchange;
     ``responses:product`` is the share of ``responses`` spent in the
     response products, not a phase of its own); bytes are the protocol's
     messages through the server."""
@@ -150,12 +152,17 @@ class SecEAAvg(Aggregator):
         self.precision, self.T = check_int(precision, "precision"), check_int(T, "T")
         self.processes = processes
         self.label = f"SecEA({self.precision})"
+        self._kept: tuple[list, object] | None = None     # (the clients' id arrays, their union)
 
     def __call__(self, task, rows):
         from ..protocols import secea
         local = [dict(zip(i.tolist(), r)) for i, r in zip(task.ids, rows)]
+        kept = self._kept
+        union = (kept[1] if kept is not None and len(kept[0]) == len(task.ids)
+                 and all(np.array_equal(a, b) for a, b in zip(kept[0], task.ids)) else None)
         res = secea.run_round(local, T=self.T, precision=self.precision, bound=task.bound,
-                              processes=self.processes)
+                              processes=self.processes, union=union)
+        self._kept = ([np.array(i, copy=True) for i in task.ids], res.union)
         out = [np.array([emb[k] for k in i.tolist()]) for emb, i in zip(res.embeddings, task.ids)]
         # "product" is the part of "responses" spent in the response products:
         # kept as "responses:product", outside the sum of the phases

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field as dc_field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ... import tuning
 from ..._checks import check_int
@@ -61,6 +62,9 @@ class SecEARoundResult(RoundResult[SecEAParams]):
     sums: list = dc_field(default_factory=list)         # per client: (|E_n|, d) int64 quantized sums
     counts: list = dc_field(default_factory=list)       # per client: (|E_n|,) holders of each entity
     union_size: int = 0
+    # the round's entity union (sorted uint64 hashes): pass it as
+    # ``run_round(union=...)`` to the next round of the same clients
+    union: np.ndarray | None = None
     faulty: list = dc_field(default_factory=list)       # (querier, responder) flagged
     # (querier, block) decoded from exactly k = 2(K+T-1)+1 responses: no
     # redundancy, so a corrupted response there would have gone unnoticed
@@ -147,12 +151,21 @@ def run_union(clients: Sequence[Client], server: Server, rnd: int = 0) -> Messag
 
 
 def union_and_share(clients: Sequence[Client], server: Server, local: Local, rnd: int, secs: dict[str, float],
-                    wall: dict[str, float], nbytes: dict[str, int], w0: float | None = None) -> int:
+                    wall: dict[str, float], nbytes: dict[str, int], w0: float | None = None, *,
+                    union: np.ndarray | None = None) -> int:
     """The one-time entity union then the round's sharing, for all parties,
     timed into ``secs`` / ``wall`` / ``nbytes`` (phases "union", "encode").
-    Returns M, the size of the union."""
+    ``union``: a union an earlier round revealed (sorted uint64 hashes):
+    every client takes it and the private union is not rerun.  Returns M,
+    the size of the union."""
     N = len(clients)
     w0 = time.perf_counter() if w0 is None else w0
+    if union is not None:
+        t0 = time.process_time()
+        for c in clients:
+            c.set_union(union)
+        secs["union"], wall["union"], nbytes["union"] = time.process_time() - t0, time.perf_counter() - w0, 0
+        return _share_all(clients, local, rnd, secs, wall, nbytes)
     k = max(len(c.ids) for c in clients)
     t_cli = 0.0
     ups = []
@@ -173,7 +186,11 @@ def union_and_share(clients: Sequence[Client], server: Server, local: Local, rnd
     secs["union"] = t_cli + t_srv
     wall["union"] = time.perf_counter() - w0
     nbytes["union"] = sum(u.nbytes for u in ups) + N * total.nbytes
+    return _share_all(clients, local, rnd, secs, wall, nbytes)
 
+
+def _share_all(clients, local, rnd, secs, wall, nbytes):
+    N = len(clients)
     w0 = time.perf_counter()
     t_enc = 0.0
     outbox = []
@@ -217,7 +234,8 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
               drop: Iterable[tuple[int, int]] | None = None, corrupt: Iterable[tuple[int, int]] | None = None,
               progress: ProgressFactory | None = None, verify: bool = False, rnd: int = 1, params: SecEAParams | None = None,
               threads: int | None = None, executor: Executor | None = None, upto: str = "all",
-              require_checked: bool = False, authenticate: bool = True) -> SecEARoundResult:
+              require_checked: bool = False, authenticate: bool = True,
+              union: ArrayLike | None = None) -> SecEARoundResult:
     """One SecEA round for all parties: ``local[n]`` is client n's dict
     entity id -> 1-D float embedding.  ``processes``: worker processes for
     the per-block phases (a local fork pool), or ``executor``: any
@@ -235,7 +253,10 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     every block after that phase -- throughput measurement of one phase
     (``secea-fast bench throughput``); nothing is decoded then and the
     result's embeddings are empty.  ``wall["blocks"]`` is the wall time of
-    the per-block stage.  ``progress``: a factory ``(total, label) -> Meter``
+    the per-block stage.  ``union``: the ``union`` of an earlier round's
+    result among the same clients and entity sets: the private union (Sec.
+    4.1, one-time in a deployment) is not rerun, so a training loop pays it
+    once; a union missing a client's entity is refused.  ``progress``: a factory ``(total, label) -> Meter``
     stepped once per block on the executor path (see
     :func:`~secea_fast.protocols.common.rounds.run_blocks`); None: no display.
 
@@ -256,6 +277,10 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     if verify and upto != "all":
         raise ValueError("verify needs upto='all'")
     N = len(local)
+    kept = None if union is None else np.asarray(union)
+    if kept is not None and (kept.dtype != np.uint64 or kept.ndim != 1):
+        raise TypeError(f"union must be a 1-D uint64 array (a result's union), got dtype {kept.dtype}, "
+                        f"shape {kept.shape}")
     if params is None:
         params = SecEAParams(N=N, d=d, T=T, precision=precision, K=K, bound=bound)
     elif params.N != N or params.d != d:
@@ -266,7 +291,7 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     if sessions:
         return _run_sessions(local, params, block_size=block_size, drop=drop, corrupt=corrupt,
                              verify=verify, rnd=rnd, require_checked=require_checked,
-                             authenticate=authenticate)
+                             authenticate=authenticate, union=kept)
     secs: dict[str, float] = {}
     wall: dict[str, float] = {}
     nbytes: dict[str, int] = {}
@@ -274,7 +299,7 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     # --- parties and the one-time entity union
     w0 = time.perf_counter()
     clients, server = make_parties([list(emb.keys()) for emb in local], params)
-    M = union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0)
+    M = union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0, union=kept)
     if upto != "offline":
         # the responders' packed shares, made before the workers fork: one
         # copy, shared by every worker (2 processes x N x 5 MB did not fit in
@@ -323,7 +348,7 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     return SecEARoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes,
                             verified=True if verify else None, processes=executor.processes,
                             embeddings=embeddings, sums=sums, counts=counts, union_size=M,
-                            faulty=sorted(faulty), unchecked=sorted(unchecked))
+                            union=clients[0].union, faulty=sorted(faulty), unchecked=sorted(unchecked))
 
 
 def _verify(local, params, sums, counts):
@@ -333,7 +358,7 @@ def _verify(local, params, sums, counts):
 
 
 def _run_sessions(local: Local, params: SecEAParams, *, block_size, drop, corrupt, verify, rnd,
-                  require_checked, authenticate) -> SecEARoundResult:
+                  require_checked, authenticate, union) -> SecEARoundResult:
     """run_round in one process: the sessions over a loopback (see run_round)."""
     N = params.N
     names = [f"client-{n}" for n in range(N)]
@@ -342,7 +367,7 @@ def _run_sessions(local: Local, params: SecEAParams, *, block_size, drop, corrup
     clients = {x: ClientSession(roster, ids.get(x), local[n]) for n, x in enumerate(names)}
     server = ServerSession(roster, names, d=params.d, T=params.T, precision=params.precision, K=params.K,
                            bound=params.bound, block_size=block_size, round_index=rnd,
-                           require_checked=require_checked)
+                           require_checked=require_checked, union=union)
     loop = Loopback(clients)
     transport: Transport = loop if not (drop or corrupt) else FaultyLoopback(
         loop, parties=names, drop=drop, corrupt=corrupt, p=params.p)
@@ -378,7 +403,7 @@ def _run_sessions(local: Local, params: SecEAParams, *, block_size, drop, corrup
         _verify(local, params, sums, counts)
     return SecEARoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes,
                             verified=True if verify else None, processes=1, embeddings=embeddings,
-                            sums=sums, counts=counts, union_size=res.union_size,
+                            sums=sums, counts=counts, union_size=res.union_size, union=res.union,
                             faulty=sorted({(n, v) for n, c in enumerate(sess) for _, v in c.faulty}),
                             unchecked=sorted((n, b) for n, c in enumerate(sess) for b in c.unchecked))
 
