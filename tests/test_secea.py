@@ -8,7 +8,8 @@ import pytest
 
 from secea_fast import EMBEDDING_PRIME as P, GOLDILOCKS as GL, poly
 from secea_fast.prg import Prg
-from secea_fast.protocols import secea
+from secea_fast.protocols import _secea_local, secea
+from secea_fast.protocols._secea_wire import pad_domain
 from secea_fast.protocols.secea import Client, Message, SecEAParams, Server
 
 
@@ -118,7 +119,7 @@ def test_union_masked_uploads_hide_the_vector():
     rng = np.random.default_rng(0)
     prm = SecEAParams(N=3, d=1)
     sets = [["a", "b"], ["b", "c"], ["d", "a"]]
-    clients, server = secea.make_parties(sets, prm)
+    clients, server = _secea_local.make_parties(sets, prm)
     ups = [c.psu_upload(2) for c in clients]
     # an upload alone is not the Laurent tail of its set: the masks are there
     f = poly.from_roots(secea.hash_ids(sets[0]), GL)
@@ -216,8 +217,8 @@ def test_bad_inputs_raise_clear_errors():
 
 def _parties(local, **kw):
     prm = SecEAParams(N=len(local), d=len(next(iter(local[0].values()))), **kw)
-    clients, server = secea.make_parties([list(x) for x in local], prm)
-    secea.run_union(clients, server)
+    clients, server = _secea_local.make_parties([list(x) for x in local], prm)
+    _secea_local.run_union(clients, server)
     return prm, clients, server
 
 
@@ -282,18 +283,18 @@ def _views(entity_of_client0, emb_value, rounds):
     q_{0,1,e}, over many rounds, as cell indices in F_7^2."""
     prm = SecEAParams(N=3, d=1, T=1, precision=0, bound=1.0, p=SMALL_P)
     sets = [[entity_of_client0], ["a", "b"], ["a", "b"]]
-    clients, server = secea.make_parties(sets, prm)
-    secea.run_union(clients, server)
+    clients, server = _secea_local.make_parties(sets, prm)
+    _secea_local.run_union(clients, server)
     c0 = clients[0]
     # positions of "a" / "b" in the union are fixed by their hashes
     shares, queries = [], []
     for r in range(1, rounds + 1):
         y = c0.share({entity_of_client0: np.array([emb_value])}, r)[1]
         # remove the relay pad as client 1 does
-        yy = clients[1]._pad(0, secea.pad_domain(r, "share", 0, 1)).xor_into(
+        yy = clients[1]._pad(0, pad_domain(r, "share", 0, 1)).xor_into(
             np.empty_like(y.data), y.data, SMALL_P, check=True)
         q = c0.queries(r, 0, [0])[1]
-        qq = clients[1]._pad(0, secea.pad_domain(r, "query", 0, 1, 0)).xor_into(
+        qq = clients[1]._pad(0, pad_domain(r, "query", 0, 1, 0)).xor_into(
             np.empty_like(q.data), q.data, SMALL_P, check=True)
         # shares: (M = 2, sub = 2) -> the two coordinates of the entity rows
         shares.append(int(yy[0, 0]) * SMALL_P + int(yy[1, 0]))
@@ -479,7 +480,7 @@ def test_queries_are_sent_divided_by_c_v_and_answered_exactly(N, T):
     # the paper's query (eq. 15-16) from the same z streams
     Z = np.empty((T, B * M), dtype=np.uint64)
     for t in range(T):
-        Prg(q0._query_seed, secea.pad_domain(1, "query-z" + (str(t) if t else ""), n, n, 0)).field_into(Z[t], P)
+        Prg(q0._query_seed, pad_domain(1, "query-z" + (str(t) if t else ""), n, n, 0)).field_into(Z[t], P)
     onehot = np.zeros(B * M, dtype=object)
     onehot[np.arange(B) * M + q0.positions[members]] = 1
     for v, msg in enumerate(q0.queries(1, 0, members)):
@@ -487,11 +488,11 @@ def test_queries_are_sent_divided_by_c_v_and_answered_exactly(N, T):
         paper = (int(prm.query_onehot[v]) * onehot + sum(c[t] * Z[t].astype(object) for t in range(T))) % P
         sent = msg.data.reshape(-1)
         if v != n:
-            sent = q0._pad(v, secea.pad_domain(1, "query", n, v, 0)).xor_into(np.empty_like(sent), sent, P)
+            sent = q0._pad(v, pad_domain(1, "query", n, v, 0)).xor_into(np.empty_like(sent), sent, P)
         assert c[0] == int(prm.query_scale[v]) != 0
         assert np.array_equal(sent.astype(object) * c[0] % P, paper)
         A = cs[v].answer(msg).data
-        pad = cs[v]._pad(n, secea.pad_domain(1, "response", v, n, 0)).field_into(np.empty_like(A), P)
+        pad = cs[v]._pad(n, pad_domain(1, "response", v, n, 0)).field_into(np.empty_like(A), P)
         got = (A.astype(object) - pad.astype(object)) % P
         want = paper.reshape(B, M).dot(cs[v]._y.astype(object)) % P
         assert np.array_equal(got, want)

@@ -40,13 +40,13 @@ from ...executor import Executor
 from ..common.rounds import ProgressFactory, RoundResult, apportion_wall, resolve_executor, run_blocks
 from .messages import Message
 from .params import SecEAParams
-from .parties import Client, Server
 from ..common.roster import Roster
+from .. import _secea_local       # a module, not names: it imports this package's parties
 from .loopback import FaultyLoopback, Loopback, Transport, drive_checked
 from .session import ClientSession, ServerSession, default_block_size
 
 __all__ = ["SecEARoundResult", "run_round", "aggregate", "entity_union", "default_block_size",
-           "plaintext_sums", "make_parties", "run_union", "union_and_share", "PHASES"]
+           "plaintext_sums", "PHASES"]
 
 PHASES = ("offline", "responses", "all")
 _BLOCK_PHASES = ("offline", "responses", "noise", "decode")
@@ -128,83 +128,6 @@ def _block_job(S, job):
     res = clients[n].decode(resps, members, verify=require_checked)
     t["decode"] += time.process_time() - t0
     return (n, members, res.sums, res.counts, res.faulty, b if not res.checked else None), t, nbytes
-
-
-def make_parties(sets: Sequence[Iterable[EntityId]], params: SecEAParams) -> tuple[list[Client], Server]:
-    """Clients holding ``sets[n]`` (entity ids) and the server, public keys
-    exchanged: the parties of one round before any message."""
-    clients = [Client(i, params, s) for i, s in enumerate(sets)]
-    keys = [c.public_key for c in clients]
-    for c in clients:
-        c.set_peer_keys(keys)
-    return clients, Server(params)
-
-
-def run_union(clients: Sequence[Client], server: Server, rnd: int = 0) -> Message:
-    """The private entity union among ``clients`` (Sec. 4.1); returns the
-    server's broadcast sum."""
-    k = max(len(c.ids) for c in clients)
-    total = server.psu_sum([c.psu_upload(k, rnd) for c in clients])
-    for c in clients:
-        c.psu_finish(total)
-    return total
-
-
-def union_and_share(clients: Sequence[Client], server: Server, local: Local, rnd: int, secs: dict[str, float],
-                    wall: dict[str, float], nbytes: dict[str, int], w0: float | None = None, *,
-                    union: np.ndarray | None = None) -> int:
-    """The one-time entity union then the round's sharing, for all parties,
-    timed into ``secs`` / ``wall`` / ``nbytes`` (phases "union", "encode").
-    ``union``: a union an earlier round revealed (sorted uint64 hashes):
-    every client takes it and the private union is not rerun.  Returns M,
-    the size of the union."""
-    N = len(clients)
-    w0 = time.perf_counter() if w0 is None else w0
-    if union is not None:
-        t0 = time.process_time()
-        for c in clients:
-            c.set_union(union)
-        secs["union"], wall["union"], nbytes["union"] = time.process_time() - t0, time.perf_counter() - w0, 0
-        return _share_all(clients, local, rnd, secs, wall, nbytes)
-    k = max(len(c.ids) for c in clients)
-    t_cli = 0.0
-    ups = []
-    for c in clients:
-        t0 = time.process_time()
-        ups.append(c.psu_upload(k, rnd))
-        t_cli += time.process_time() - t0
-    t0 = time.process_time()
-    total = server.psu_sum(ups)
-    t_srv = time.process_time() - t0
-    for c in clients:
-        t0 = time.process_time()
-        c.psu_finish(total)
-        t_cli += time.process_time() - t0
-    # CPU time spent here: psu_finish is a pure function of the public sum,
-    # evaluated once and memoised, so the clients after the first reuse it
-    # (in a deployment each client repeats the server's reconstruction)
-    secs["union"] = t_cli + t_srv
-    wall["union"] = time.perf_counter() - w0
-    nbytes["union"] = sum(u.nbytes for u in ups) + N * total.nbytes
-    return _share_all(clients, local, rnd, secs, wall, nbytes)
-
-
-def _share_all(clients, local, rnd, secs, wall, nbytes):
-    N = len(clients)
-    w0 = time.perf_counter()
-    t_enc = 0.0
-    outbox = []
-    for n, c in enumerate(clients):
-        t0 = time.process_time()
-        outbox.append(c.share(local[n], rnd))
-        t_enc += time.process_time() - t0
-    nbytes["encode"] = sum(2 * m.nbytes for msgs in outbox for m in msgs if m.sender != m.receiver)
-    for v, c in enumerate(clients):
-        t0 = time.process_time()
-        c.receive_shares([outbox[n][v] for n in range(N)])
-        t_enc += time.process_time() - t0
-    secs["encode"], wall["encode"] = t_enc, time.perf_counter() - w0
-    return clients[0].M
 
 
 def plaintext_sums(local: Local, params: SecEAParams) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -298,8 +221,8 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
 
     # --- parties and the one-time entity union
     w0 = time.perf_counter()
-    clients, server = make_parties([list(emb.keys()) for emb in local], params)
-    M = union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0, union=kept)
+    clients, server = _secea_local.make_parties([list(emb.keys()) for emb in local], params)
+    M = _secea_local.union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0, union=kept)
     if upto != "offline":
         # the responders' packed shares, made before the workers fork: one
         # copy, shared by every worker (2 processes x N x 5 MB did not fit in
@@ -437,8 +360,8 @@ def entity_union(sets: Sequence[Iterable[EntityId]], params: SecEAParams | None 
         params = _UnionParams(N=len(sets), d=1)
     elif params.N != len(sets):
         raise ValueError(f"params.N = {params.N} but {len(sets)} sets were given")
-    clients, server = make_parties(sets, params)
-    run_union(clients, server)
+    clients, server = _secea_local.make_parties(sets, params)
+    _secea_local.run_union(clients, server)
     union = clients[0].union
     assert union is not None, "run_union ends with psu_finish, which sets every client's union"
     return union

@@ -14,7 +14,8 @@ from ...field import raw as fp
 from ..._checks import check_int
 from ...prg import Prg
 from .. import secea
-from ..secea import DecodingError, Message, as_u64, pad_domain
+from .._secea_wire import as_u64, pad_domain
+from ..secea import DecodingError, Message
 from ..common.inputs import EntityId
 from ..common.wire import Reader, Writer
 from .messages import CipherMessage

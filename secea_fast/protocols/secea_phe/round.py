@@ -25,6 +25,7 @@ from ..common.inputs import Local, check_local, check_pairs
 from ..common.roster import Roster
 from ..common.rounds import ProgressFactory, RoundResult, apportion_wall, resolve_executor, run_blocks
 from .. import secea
+from .._secea_local import union_and_share
 from ..secea import SecEAParams
 from ..secea.loopback import FaultyLoopback, Loopback, Transport, drive_checked
 from ..secea.session import ClientSession, ServerSession
@@ -220,7 +221,7 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     nbytes["keygen"] = N * sum(len(b) for b in signed)     # each key up, then to the N - 1 others
 
     # --- the one-time entity union and the sharing (as secea.run_round)
-    M = secea.union_and_share(clients, server, local, rnd, secs, wall, nbytes)
+    M = union_and_share(clients, server, local, rnd, secs, wall, nbytes)
 
     # --- retrieval, per query block
     jobs = [(n, b, mem) for n, c in enumerate(clients) for b, mem in enumerate(c.blocks(B))]
