@@ -11,7 +11,7 @@ from secea_fast import executor as ex_mod
 from secea_fast.executor import LocalExecutor, get_executor, party_transfer
 from secea_fast import workloads
 from secea_fast.protocols import secea
-from secea_fast.protocols.common.rounds import resolve_executor, run_blocks
+from secea_fast.protocols._blocks import resolve_executor, run_blocks
 
 
 def _square(state, job):

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .common.inputs import EntityId, Local
+from ._inputs import EntityId, Local
 from .secea.messages import Message
 from .secea.params import SecEAParams
 from .secea.parties import Client, Server

@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import check_int
-from .common.inputs import Local, check_local, id_bytes
+from ._inputs import Local, check_local, id_bytes
 from .secemb import SecEmbParams, SecEmbRoundResult, additive_shares, decode_fixed, encode_fixed, encode_table
 
 __all__ = ["embavg_rows", "embavg", "secure_fedrec_round", "embavg_round", "psi_sa_round"]

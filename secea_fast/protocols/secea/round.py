@@ -35,9 +35,10 @@ from numpy.typing import ArrayLike
 
 from ... import tuning
 from ..._checks import check_int
-from ..common.inputs import EntityId, Local, check_local, check_pairs, entity_list, id_bytes
+from .._inputs import EntityId, Local, check_local, check_pairs, entity_list, id_bytes
 from ...executor import Executor
-from ..common.rounds import ProgressFactory, RoundResult, apportion_wall, resolve_executor, run_blocks
+from .._blocks import apportion_wall, resolve_executor, run_blocks
+from ..common.rounds import ProgressFactory, RoundResult
 from .messages import Message
 from .params import SecEAParams
 from ..common.roster import Roster
@@ -179,9 +180,10 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     the per-block stage.  ``union``: the ``union`` of an earlier round's
     result among the same clients and entity sets: the private union (Sec.
     4.1, one-time in a deployment) is not rerun, so a training loop pays it
-    once; a union missing a client's entity is refused.  ``progress``: a factory ``(total, label) -> Meter``
-    stepped once per block on the executor path (see
-    :func:`~secea_fast.protocols.common.rounds.run_blocks`); None: no display.
+    once; a union missing a client's entity is refused.  ``progress``: a
+    factory ``(total, label) ->``
+    :class:`~secea_fast.protocols.common.rounds.Meter` stepped once per
+    block on the executor path; None: no display.
 
     One process (no ``executor``, ``processes`` 1 or None, ``upto="all"``):
     the round is the protocol's sessions

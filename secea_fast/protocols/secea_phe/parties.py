@@ -16,7 +16,7 @@ from ...prg import Prg
 from .. import secea
 from .._secea_wire import as_u64, pad_domain
 from ..secea import DecodingError, Message
-from ..common.inputs import EntityId
+from .._inputs import EntityId
 from ..common.wire import Reader, Writer
 from .messages import CipherMessage
 from .params import PHEParams, check_key

@@ -21,9 +21,10 @@ import numpy as np
 from ... import paillier
 from ..._checks import check_int
 from ...executor import Executor
-from ..common.inputs import Local, check_local, check_pairs
+from .._inputs import Local, check_local, check_pairs
 from ..common.roster import Roster
-from ..common.rounds import ProgressFactory, RoundResult, apportion_wall, resolve_executor, run_blocks
+from .._blocks import apportion_wall, resolve_executor, run_blocks
+from ..common.rounds import ProgressFactory, RoundResult
 from .. import secea
 from .._secea_local import union_and_share
 from ..secea import SecEAParams
