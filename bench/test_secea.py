@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from secea_fast import EMBEDDING_PRIME as P, linalg
-from secea_fast.protocols import secea, workloads
+from secea_fast import workloads
+from secea_fast.protocols import secea
 
 PAPER_T6_ML1M = {"offline": 88.7823, "coding": 7.3514, "comm.": 0.6446}
 PAPER_T4_CENSUS = 3293.0407

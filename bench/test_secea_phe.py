@@ -26,7 +26,8 @@ import time
 import numpy as np
 import pytest
 
-from secea_fast.protocols import secea, secea_phe, workloads
+from secea_fast import workloads
+from secea_fast.protocols import secea, secea_phe
 
 N, T, D, ENTITIES, KEY_BITS, PROCESSES = 5, 1, 16, 1000, 2048, 2
 PHASES = ("keygen", "union", "encode", "offline", "responses", "encrypt", "noise", "decrypt",

@@ -9,7 +9,7 @@ import argparse
 import json
 
 from secea_fast.protocols import osfl
-from secea_fast.protocols.common.jobs import jsonable
+from secea_fast.jobs import jsonable
 
 
 def main(argv=None):

@@ -289,7 +289,9 @@ def _secea_job(args, executor, say) -> int:
 
 def _secea_stages(args, executor, say, stages) -> int:
     stages.stage("generate the workload")
-    from .protocols import baselines, secea, workloads
+    from ._progress import Bar
+    from . import workloads
+    from .protocols import baselines, secea
     t0 = time.perf_counter()
     if args.movielens:
         local = workloads.load_movielens(args.movielens, N=args.N, d=args.d or 128, seed=args.seed)
@@ -303,7 +305,7 @@ def _secea_stages(args, executor, say, stages) -> int:
     t_round = time.perf_counter()
     res = secea.run_round(local, T=args.T, precision=args.precision, K=args.K,
                            executor=executor, block_size=args.block_size,
-                           progress=not args.quiet, verify=False)
+                           progress=None if args.quiet else Bar, verify=False)
     t_round = time.perf_counter() - t_round
     prm = res.params
     assert isinstance(prm, secea.SecEAParams), type(prm)   # RoundResult.params is typed object
@@ -356,11 +358,11 @@ def _stage_kw(args, stages) -> dict:
 
 
 def _osfl_job(args) -> int:
+    from . import jobs
     from ._progress import Stages
-    from .protocols import osfl
     t0 = time.perf_counter()
     with Stages("run osfl", enabled=not args.quiet) as stages:
-        res = osfl.main_job(n=args.N, seed=args.seed, **_stage_kw(args, stages))
+        res = jobs.osfl_job(n=args.N, seed=args.seed, **_stage_kw(args, stages))
     wall = time.perf_counter() - t0
     ok = bool(res["exact_sum"]) and bool(res.get("approach1", {}).get("exact_sum", True))
     phases = ("share", "aggregate", "query", "answer", "reconstruct")
@@ -386,10 +388,11 @@ def _osfl_job(args) -> int:
 
 
 def _secea_phe_job(args) -> int:
+    from . import jobs
     from ._progress import Stages
     from .protocols import secea_phe
     with Stages("run secea-phe", enabled=not args.quiet) as stages:
-        res = secea_phe.main_job(N=args.N, T=args.T, d=args.d, precision=args.precision,
+        res = jobs.secea_phe_job(N=args.N, T=args.T, d=args.d, precision=args.precision,
                                  processes=args.processes, block_size=args.block_size, seed=args.seed,
                                  workload=args.workload, **_stage_kw(args, stages))
     res["table"] = phase_table(_secea_rows(res["core_seconds"], res["wall_seconds"],
@@ -488,7 +491,7 @@ def main(argv=None) -> int:
     sc = sub.add_parser("selfcheck", help="kernel self-check and benchmark summary (default)")
     sc.add_argument("--quick", action="store_true", help="smaller benchmark workload")
     sub.add_parser("info", help="print backend_info() as JSON")
-    from .protocols.workloads import SHAPES
+    from .workloads import SHAPES
     rp = sub.add_parser(
         "run", help="run a full protocol round on a workload and verify it",
         description="Run one round of a protocol with every party in this process, verify it "

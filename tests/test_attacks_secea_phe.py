@@ -20,7 +20,7 @@ import pytest
 
 from secea_fast import paillier
 from secea_fast.prg import X25519KeyPair
-from secea_fast.protocols import secea
+from secea_fast.protocols import _secea_local, secea
 from secea_fast.protocols.common.roster import Roster
 from secea_fast.protocols.secea import SecEAParams
 from secea_fast.protocols.common.wire import Writer
@@ -126,7 +126,7 @@ def test_control_unsigned_keys_let_the_adversary_read_a_response(keys):
     local = _local()
     params, clients, server, _, _ = _parties(local, keys, auth=False)
     exchange_keys(clients, server, None, {}, 1, tamper=_substitute(None, {}, keys[3][0]))
-    secea.union_and_share(clients, server, local, 1, {}, {}, {})
+    _secea_local.union_and_share(clients, server, local, 1, {}, {}, {})
     members = clients[0].blocks(4)[0]
     queries = clients[0].iter_queries(1, 0, members)
     next(queries)

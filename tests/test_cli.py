@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from secea_fast import cli
-from secea_fast.protocols import secea, secea_phe, secemb
+from secea_fast import cli, jobs
+from secea_fast.protocols import secea, secemb
 
 
 def test_info(capsys):
@@ -86,14 +86,13 @@ def test_run_secea_table_labels_protocol_bytes(capsys, tmp_path):
 
 
 def test_run_osfl_reads_N_and_quiet(capsys, monkeypatch):
-    from secea_fast.protocols import osfl
     seen = {}
 
     def fake(**kw):
         seen.update(kw)
         return {"exact_sum": True, "approach1": {"exact_sum": False},
                 "seconds": {"local_training": 5.0, "share": 0.25, "answer": 0.5, "total": 9.0}}
-    monkeypatch.setattr(osfl, "main_job", fake)
+    monkeypatch.setattr(jobs, "osfl_job", fake)
     rc, out, _ = _run(capsys, "--protocol", "osfl", "-N", "13", "--seed", "4", "--quiet")
     assert seen == {"n": 13, "seed": 4}
     assert rc == 1 and out.strip().splitlines() == [out.strip()]
@@ -112,7 +111,7 @@ def test_run_secea_phe_keeps_the_workload_asked_for(capsys, monkeypatch):
         calls.append(kw)
         return {"verified": True, "core_seconds": {"encode": 1.0}, "wall_seconds": {"encode": 0.5, "noise": 0.25},
                 "bytes_via_server": {"encode": 2_000_000}, "table": "MB via server"}
-    monkeypatch.setattr(secea_phe, "main_job", fake)
+    monkeypatch.setattr(jobs, "secea_phe_job", fake)
     rc, out, _ = _run(capsys, "--protocol", "secea-phe", "--workload", "movielens-1m", "-N", "4",
                       "--precision", "6", "--block-size", "32")
     assert rc == 0
@@ -197,25 +196,24 @@ def _quiet_fake(result):
 
 
 def test_run_osfl_shows_its_stages_and_quiet_silences_them(capsys, monkeypatch):
-    from secea_fast.protocols import osfl
-    real = osfl.main_job
+    real = jobs.osfl_job
     # the real job on a smaller public set (s = 5000 takes a minute on 2 loaded cores)
-    monkeypatch.setattr(osfl, "main_job", lambda **kw: real(**kw, s=300, n_test=200))
+    monkeypatch.setattr(jobs, "osfl_job", lambda **kw: real(**kw, s=300, n_test=200))
     rc, out, err = _run(capsys, "--protocol", "osfl")
     assert rc == 0, out
     assert _stages(err, "run osfl") == ["local training (every client's teachers)",
                                         "the round (share, aggregate, query, answer, reconstruct)",
                                         "student training on the retrieved labels",
                                         "Approach 1 (Sec. IV) on the same labels"]
-    monkeypatch.setattr(osfl, "main_job", _quiet_fake({"exact_sum": True, "seconds": {"share": 0.5}}))
+    monkeypatch.setattr(jobs, "osfl_job", _quiet_fake({"exact_sum": True, "seconds": {"share": 0.5}}))
     rc, out, err = _run(capsys, "--protocol", "osfl", "--quiet")
     assert rc == 0 and err == "" and len(out.strip().splitlines()) == 1
 
 
 def test_run_secea_phe_shows_its_stages_and_quiet_silences_them(capsys, monkeypatch):
-    real = secea_phe.main_job
+    real = jobs.secea_phe_job
     # the real job on test-sized Paillier keys (the job's 2048-bit keys take a minute on 2 cores)
-    monkeypatch.setattr(secea_phe, "main_job", lambda **kw: real(**kw, key_bits=512, insecure_keys=True))
+    monkeypatch.setattr(jobs, "secea_phe_job", lambda **kw: real(**kw, key_bits=512, insecure_keys=True))
     rc, out, err = _run(capsys, "--protocol", "secea-phe", "--processes", "1")
     assert rc == 0, out
     assert _stages(err, "run secea-phe") == ["generate the workload",
@@ -223,7 +221,7 @@ def test_run_secea_phe_shows_its_stages_and_quiet_silences_them(capsys, monkeypa
                                              "verify against the plaintext sums",
                                              "SecEA on the same data (comparison)"]
     assert out.strip().splitlines()[-1].startswith("secea-phe: PASS")
-    monkeypatch.setattr(secea_phe, "main_job", _quiet_fake(
+    monkeypatch.setattr(jobs, "secea_phe_job", _quiet_fake(
         {"verified": True, "core_seconds": {}, "wall_seconds": {"encode": 0.5}, "bytes_via_server": {}}))
     rc, out, err = _run(capsys, "--protocol", "secea-phe", "--quiet")
     assert rc == 0 and err == "" and len(out.strip().splitlines()) == 1

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from secea_fast import cli
-from secea_fast.protocols import osfl, secea_phe
+from secea_fast import cli, jobs
 from secea_fast.studies import runner
 
 
@@ -123,7 +122,7 @@ def test_json_that_cannot_be_written_after_the_run_is_saved_beside(capsys, tmp_p
     def vanish():           # the directory is replaced by a file while the round runs
         out_dir.rmdir()
         out_dir.write_text("")
-    monkeypatch.setattr(osfl, "main_job", _fake_osfl(vanish))
+    monkeypatch.setattr(jobs, "osfl_job", _fake_osfl(vanish))
     rc, out, err, _ = _main(capsys, ["run", "--protocol", "osfl", "--json", str(out_dir / "r.json")])
     assert rc == 0
     assert out.strip().splitlines()[-1].startswith("osfl: PASS")          # the verdict, still
@@ -136,7 +135,7 @@ def test_saved_beside_never_overwrites(capsys, tmp_path, monkeypatch):
     (tmp_path / "r.json").write_text("keep")
     blocker = tmp_path / "gone"
     blocker.mkdir()
-    monkeypatch.setattr(osfl, "main_job", _fake_osfl(lambda: (blocker.rmdir(), blocker.write_text(""))))
+    monkeypatch.setattr(jobs, "osfl_job", _fake_osfl(lambda: (blocker.rmdir(), blocker.write_text(""))))
     rc, out, err, _ = _main(capsys, ["run", "--protocol", "osfl", "--json", str(blocker / "r.json")])
     assert rc == 0 and (tmp_path / "r.json").read_text() == "keep"
     saved = re.search(r"saved the result to (\S+) instead", err).group(1)
@@ -179,10 +178,10 @@ def _shape(out: str, protocol: str) -> None:
 
 @pytest.fixture
 def small_jobs(monkeypatch):
-    real_phe, real_osfl = secea_phe.main_job, osfl.main_job
-    monkeypatch.setattr(secea_phe, "main_job",
+    real_phe, real_osfl = jobs.secea_phe_job, jobs.osfl_job
+    monkeypatch.setattr(jobs, "secea_phe_job",
                         lambda **kw: real_phe(**kw, key_bits=256, insecure_keys=True, compare=False))
-    monkeypatch.setattr(osfl, "main_job", lambda **kw: real_osfl(**kw, s=300, n_test=100, approach1=False))
+    monkeypatch.setattr(jobs, "osfl_job", lambda **kw: real_osfl(**kw, s=300, n_test=100, approach1=False))
 
 
 @pytest.mark.parametrize("protocol, argv", [

@@ -37,7 +37,7 @@ import numpy as np
 import pytest
 
 from secea_fast import cli, datasets
-from secea_fast.protocols import workloads
+from secea_fast import workloads
 from secea_fast.studies import kg, tabular
 
 UNREACHABLE = "http://127.0.0.1:9/simple/"       # the discard port: connection refused at once

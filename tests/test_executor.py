@@ -9,8 +9,9 @@ import pytest
 
 from secea_fast import executor as ex_mod
 from secea_fast.executor import LocalExecutor, get_executor, party_transfer
-from secea_fast.protocols import secea, workloads
-from secea_fast.protocols.common.rounds import resolve_executor
+from secea_fast import workloads
+from secea_fast.protocols import secea
+from secea_fast.protocols._blocks import resolve_executor, run_blocks
 
 
 def _square(state, job):
@@ -182,6 +183,37 @@ def test_executor_argument_errors():
         resolve_executor(LocalExecutor(2), 1)
     with pytest.raises(TypeError, match="Executor"):
         resolve_executor("local", None)
+
+
+def _block(state, j):
+    return j, {"work": 0.0}, {"work": 1}
+
+
+def test_run_blocks_reports_to_the_callers_meter():
+    """The progress display is the driver's: run_blocks steps the meter a
+    factory makes and closes it; a bool is refused by name."""
+    made = []
+
+    class Meter:
+        def __init__(self, total, label):
+            self.total, self.label, self.steps, self.closed = total, label, 0, False
+            made.append(self)
+
+        def step(self, k=1):
+            self.steps += k
+
+        def close(self):
+            self.closed = True
+
+    got, nbytes = [], {}
+    run_blocks(LocalExecutor(1), _block, [1, 2, 3], None, got.append, label="blk", progress=Meter,
+               nbytes=nbytes)
+    assert sorted(got) == [1, 2, 3] and nbytes == {"work": 3}
+    assert [(m.total, m.label, m.steps, m.closed) for m in made] == [(3, "blk", 3, True)]
+    run_blocks(LocalExecutor(1), _block, [1], None, got.append)          # no display: nothing made
+    assert len(made) == 1
+    with pytest.raises(TypeError, match="progress must be None or a callable"):
+        run_blocks(LocalExecutor(1), _block, [1], None, got.append, progress=True)
 
 
 def test_local_shard_overhead_is_small():

@@ -13,7 +13,8 @@ pytest.importorskip("flwr", reason="the flower extra is not installed (pip insta
 from secea_fast.flower import secea as fsecea  # noqa: E402
 from secea_fast.flower.admission import NodeIdentity  # noqa: E402
 import _flower_loop  # noqa: E402
-from secea_fast.protocols import secea, workloads  # noqa: E402
+from secea_fast import workloads  # noqa: E402
+from secea_fast.protocols import _secea_local, secea  # noqa: E402
 from secea_fast.protocols.common.roster import Roster  # noqa: E402
 
 
@@ -187,8 +188,8 @@ def test_late_loss_beyond_the_bound_fails_blocks_without_restart():
 def test_client_state_round_trips_and_refuses_other_entities():
     local = _local(N=3, M=20, d=4)
     prm = secea.SecEAParams(N=3, d=4)
-    clients, server = secea.make_parties([list(e) for e in local], prm)
-    secea.run_union(clients, server)
+    clients, server = _secea_local.make_parties([list(e) for e in local], prm)
+    _secea_local.run_union(clients, server)
     st = clients[0].export_state()
     again = secea.Client.import_state(prm, list(local[0]), st)
     assert again.export_state() == st and again.public_key == clients[0].public_key
@@ -205,8 +206,8 @@ def test_used_pads_survive_the_state():
     answered in one process is refused in the next."""
     local = _local(N=3, M=20, d=4)
     prm = secea.SecEAParams(N=3, d=4)
-    clients, server = secea.make_parties([list(e) for e in local], prm)
-    secea.union_and_share(clients, server, local, 1, {}, {}, {})
+    clients, server = _secea_local.make_parties([list(e) for e in local], prm)
+    _secea_local.union_and_share(clients, server, local, 1, {}, {}, {})
     q = clients[0].queries(1, 0, np.arange(2))[1]
     clients[1].answer(q)
     c1 = secea.Client.import_state(prm, list(local[1]), clients[1].export_state())

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from secea_fast import dpf, paillier
 from secea_fast.field import EMBEDDING_PRIME
-from secea_fast.protocols import osfl, secea, secea_phe, secemb
+from secea_fast.protocols import _secea_local, osfl, secea, secea_phe, secemb
 from secea_fast.protocols.common.roster import Roster
 from secea_fast.protocols.secea import Message, SecEAParams
 
@@ -135,9 +135,9 @@ def _samples():
     # states a party saves between the processes of a deployment (secea_fast.flower)
     sprm = SecEAParams(N=3, d=2)
     sets = [["a", "b"], ["b", "c"], ["c", "d", "e"]]
-    sclients, sserver = secea.make_parties(sets, sprm)
+    sclients, sserver = _secea_local.make_parties(sets, sprm)
     fresh = sclients[0].export_state()
-    secea.run_union(sclients, sserver)
+    _secea_local.run_union(sclients, sserver)
     sclients[0].queries(1, 0, np.arange(2))
     shares = [sclients[n].share({k: [0.5, -0.5] for k in sets[n]}, 2) for n in range(3)]
     sclients[0].receive_shares([shares[n][0] for n in range(3)])
@@ -413,8 +413,8 @@ def test_secea_message_refuses_parties_outside_the_protocol():
 def test_secea_client_refuses_a_query_from_an_unknown_client():
     local = [{"a": np.ones(2), "b": np.zeros(2)}, {"b": np.ones(2)}, {"c": np.ones(2)}]
     prm = SecEAParams(N=3, d=2, T=1)
-    clients, server = secea.make_parties([list(x) for x in local], prm)
-    secea.run_union(clients, server, rnd=1)
+    clients, server = _secea_local.make_parties([list(x) for x in local], prm)
+    _secea_local.run_union(clients, server, rnd=1)
     out = [c.share(local[n], 1) for n, c in enumerate(clients)]
     for v, c in enumerate(clients):
         c.receive_shares([out[n][v] for n in range(3)])

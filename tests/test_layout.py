@@ -1,7 +1,9 @@
 """The layout rules of docs/ARCHITECTURE.md, checked on the source tree:
 no module imports a private name of another module, the package's imports
-have no cycle, a file over ~600 lines says at its top why it is long, and
-nothing points outside the repository."""
+have no cycle, a private module is imported only inside its package,
+drivers sit above the protocols (no protocol or kernel
+imports a driver), a file over ~600 lines says at its top why it is long,
+and nothing points outside the repository."""
 import ast
 import pathlib
 import re
@@ -92,6 +94,82 @@ def test_imports_have_no_cycle():
     for v in graph:
         if v not in state:
             visit(v)
+
+
+def _private_module_violations(imports):
+    """(importer, imported) for every import of a private module (a ``_name`` component) from outside the
+    package that holds it: ``secea_fast.protocols._secea_local`` is for ``secea_fast.protocols.*`` only."""
+    bad = set()
+    for mod, tgt, name, _ in imports:
+        dst = f"{tgt}.{name}" if name and f"{tgt}.{name}" in MODS else tgt
+        parts = dst.split(".")
+        for i, part in enumerate(parts):
+            if part.startswith("_") and not part.startswith("__"):
+                owner = ".".join(parts[:i])
+                if not (mod == owner or mod.startswith(owner + ".")):
+                    bad.add((mod, dst))
+                break
+    return sorted(bad)
+
+
+def test_private_modules_stay_in_their_package():
+    """A helper shared inside a package is a private module of that package, imported from nowhere else
+    (so the public surface, the ``__all__`` of public modules, need not carry it)."""
+    bad = _private_module_violations(_imports())
+    assert not bad, "private modules imported from outside their package:\n" + "\n".join(
+        f"{a} imports {b}" for a, b in bad)
+
+
+def test_the_private_module_rule_has_power():
+    fake = [("secea_fast.studies.framework", "secea_fast.protocols._secea_local", "make_parties", "make_parties"),
+            ("secea_fast.protocols.secea_phe.round", "secea_fast.protocols._secea_local", "union_and_share",
+             "union_and_share"),
+            ("secea_fast.flower.demo", "secea_fast._checks", "check_int", "check_int")]
+    assert _private_module_violations(fake) == [("secea_fast.studies.framework",
+                                                  "secea_fast.protocols._secea_local")]
+
+
+# The driver layer (docs/ARCHITECTURE.md): what runs the protocols for a user -- the command line and
+# its jobs, the benchmarks, the studies, the Flower deployment, the data.  A module is a driver when
+# its dotted name is one of these or starts with one and a dot.
+DRIVERS = ("secea_fast.__main__", "secea_fast.cli", "secea_fast._cli_checks", "secea_fast._data_cli",
+           "secea_fast._progress", "secea_fast.jobs", "secea_fast.datasets", "secea_fast.workloads",
+           "secea_fast.bench", "secea_fast.studies", "secea_fast.flower")
+
+
+def _is_driver(mod):
+    return any(mod == d or mod.startswith(d + ".") for d in DRIVERS)
+
+
+def _layer_violations(imports):
+    """(importer, imported) for every import of a driver by a module that is not one."""
+    bad = set()
+    for mod, tgt, name, _ in imports:
+        dst = f"{tgt}.{name}" if name and f"{tgt}.{name}" in MODS else tgt
+        if _is_driver(dst) and not _is_driver(mod):
+            bad.add((mod, dst))
+    return sorted(bad)
+
+
+def test_drivers_are_listed_modules():
+    missing = [d for d in DRIVERS if d not in MODS]
+    assert not missing, f"DRIVERS names modules that do not exist: {missing}"
+
+
+def test_no_protocol_or_kernel_imports_a_driver():
+    """Protocols and kernels never import the CLI, jobs, bench, studies, Flower or data modules
+    (lazily inside a function included: ast.walk sees every import)."""
+    bad = _layer_violations(_imports())
+    assert not bad, "drivers imported from below:\n" + "\n".join(f"{a} imports {b}" for a, b in bad)
+
+
+def test_the_layer_rule_has_power():
+    """A protocol importing a workload, or a kernel importing the CLI, is found."""
+    fake = [("secea_fast.protocols.secea.round", "secea_fast", "workloads", "workloads"),
+            ("secea_fast.field", "secea_fast.cli", "main", "main"),
+            ("secea_fast.studies.recsys", "secea_fast.protocols", "secea", "secea")]  # downward: fine
+    assert _layer_violations(fake) == [("secea_fast.field", "secea_fast.cli"),
+                                       ("secea_fast.protocols.secea.round", "secea_fast.workloads")]
 
 
 SOURCES = sorted([*PKG.rglob("*.py"), *(ROOT / "csrc").rglob("*.[ch]"), *(ROOT / "bench").rglob("*.py"),

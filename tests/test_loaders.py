@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from secea_fast.protocols import workloads
+from secea_fast import workloads
 from secea_fast.studies import graph, kg, recsys, tabular
 
 LOADERS = {

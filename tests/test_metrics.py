@@ -16,7 +16,8 @@ import time
 
 import pytest
 
-from secea_fast.protocols import secea, secemb, workloads
+from secea_fast import workloads
+from secea_fast.protocols import secea, secemb
 from secea_fast.protocols.secea import parties
 from secea_fast.protocols.secea_phe import run_round as phe_round
 

@@ -18,6 +18,8 @@ import pytest
 import secea_fast as sf
 from secea_fast.prg import Prg, random_seed
 from secea_fast.protocols import osfl
+from secea_fast import jobs
+from secea_fast.studies import osfl_plots
 
 P11 = 11
 
@@ -744,20 +746,20 @@ def test_rates_refuse_infeasible():
 def test_plot_rates_refuses_infeasible():
     pytest.importorskip("matplotlib")       # plot_rates imports it before checking
     with pytest.raises(ValueError, match="infeasible"):
-        osfl.plot_rates(4, 2, 2, 2, "unused.png")
+        osfl_plots.plot_rates(4, 2, 2, 2, "unused.png")
 
 
 def test_plot_rates_without_matplotlib(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match="pip install matplotlib"):
-        osfl.plot_rates(10, 10, 1, 1, tmp_path / "rates.png")
+        osfl_plots.plot_rates(10, 10, 1, 1, tmp_path / "rates.png")
 
 
 def test_plot_rates_with_matplotlib(tmp_path):
     pytest.importorskip("matplotlib")
     path = tmp_path / "rates.png"
-    assert osfl.plot_rates(10, 10, 1, 1, path) == path and path.stat().st_size > 1000
+    assert osfl_plots.plot_rates(10, 10, 1, 1, path) == path and path.stat().st_size > 1000
 
 
 # ----------------------------------------------------------------- example and job
@@ -778,8 +780,8 @@ def test_distillation_example_small():
     assert r["rates"]["measured"]["pir_rate"] == pytest.approx(r["rates"]["table_I"]["pir_rate"])
 
 
-def test_main_job_is_json_serializable():
-    out = osfl.main_job({"n": 8, "T": 3, "rho": 5, "z-s": 1, "z_q": 1, "s": 400, "n_train": 30, "n_test": 200},
+def test_run_job_is_json_serializable():
+    out = jobs.osfl_job({"n": 8, "T": 3, "rho": 5, "z-s": 1, "z_q": 1, "s": 400, "n_train": 30, "n_test": 200},
                         classes=3)
     text = json.dumps(out)
     back = json.loads(text)
@@ -789,11 +791,11 @@ def test_main_job_is_json_serializable():
     assert back["bytes"]["sharing"] > 0 and back["accuracy"]["student"] > 0
     assert back["approach1"]["field_elements"]["sharing"] > back["field_elements"]["sharing"]
     with pytest.raises(ValueError, match="unknown osfl option"):
-        osfl.main_job(bogus=1)
+        jobs.osfl_job(bogus=1)
     with pytest.raises(TypeError):
-        osfl.main_job(symmetric="yes")
+        jobs.osfl_job(symmetric="yes")
     with pytest.raises(TypeError):
-        osfl.main_job([1, 2])
+        jobs.osfl_job([1, 2])
 
 
 def test_symmetric_client_needs_a_session():

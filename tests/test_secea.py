@@ -8,7 +8,8 @@ import pytest
 
 from secea_fast import EMBEDDING_PRIME as P, GOLDILOCKS as GL, poly
 from secea_fast.prg import Prg
-from secea_fast.protocols import secea
+from secea_fast.protocols import _secea_local, secea
+from secea_fast.protocols._secea_wire import pad_domain
 from secea_fast.protocols.secea import Client, Message, SecEAParams, Server
 
 
@@ -118,7 +119,7 @@ def test_union_masked_uploads_hide_the_vector():
     rng = np.random.default_rng(0)
     prm = SecEAParams(N=3, d=1)
     sets = [["a", "b"], ["b", "c"], ["d", "a"]]
-    clients, server = secea.make_parties(sets, prm)
+    clients, server = _secea_local.make_parties(sets, prm)
     ups = [c.psu_upload(2) for c in clients]
     # an upload alone is not the Laurent tail of its set: the masks are there
     f = poly.from_roots(secea.hash_ids(sets[0]), GL)
@@ -216,8 +217,8 @@ def test_bad_inputs_raise_clear_errors():
 
 def _parties(local, **kw):
     prm = SecEAParams(N=len(local), d=len(next(iter(local[0].values()))), **kw)
-    clients, server = secea.make_parties([list(x) for x in local], prm)
-    secea.run_union(clients, server)
+    clients, server = _secea_local.make_parties([list(x) for x in local], prm)
+    _secea_local.run_union(clients, server)
     return prm, clients, server
 
 
@@ -282,18 +283,18 @@ def _views(entity_of_client0, emb_value, rounds):
     q_{0,1,e}, over many rounds, as cell indices in F_7^2."""
     prm = SecEAParams(N=3, d=1, T=1, precision=0, bound=1.0, p=SMALL_P)
     sets = [[entity_of_client0], ["a", "b"], ["a", "b"]]
-    clients, server = secea.make_parties(sets, prm)
-    secea.run_union(clients, server)
+    clients, server = _secea_local.make_parties(sets, prm)
+    _secea_local.run_union(clients, server)
     c0 = clients[0]
     # positions of "a" / "b" in the union are fixed by their hashes
     shares, queries = [], []
     for r in range(1, rounds + 1):
         y = c0.share({entity_of_client0: np.array([emb_value])}, r)[1]
         # remove the relay pad as client 1 does
-        yy = clients[1]._pad(0, secea.pad_domain(r, "share", 0, 1)).xor_into(
+        yy = clients[1]._pad(0, pad_domain(r, "share", 0, 1)).xor_into(
             np.empty_like(y.data), y.data, SMALL_P, check=True)
         q = c0.queries(r, 0, [0])[1]
-        qq = clients[1]._pad(0, secea.pad_domain(r, "query", 0, 1, 0)).xor_into(
+        qq = clients[1]._pad(0, pad_domain(r, "query", 0, 1, 0)).xor_into(
             np.empty_like(q.data), q.data, SMALL_P, check=True)
         # shares: (M = 2, sub = 2) -> the two coordinates of the entity rows
         shares.append(int(yy[0, 0]) * SMALL_P + int(yy[1, 0]))
@@ -320,7 +321,8 @@ def test_colluder_view_independent_of_entity_set_and_embedding():
 
 # ----------------------------------------------------------------- baselines, workloads, CLI
 def test_baselines_embavg_and_psi_sa():
-    from secea_fast.protocols import baselines, workloads
+    from secea_fast import workloads
+    from secea_fast.protocols import baselines
     local = workloads.workload("tiny", N=3, seed=1)
     emb = baselines.embavg_round(local)
     res = secea.run_round(local, verify=True)
@@ -336,8 +338,65 @@ def test_baselines_embavg_and_psi_sa():
             assert np.allclose(psi["embeddings"][n][k], want, atol=1e-8)
 
 
+@pytest.mark.parametrize("processes", [None, 2])
+def test_a_kept_union_is_not_rerun_and_a_wrong_one_is_refused(processes):
+    """run_round(union=...) reuses an earlier round's union (no union
+    uploads: the union phase's bytes are the key exchange alone, 0 on the
+    executor path) with the same sums; a union missing an entity fails
+    (the control: the reuse is checked, not trusted)."""
+    from secea_fast import workloads
+    from secea_fast.protocols.secea.session import RoundFailed
+    local = workloads.workload("tiny", N=3, d=2, seed=4)
+    first = secea.run_round(local, verify=True)
+    again = secea.run_round(local, verify=True, rnd=2, union=first.union, processes=processes)
+    assert np.array_equal(again.union, first.union) and again.union_size == first.union_size
+    assert again.bytes["union"] < first.bytes["union"] / 4
+    assert all(np.array_equal(a, b) for a, b in zip(again.sums, first.sums))
+    with pytest.raises((ValueError, RoundFailed), match="does not contain this client.s entities"):
+        secea.run_round(local, rnd=3, union=first.union[1:], processes=processes)
+    with pytest.raises(TypeError, match="union must be a 1-D uint64 array"):
+        secea.run_round(local, union=first.union.astype(np.int64))
+
+
+def test_one_embavg_is_secea_bit_for_bit_and_checks_its_arrays():
+    """The one plaintext EmbAvg: on the fixed-point rows it is SecEA's output
+    bit for bit (two digits fewer is caught: the check has power); in floats
+    it is the sum over holders in client order divided by their count; the
+    array form equals the dict form; bad arrays are refused by name."""
+    from secea_fast import workloads
+    from secea_fast.protocols import baselines
+    local = workloads.workload("tiny", N=3, d=4, seed=2)
+    got = secea.aggregate(local, precision=8)
+    fixed, weak = baselines.embavg(local, precision=8), baselines.embavg(local, precision=6)
+    assert all(np.array_equal(g[k], f[k]) for g, f in zip(got, fixed) for k in g)
+    assert not all(np.array_equal(g[k], w[k]) for g, w in zip(got, weak) for k in g)
+    plain = baselines.embavg(local)
+    for n, emb in enumerate(plain):
+        for k, v in emb.items():
+            rows = [loc[k] for loc in local if k in loc]
+            tot = rows[0].astype(np.float64)
+            for r in rows[1:]:
+                tot = tot + r
+            assert np.array_equal(v, tot / len(rows))
+    ids = [np.array([0, 2]), np.array([2, 1])]
+    rows = [np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[5.0, 6.0], [7.0, 8.0]])]
+    out = baselines.embavg_rows(ids, rows, 3)
+    assert out[0].tolist() == [[1.0, 2.0], [4.0, 5.0]] and out[1].tolist() == [[4.0, 5.0], [7.0, 8.0]]
+    assert [a.tolist() for a in baselines.embavg_rows(ids, rows, 3, precision=0)] == [a.tolist() for a in out]
+    with pytest.raises(ValueError, match=r"ids\[0\] must lie in \[0, n_entities = 2\)"):
+        baselines.embavg_rows(ids, rows, 2)
+    with pytest.raises(ValueError, match=r"rows\[1\] must have shape"):
+        baselines.embavg_rows(ids, [rows[0], rows[1][:1]], 3)
+    with pytest.raises(TypeError, match=r"ids\[0\] must be a 1-D integer array"):
+        baselines.embavg_rows([np.array([0.0, 2.0]), ids[1]], rows, 3)
+    with pytest.raises(ValueError, match="ids and rows"):
+        baselines.embavg_rows(ids, rows[:1], 3)
+    with pytest.raises(ValueError, match=r"rows\[0\] times 10\^8"):
+        baselines.embavg_rows(ids, [rows[0] * 1e12, rows[1]], 3, precision=8)
+
+
 def test_workload_shapes_and_movielens_loader(tmp_path):
-    from secea_fast.protocols import workloads
+    from secea_fast import workloads
     loc = workloads.workload("movielens-100k", N=5, d=4)
     union = set().union(*(set(x) for x in loc))
     assert len(union) <= 943 + 1682 and len(union) > 2000
@@ -421,7 +480,7 @@ def test_queries_are_sent_divided_by_c_v_and_answered_exactly(N, T):
     # the paper's query (eq. 15-16) from the same z streams
     Z = np.empty((T, B * M), dtype=np.uint64)
     for t in range(T):
-        Prg(q0._query_seed, secea.pad_domain(1, "query-z" + (str(t) if t else ""), n, n, 0)).field_into(Z[t], P)
+        Prg(q0._query_seed, pad_domain(1, "query-z" + (str(t) if t else ""), n, n, 0)).field_into(Z[t], P)
     onehot = np.zeros(B * M, dtype=object)
     onehot[np.arange(B) * M + q0.positions[members]] = 1
     for v, msg in enumerate(q0.queries(1, 0, members)):
@@ -429,11 +488,11 @@ def test_queries_are_sent_divided_by_c_v_and_answered_exactly(N, T):
         paper = (int(prm.query_onehot[v]) * onehot + sum(c[t] * Z[t].astype(object) for t in range(T))) % P
         sent = msg.data.reshape(-1)
         if v != n:
-            sent = q0._pad(v, secea.pad_domain(1, "query", n, v, 0)).xor_into(np.empty_like(sent), sent, P)
+            sent = q0._pad(v, pad_domain(1, "query", n, v, 0)).xor_into(np.empty_like(sent), sent, P)
         assert c[0] == int(prm.query_scale[v]) != 0
         assert np.array_equal(sent.astype(object) * c[0] % P, paper)
         A = cs[v].answer(msg).data
-        pad = cs[v]._pad(n, secea.pad_domain(1, "response", v, n, 0)).field_into(np.empty_like(A), P)
+        pad = cs[v]._pad(n, pad_domain(1, "response", v, n, 0)).field_into(np.empty_like(A), P)
         got = (A.astype(object) - pad.astype(object)) % P
         want = paper.reshape(B, M).dot(cs[v]._y.astype(object)) % P
         assert np.array_equal(got, want)

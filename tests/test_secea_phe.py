@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from secea_fast import EMBEDDING_PRIME as P, paillier
-from secea_fast.protocols import secea, secea_phe, workloads
+from secea_fast import jobs, workloads
+from secea_fast.protocols import secea, secea_phe
 from secea_fast.protocols.secea import DecodingError, Message, SecEAParams
 from secea_fast.protocols.secea_phe import CipherMessage, Client, PHEParams, Server
 
@@ -328,8 +329,8 @@ def test_key_handling_errors(keys):
         secea_phe.run_round(local, key_bits=BITS, insecure_keys=True, keys=keys[:2])
 
 
-def test_main_job_is_json_serializable():
-    out = secea_phe.main_job({"N": 3, "key-bits": BITS}, insecure_keys=True, processes=1)
+def test_run_job_is_json_serializable():
+    out = jobs.secea_phe_job({"N": 3, "key-bits": BITS}, insecure_keys=True, processes=1)
     text = json.dumps(out)
     assert json.loads(text)["verified"] is True
     assert out["protocol"] == "secea-phe" and out["key_bits"] == BITS and out["M"] > 0
@@ -337,11 +338,11 @@ def test_main_job_is_json_serializable():
     assert set(out["core_seconds"]) >= {"union", "encode", "offline", "responses", "encrypt",
                                         "noise", "decrypt", "decode"}
     with pytest.raises(ValueError, match="unknown"):
-        secea_phe.main_job(bogus=1)
+        jobs.secea_phe_job(bogus=1)
     with pytest.raises(TypeError):
-        secea_phe.main_job(compare="yes")
+        jobs.secea_phe_job(compare="yes")
     with pytest.raises(TypeError):
-        secea_phe.main_job([1, 2])
+        jobs.secea_phe_job([1, 2])
 
 
 def test_a_query_block_is_answered_once(keys):

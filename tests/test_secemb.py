@@ -182,7 +182,7 @@ def test_baseline_secure_fedrec_matches_secemb():
 
 
 def test_federated_mf_on_secemb_equals_plaintext_bit_for_bit():
-    from secea_fast.protocols import fedrec
+    from secea_fast.studies import fedrec
     R, mask = fedrec.make_ratings(24, 60, rank=3, density=0.15, seed=1)
     kw = dict(d=4, rounds=4, users_per_round=8, lr=0.05, seed=3)
     sec = fedrec.train_mf(R, mask, secure=True, **kw)

@@ -33,7 +33,8 @@ from secea_fast import dpf, paillier, prg
 from secea_fast._secrets import REGISTRY, TRANSFER, SecretHolder
 from secea_fast.executor import Executor, party_transfer
 from secea_fast.paillier._core import PrivateContext
-from secea_fast.protocols import osfl, secea, secea_phe, secemb, workloads
+from secea_fast import workloads
+from secea_fast.protocols import osfl, secea, secea_phe, secemb
 from secea_fast.protocols.common.roster import Identity, Roster, RosterEntry
 from secea_fast.protocols.secea import session as secea_session
 from secea_fast.protocols.secemb import session as secemb_session

@@ -25,6 +25,28 @@ def test_secea_rows_equal_fixed_point_twin_and_plaintext(transe):
     assert nbytes > 0 and {"union", "responses", "decode"} <= set(secs)
 
 
+def test_secea_union_runs_once_per_training_run(transe, monkeypatch):
+    """The first round computes the private union, later rounds pass it on;
+    other entity sets (another task) compute their own."""
+    from secea_fast.protocols import secea
+    real, seen = secea.run_round, []
+
+    def spy(local, **kw):
+        seen.append(kw.get("union"))
+        return real(local, **kw)
+
+    monkeypatch.setattr(secea, "run_round", spy)
+    agg = fw.SecEAAvg(8)
+    rows = [transe.train(n, r, 1) for n, r in enumerate(transe.init())]
+    first, _, b1 = agg(transe, rows)
+    again, _, b2 = agg(transe, rows)
+    assert seen[0] is None and seen[1] is not None and b2 < b1
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    other = kg.TransETask(kg.synthetic_triples(40, 6, 900, seed=5), 3, d=8, seed=2)
+    agg(other, [other.train(n, r, 1) for n, r in enumerate(other.init())])
+    assert seen[2] is None
+
+
 def test_secea_metric_equals_plaintext_every_round(transe):
     sec = fw.run(transe, fw.SecEAAvg(8), 3)
     fix = fw.run(transe, fw.FixedAvg(8), 3)

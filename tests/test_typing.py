@@ -107,7 +107,7 @@ def _check_class(cls: type, qualname: str, out: list[str]) -> None:
                 for accessor in (attr.fget, attr.fset):
                     if accessor is not None:
                         _check_function(accessor, where, True, out)
-            elif inspect.isfunction(attr):
+            elif inspect.isfunction(attr) and attr.__module__ != "typing":   # typing.Protocol's own __init__
                 _check_function(attr, where, True, out)
 
 
@@ -141,6 +141,60 @@ def test_public_api_is_annotated(name):
     module = _import(name)
     missing = unannotated(module)
     assert not missing, "\n".join(missing)
+
+
+# --- docs/API.md lists the public names ---------------------------------------------------------------
+
+API_MD = __import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "API.md"
+BEGIN, END = "<!-- public names: begin -->", "<!-- public names: end -->"
+
+
+def public_names() -> str:
+    """The list docs/API.md carries: every public module with a non-empty ``__all__``, its names sorted
+    (a module whose optional dependency is absent is listed as such, unchecked)."""
+    lines = []
+    for name in MODULES:
+        dep = _needs(name)
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            if dep is None:
+                raise
+            lines.append(f"* `{name}`: (needs `{dep}`; not checked here)")
+            continue
+        names = sorted(getattr(module, "__all__", ()))
+        if names:
+            lines.append(f"* `{name}` ({len(names)}): " + ", ".join(f"`{n}`" for n in names))
+    return "\n".join(lines)
+
+
+def _listed() -> str:
+    text = API_MD.read_text()
+    return text[text.index(BEGIN) + len(BEGIN):text.index(END)].strip()
+
+
+def test_api_md_lists_the_public_names():
+    """Regenerate with ``PYTHONPATH=. python3 tests/test_typing.py`` (it rewrites the list in docs/API.md).
+    Modules whose optional dependency is absent here are left out of the comparison."""
+    def module(line: str) -> str:
+        return line.split("`")[1]
+
+    want, got = public_names().splitlines(), _listed().splitlines()
+    absent = {module(ln) for ln in want if "not checked here" in ln}
+    want = [ln for ln in want if module(ln) not in absent]
+    got = [ln for ln in got if module(ln) not in absent]
+    assert got == want, "docs/API.md's public names are stale: run PYTHONPATH=. python3 tests/test_typing.py"
+
+
+def test_the_api_list_check_has_power():
+    assert "`secea_fast.protocols.secea` (" in _listed()
+    assert "`union_and_share`" not in _listed()       # a helper that left the public surface
+
+
+if __name__ == "__main__":                           # rewrite the list in docs/API.md
+    text = API_MD.read_text()
+    API_MD.write_text(text[:text.index(BEGIN) + len(BEGIN)] + "\n" + public_names() + "\n" + text[text.index(END):])
+    print(f"{API_MD}: {public_names().count(chr(10)) + 1} modules listed")
 
 
 # --- the check can fail -------------------------------------------------------------------------------

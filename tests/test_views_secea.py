@@ -32,7 +32,8 @@ import pytest
 
 from secea_fast import poly
 from secea_fast.protocols import secea
-from secea_fast.protocols.secea import PSU_PRIME, Client, SecEAParams, Server, pad_domain
+from secea_fast.protocols._secea_wire import pad_domain
+from secea_fast.protocols.secea import PSU_PRIME, Client, SecEAParams, Server
 
 from _views import PadRecorder, assert_views_same, attribute, mask_leaks, samples, view_pvalues, FAMILY_ALPHA
 

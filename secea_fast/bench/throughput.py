@@ -77,7 +77,7 @@ class _Workload:
     def __init__(self, protocol, phase, opts):
         self.protocol, self.phase, self.opts = protocol, phase, opts
         if protocol == "secea":
-            from ..protocols import workloads
+            from .. import workloads
             self.local = workloads.workload(opts["workload"], N=opts["N"], d=opts["d"],
                                             seed=opts["seed"])
             self.items = sum(len(x) for x in self.local)

@@ -99,7 +99,7 @@ def validate(mode: str, protocol: str, cfg: dict[str, Any]) -> None:
     before anything starts: :class:`UsageError` (a ValueError) naming the
     ``--set`` key and saying what it must be.  ``mode``: sim, local or
     train; ``protocol``: secea or secemb (sim / local)."""
-    from ..protocols.workloads import SHAPES
+    from ..workloads import SHAPES
 
     def at_least(key, low, why=""):
         _check(cfg[key] >= low, key, cfg[key], f"must be >= {low}{why}")

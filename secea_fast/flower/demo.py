@@ -13,7 +13,7 @@ server) and the server its JSON summary to
 results; a real ClientApp keeps them in memory for its training.
 
 Run config (defaults in ``DEFAULTS``): ``workload`` (a name of
-``secea_fast.protocols.workloads.SHAPES`` or ``synthetic``), ``entities``
+``secea_fast.workloads.SHAPES`` or ``synthetic``), ``entities``
 (M of ``synthetic``), ``num-clients``, ``d``, ``T``, ``K`` (0: eq. 7),
 ``precision``, ``seed``, ``block-size`` (0: default), ``blocks-per-stage``
 (0: default), ``stage-bytes`` (coded queries in flight per stage, the
@@ -41,7 +41,8 @@ from flwr.app import Context
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
-from ..protocols import secea, secemb, workloads
+from .. import workloads
+from ..protocols import secea, secemb
 from ..protocols.secea_phe.layer import PaillierLayer
 from ..protocols.common.roster import Roster, write_federation
 from . import secea as fsecea

@@ -37,6 +37,7 @@ from flwr.app import Context, Message
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
+from ..protocols import baselines
 from ..studies import recsys
 from . import secea as fsecea
 from .admission import NodeIdentity, node_identity
@@ -191,7 +192,7 @@ def _cross_silo_main(grid: Grid, context: Context, overrides):
             r = stage({x: ({"stage": "plain-up"}, []) for x in nodes})
             _fail(r, "plain-up")
             local = {x: _load(r.replies[x][1][0]) for x in nodes}
-            glob = dict(zip(nodes, recsys.embavg([local[x] for x in nodes])))
+            glob = dict(zip(nodes, baselines.embavg([local[x] for x in nodes])))
             _fail(stage({x: ({"stage": "plain-down"}, [_dump(glob[x])]) for x in nodes}), "plain-down")
         else:
             raise ValueError(f"aggregation must be secea or plain, got {cfg['aggregation']!r}")

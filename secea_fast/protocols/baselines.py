@@ -1,6 +1,9 @@
 """Baselines the protocols are compared with.
 
-``embavg_round`` and ``psi_sa_round``: the EmbAvg and PSI settings of
+``embavg_rows`` (arrays) and ``embavg`` (one dict per client) are the one
+plaintext EmbAvg of the package, in floats or on the fixed-point rows SecEA
+sums (its output bit for bit); the studies, the command line and the Flower
+training example call them.  ``embavg_round`` and ``psi_sa_round``: the EmbAvg and PSI settings of
 SecEA's evaluation (Tang, Zhu, Li, Zhang, Sun 2022, Sec. 6, Tables 3-4).  EmbAvg: every client
 sends its embeddings to the server in the clear, the server averages each
 entity over its holders (eq. 5) and returns the averages: no privacy, the
@@ -28,28 +31,77 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .common.inputs import Local, id_bytes
+from .._checks import check_int
+from ._inputs import Local, check_local, id_bytes
 from .secemb import SecEmbParams, SecEmbRoundResult, additive_shares, decode_fixed, encode_fixed, encode_table
 
-__all__ = ["secure_fedrec_round", "embavg_round", "psi_sa_round"]
+__all__ = ["embavg_rows", "embavg", "secure_fedrec_round", "embavg_round", "psi_sa_round"]
 
 
-def _stack(local):
-    """entity key -> rows of its holders, in a dict keyed by id bytes."""
-    hold = {}
-    for n, emb in enumerate(local):
-        for key, vec in emb.items():
-            hold.setdefault(id_bytes(key), []).append((n, np.asarray(vec, dtype=np.float64)))
-    return hold
+def embavg_rows(ids: Sequence[ArrayLike], rows: Sequence[ArrayLike], n_entities: int, *,
+                precision: int | None = None) -> list[np.ndarray]:
+    """EmbAvg (SecEA eq. 5) on arrays: client n holds the entities
+    ``ids[n]`` (distinct ints in [0, n_entities)) with ``rows[n][j]`` the row
+    of ``ids[n][j]``; returns, per client, the average of each of its rows
+    over the clients holding that entity (clients summed in order, then
+    divided by the holder count).  ``precision``: average the fixed-point
+    rows instead -- q = rint(row 10^precision) (round half to even), summed
+    exactly, then sum / 10^precision / count: SecEA(precision)'s output bit
+    for bit.  Raises ValueError/TypeError naming ``ids``, ``rows`` or
+    ``n_entities``."""
+    n_entities = check_int(n_entities, "n_entities")
+    if len(ids) != len(rows) or not rows:
+        raise ValueError(f"ids and rows must be one array per client (at least one), got {len(ids)} and "
+                         f"{len(rows)}")
+    idx = [np.asarray(i) for i in ids]
+    mats = [np.asarray(r, dtype=np.float64) for r in rows]
+    width = mats[0].shape[1] if mats[0].ndim == 2 else -1
+    for n, (i, r) in enumerate(zip(idx, mats)):
+        if i.ndim != 1 or (i.size and not np.issubdtype(i.dtype, np.integer)):
+            raise TypeError(f"ids[{n}] must be a 1-D integer array, got dtype {i.dtype}, shape {i.shape}")
+        if r.ndim != 2 or r.shape != (len(i), width):
+            raise ValueError(f"rows[{n}] must have shape ({len(i)}, {width}), got {r.shape}")
+        if i.size and (i.min() < 0 or i.max() >= n_entities):
+            raise ValueError(f"ids[{n}] must lie in [0, n_entities = {n_entities})")
+    if precision is None:
+        tot = np.zeros((n_entities, width))
+        for i, r in zip(idx, mats):
+            tot[i] += r
+    else:
+        scale = 10.0 ** check_int(precision, "precision")
+        tot = np.zeros((n_entities, width), dtype=np.int64)
+        for n, (i, r) in enumerate(zip(idx, mats)):
+            q = np.rint(r * scale)
+            if q.size and not np.all(np.abs(q) < 2.0**53 / len(rows)):
+                raise ValueError(f"rows[{n}] times 10^{precision} must be finite and below 2^53 / "
+                                 f"{len(rows)} in magnitude (exact int64 sums)")
+            tot[i] += q.astype(np.int64)
+    cnt = np.zeros(n_entities, dtype=np.int64)
+    for i in idx:
+        cnt[i] += 1
+    if precision is None:
+        return [tot[i] / cnt[i][:, None] for i in idx]
+    return [tot[i].astype(np.float64) / scale / cnt[i][:, None].astype(np.float64) for i in idx]
+
+
+def embavg(local: Local, precision: int | None = None) -> list[dict[Any, np.ndarray]]:
+    """:func:`embavg_rows` on one dict per client (entity id -> 1-D row;
+    ids are matched as SecEA matches them, by ``id_bytes``): one dict per
+    client with the average of each of its entities."""
+    width = check_local(local)
+    index: dict[bytes, int] = {}
+    ids = [np.array([index.setdefault(id_bytes(k), len(index)) for k in emb], dtype=np.int64) for emb in local]
+    rows = [np.array([np.asarray(v, dtype=np.float64) for v in emb.values()]).reshape(len(emb), width)
+            for emb in local]
+    avg = embavg_rows(ids, rows, len(index), precision=precision)
+    return [dict(zip(emb, a)) for emb, a in zip(local, avg)]
 
 
 def embavg_round(local: Local) -> dict[str, Any]:
-    """EmbAvg (no privacy): returns {"embeddings": [per client dict],
-    "seconds": {...}, "bytes": {...}}."""
+    """EmbAvg (no privacy) timed and counted: returns {"embeddings": [per
+    client dict] (:func:`embavg`), "seconds": {...}, "bytes": {...}}."""
     t0 = time.perf_counter()
-    hold = _stack(local)
-    avg = {k: np.mean([v for _, v in rows], axis=0) for k, rows in hold.items()}
-    out = [{key: avg[id_bytes(key)] for key in emb} for emb in local]
+    out = embavg(local)
     dt = time.perf_counter() - t0
     nb = sum(8 * len(emb) * (len(next(iter(emb.values()))) + 1) for emb in local)
     return {"embeddings": out, "seconds": {"server": dt}, "bytes": {"up": nb, "down": nb}}

@@ -21,12 +21,16 @@ learning framework needed).
   Census-Income rows (NMI of k-means, reconstruction error);
 * :mod:`~secea_fast.studies.runner`: ``secea-fast study NAME`` (tables,
   JSON, plots; docs/STUDIES.md);
+* :mod:`~secea_fast.studies.osfl_plots`: Figs. 3-6 of the one-shot
+  objective-hiding paper (Table I's rates against rho, matplotlib);
+* :mod:`~secea_fast.studies.fedrec`: federated matrix factorisation on
+  SecEmb and the plaintext run it must equal (SecEmb's lossless claim);
 * :mod:`~secea_fast.studies.recsys`: federated recommendation by matrix
   factorisation across silos (SecEA) and devices (SecEmb), with
   MovieLens-format data and HR@10 / NDCG@10.
 """
-from .recsys import (Ratings, Silos, embavg, embavg_fixed, hr_ndcg, leave_one_out, ratings_from_file,
+from .recsys import (Ratings, Silos, hr_ndcg, leave_one_out, ratings_from_file,
                      run_cross_device, run_cross_silo, synthetic_ratings)
 
-__all__ = ["Ratings", "Silos", "embavg", "embavg_fixed", "hr_ndcg", "leave_one_out", "ratings_from_file",
+__all__ = ["Ratings", "Silos", "hr_ndcg", "leave_one_out", "ratings_from_file",
            "run_cross_device", "run_cross_silo", "synthetic_ratings"]

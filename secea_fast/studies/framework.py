@@ -43,7 +43,7 @@ import numpy as np
 from .._checks import check_int
 
 __all__ = ["Task", "Aggregator", "PlainAvg", "FixedAvg", "SecEAAvg", "PSIAvg", "Single", "RoundRecord", "run",
-           "client_rng", "average_rows"]
+           "client_rng"]
 
 
 def client_rng(seed: int, rnd: int, n: int, stream: int = 0) -> np.random.Generator:
@@ -92,18 +92,6 @@ class Task:
                 "entities_per_client": [len(x) for x in self.ids], "width": int(self.width)}
 
 
-def average_rows(ids: list, rows: list, n_entities: int) -> list:
-    """EmbAvg (eq. 5) by global id: every entity's rows averaged over the
-    clients holding it; one array per client for its own entities."""
-    width = rows[0].shape[1]
-    tot = np.zeros((n_entities, width))
-    cnt = np.zeros(n_entities)
-    for i, r in zip(ids, rows):
-        tot[i] += r
-        cnt[i] += 1
-    return [tot[i] / cnt[i][:, None] for i in ids]
-
-
 class Aggregator:
     """``agg(task, rows) -> (new rows, seconds by phase, bytes)``."""
     label = "?"
@@ -126,8 +114,9 @@ class PlainAvg(Aggregator):
     label = "EmbAvg"
 
     def __call__(self, task, rows):
+        from ..protocols.baselines import embavg_rows
         t0 = time.perf_counter()
-        out = average_rows(task.ids, rows, task.n_entities)
+        out = embavg_rows(task.ids, rows, task.n_entities)
         nbytes = 2 * sum(r.shape[0] * (r.shape[1] + 1) * 8 for r in rows)
         return out, {"server": time.perf_counter() - t0}, nbytes
 
@@ -142,15 +131,9 @@ class FixedAvg(Aggregator):
         self.label = f"EmbAvg-fixed({self.precision})"
 
     def __call__(self, task, rows):
+        from ..protocols.baselines import embavg_rows
         t0 = time.perf_counter()
-        scale = 10.0 ** self.precision
-        width = rows[0].shape[1]
-        tot = np.zeros((task.n_entities, width), dtype=np.int64)
-        cnt = np.zeros(task.n_entities, dtype=np.int64)
-        for i, r in zip(task.ids, rows):
-            tot[i] += np.rint(r * scale).astype(np.int64)
-            cnt[i] += 1
-        out = [tot[i].astype(np.float64) / scale / cnt[i][:, None].astype(np.float64) for i in task.ids]
+        out = embavg_rows(task.ids, rows, task.n_entities, precision=self.precision)
         return out, {"server": time.perf_counter() - t0}, 0
 
 
@@ -158,7 +141,9 @@ class SecEAAvg(Aggregator):
     """The SecEA protocol (Sec. 4) with ``precision`` decimal digits
     (SecEA(p) of Sec. 6), T colluding clients tolerated.  Phases are the
     round's wall-clock seconds (``union`` is the private entity union of
-    Sec. 4.1, one-time in a deployment, run every round here;
+    Sec. 4.1, one-time in a deployment and here: run in the first round of
+    a training run and kept while the clients' entity sets stay the same,
+    so later rounds' ``union`` is only the key exchange;
     ``responses:product`` is the share of ``responses`` spent in the
     response products, not a phase of its own); bytes are the protocol's
     messages through the server."""
@@ -167,12 +152,17 @@ class SecEAAvg(Aggregator):
         self.precision, self.T = check_int(precision, "precision"), check_int(T, "T")
         self.processes = processes
         self.label = f"SecEA({self.precision})"
+        self._kept: tuple[list, object] | None = None     # (the clients' id arrays, their union)
 
     def __call__(self, task, rows):
         from ..protocols import secea
         local = [dict(zip(i.tolist(), r)) for i, r in zip(task.ids, rows)]
+        kept = self._kept
+        union = (kept[1] if kept is not None and len(kept[0]) == len(task.ids)
+                 and all(np.array_equal(a, b) for a, b in zip(kept[0], task.ids)) else None)
         res = secea.run_round(local, T=self.T, precision=self.precision, bound=task.bound,
-                              processes=self.processes)
+                              processes=self.processes, union=union)
+        self._kept = ([np.array(i, copy=True) for i in task.ids], res.union)
         out = [np.array([emb[k] for k in i.tolist()]) for emb, i in zip(res.embeddings, task.ids)]
         # "product" is the part of "responses" spent in the response products:
         # kept as "responses:product", outside the sum of the phases

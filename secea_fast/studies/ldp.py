@@ -35,7 +35,7 @@ import time
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .framework import Aggregator, average_rows
+from .framework import Aggregator
 
 __all__ = ["PAPER_EPSILONS", "PUBLISHED_TABLE7", "LDPAvg", "laplace_mechanism"]
 
@@ -78,9 +78,10 @@ class LDPAvg(Aggregator):
         self.label = f"LDP(eps={self.epsilon:g})"
 
     def __call__(self, task, rows):
+        from ..protocols.baselines import embavg_rows
         t0 = time.perf_counter()
         noisy = [laplace_mechanism(r, self.epsilon, task.clip, self.rng) for r in rows]
         t1 = time.perf_counter()
-        out = average_rows(task.ids, noisy, task.n_entities)
+        out = embavg_rows(task.ids, noisy, task.n_entities)
         nbytes = 2 * sum(r.shape[0] * (r.shape[1] + 1) * 8 for r in rows)
         return out, {"noise": t1 - t0, "server": time.perf_counter() - t1}, nbytes

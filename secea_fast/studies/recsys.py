@@ -20,8 +20,9 @@ aggregated see the same batches and negatives).
   rated them ("u<id>"), and users are shared between silos.  Each round
   every silo trains locally, then the embeddings of every entity are
   replaced by their average over the silos holding it (EmbAvg): in the
-  clear (:func:`embavg`) or by SecEA (``secea.aggregate``, which returns
-  the average of the fixed-point embeddings: :func:`embavg_fixed`).  A test
+  clear (``protocols.baselines.embavg``) or by SecEA (``secea.aggregate``,
+  which returns ``baselines.embavg(local, precision)``, the average of the
+  fixed-point embeddings, bit for bit).  A test
   case belongs to the silo holding its test item and is ranked among 99 of
   that silo's items.
 * Cross-device (SecEmb's setting, Mai et al. 2025): users are the clients
@@ -43,11 +44,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import check_int
-from ..protocols import fedrec, secemb
-from ..protocols.workloads import read_ratings
+from ..protocols import baselines, secemb
+from . import fedrec
+from ..workloads import read_ratings
 
 __all__ = ["Ratings", "ratings_from_file", "synthetic_ratings", "leave_one_out", "hr_ndcg", "Silos",
-           "embavg", "embavg_fixed", "run_cross_silo", "run_cross_device", "device_request", "device_init",
+           "run_cross_silo", "run_cross_device", "device_request", "device_init",
            "device_step", "device_eval"]
 
 
@@ -283,32 +285,6 @@ class Silos:
         return sum(p[0] for p in parts) / cases, sum(p[1] for p in parts) / cases
 
 
-def embavg(local: list) -> list:
-    """EmbAvg in the clear: every entity's rows averaged over the silos
-    holding it; one dict per silo for its own entities."""
-    tot: dict[Any, list] = {}     # id -> [sum of its rows, number of holders]
-    for emb in local:
-        for k, v in emb.items():
-            s = tot.setdefault(k, [0.0, 0])
-            s[0] = s[0] + np.asarray(v, dtype=np.float64)
-            s[1] += 1
-    return [{k: tot[k][0] / tot[k][1] for k in emb} for emb in local]
-
-
-def embavg_fixed(local: list, precision: int = 8) -> list:
-    """EmbAvg on fixed-point embeddings (``precision`` decimal digits, rounded
-    to nearest), as SecEA computes it: the exact sum of the quantized rows
-    divided by the holder count; ``secea.aggregate(local, precision=...)``
-    returns this bit for bit (its default bound of 100 on entries)."""
-    from ..protocols import secea
-    params = secea.SecEAParams(N=len(local), d=len(next(iter(local[0].values()))), precision=precision)
-    out = []
-    for emb, (sums, counts) in zip(local, secea.plaintext_sums(local, params)):
-        avg = sums.astype(np.float64) / params.fx.scale / counts[:, None]
-        out.append({k: avg[j] for j, k in enumerate(emb)})
-    return out
-
-
 def run_cross_silo(silos: Silos, *, rounds: int = 10, d: int = 32,
                    aggregate: Callable[[list[dict[Any, Any]]], list[dict[Any, Any]]] | None = None,
                    epochs: int = 1, lr: float = 0.05, reg: float = 1e-4, n_neg: int = 4, seed: int = 0,
@@ -316,7 +292,7 @@ def run_cross_silo(silos: Silos, *, rounds: int = 10, d: int = 32,
     """Federated training over ``silos``: per round, local training then
     ``aggregate(local) -> global`` (default :func:`embavg`), then HR/NDCG.
     Returns one dict per round (round, hr, ndcg, train_s, aggregate_s)."""
-    aggregate = embavg if aggregate is None else aggregate
+    aggregate = baselines.embavg if aggregate is None else aggregate
     embs = silos.init(d, seed)
     out = []
     for rnd in range(1, check_int(rounds, "rounds") + 1):

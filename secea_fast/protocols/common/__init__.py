@@ -1,4 +1,6 @@
-"""What every protocol shares: the versioned wire format (:mod:`.wire`),
-input checks and entity ids (:mod:`.inputs`), the round result, progress
-bar and block driver (:mod:`.rounds`), and the option handling of the
-``secea-fast run`` jobs (:mod:`.jobs`).  Nothing here knows a protocol."""
+"""What every protocol shares and users see: the versioned wire format
+(:mod:`.wire`), the roster of long-term identities (:mod:`.roster`), the
+round result and the progress hook of a round (:mod:`.rounds`).  Nothing
+here knows a protocol; the helpers the rounds share (input checks, the
+block driver) are the private modules ``protocols._inputs`` and
+``protocols._blocks``."""

@@ -1,21 +1,17 @@
 """The shape every protocol's round has: ``run_round(...)`` returns a
 :class:`RoundResult` (per-phase CPU and wall seconds, bytes, whether the
-output was verified against plaintext), and rounds whose work splits into
-independent blocks run them through :func:`run_blocks` (any
-:class:`secea_fast.executor.Executor`, a progress bar, results collected in
-the parent as they arrive)."""
+output was verified against plaintext).  A progress display is the
+caller's: a round takes a factory ``progress(total, label)`` returning a
+:class:`Meter` (the command line passes its bar), so no protocol imports a
+driver.  Rounds whose work splits into independent blocks run them through
+the private ``protocols._blocks.run_blocks``."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, ClassVar, Generic, TypeVar
+from collections.abc import Callable
+from typing import ClassVar, Generic, Protocol, TypeVar
 
-from ..._checks import check_int
-from ..._progress import Bar
-from ...executor import Executor, LocalExecutor
-
-__all__ = ["RoundResult", "Progress", "resolve_executor", "run_blocks", "apportion_wall"]
+__all__ = ["RoundResult", "Meter", "ProgressFactory"]
 
 ParamsT = TypeVar("ParamsT")
 
@@ -68,57 +64,16 @@ class RoundResult(Generic[ParamsT]):
                 "bytes": {k: int(v) for k, v in self.bytes.items()}}
 
 
-class Progress(Bar):
-    """A progress bar on stderr for ``total`` items (``rich`` on a
-    terminal; one line at the end elsewhere; see ``secea_fast._progress``)."""
+class Meter(Protocol):
+    """What a round reports its progress to: ``step()`` after each block,
+    ``close()`` once at the end (also when the work ended early)."""
+
+    def step(self, k: int = 1) -> None:
+        """Count ``k`` more blocks done."""
+
+    def close(self) -> None:
+        """The work is over."""
 
 
-def resolve_executor(executor: Executor | None, processes: int | None) -> Executor:
-    """The executor of a round: ``executor`` if given (``processes``, if
-    also given, must match it), else a :class:`LocalExecutor` of
-    ``processes`` (default 1)."""
-    if executor is None:
-        return LocalExecutor(1 if processes is None else processes)
-    if not isinstance(executor, Executor):
-        raise TypeError(f"executor must be a secea_fast.executor.Executor, got {type(executor).__name__}")
-    if processes is not None and check_int(processes, "processes") != executor.processes:
-        raise ValueError(f"processes={processes} contradicts the executor's {executor.processes}")
-    return executor
-
-
-def run_blocks(executor: Executor, job: Callable[[Any, Any], tuple[Any, dict[str, float], dict[str, int]]],
-               jobs: Sequence[Any], state: Any, collect: Callable[[Any], object], *, label: str = "blocks",
-               progress: bool = False, secs: dict[str, float] | None = None,
-               nbytes: dict[str, int] | None = None) -> float:
-    """Run ``job(state, j)`` for every j of ``jobs`` on ``executor``.  Each
-    job returns ``(payload, seconds, nbytes)``: the two dicts (phase ->
-    value) are added into ``secs`` / ``nbytes`` and ``collect(payload)`` is
-    called in this process, as results arrive.  Returns the wall time."""
-    secs = {} if secs is None else secs
-    nbytes = {} if nbytes is None else nbytes
-    bar = Progress(len(jobs), label, progress)
-
-    def on_result(res: tuple[Any, dict[str, float], dict[str, int]]) -> None:
-        payload, t, nb = res
-        for ph, x in t.items():
-            secs[ph] = secs.get(ph, 0.0) + x
-        for ph, x in nb.items():
-            nbytes[ph] = nbytes.get(ph, 0) + x
-        collect(payload)
-        bar.step()
-
-    w0 = time.perf_counter()
-    try:
-        executor.map(job, jobs, state, on_result)
-    finally:
-        bar.close()
-    return time.perf_counter() - w0
-
-
-def apportion_wall(wall: dict[str, float], secs: dict[str, float], phases: Iterable[str],
-                   wall_total: float) -> None:
-    """Share ``wall_total`` (the wall time of phases run interleaved) among
-    ``phases`` in proportion to their CPU seconds in ``secs``."""
-    busy = sum(secs.get(ph, 0.0) for ph in phases) or 1.0
-    for ph in phases:
-        wall[ph] = wall_total * secs.get(ph, 0.0) / busy
+# progress(total, label) -> the Meter of ``total`` blocks under ``label``
+ProgressFactory = Callable[[int, str], Meter]

@@ -19,16 +19,17 @@ Modules (data flows one way: each imports only the ones above it)
   result ``OSFLRoundResult``.
 * ``baseline``: ``approach1``, the Approach 1 baseline (Sec. IV).
 * ``costs``: ``rates`` (Table I, Lemma 1, Approaches 1 and 2 of Sec. IV),
-  ``elements`` (exact payload per stage of one instance) and the plots of
-  Figs. 3-6.
+  ``elements`` (exact payload per stage of one instance); the plots of
+  Figs. 3-6 are ``secea_fast.studies.osfl_plots.plot_rates``.
 * ``approaches``: the competing approaches as exact protocols with the inputs
   and result of ``run_round``: ``approach2`` (Approach 2 of Sec. IV,
   McEliece-Sarwate ramp sharing with rho = n), ``star_product`` (Approach 3,
   star-product PIR over the ramp-shared storage, Sec. VII-a) and ``gxstpir``
   (Shamir sharing + graph-based X-secure T-private PIR, Sec. VII-b), each
   with an optional symmetric-privacy mask (Sec. VI).
-* ``distillation``: ``quantize`` (Sec. V-a), the distillation example and
-  ``main_job``, the ``secea-fast run --protocol osfl`` job.
+* ``distillation``: ``quantize`` (Sec. V-a) and the distillation example
+  (the ``secea-fast run --protocol osfl`` job built on it is
+  ``secea_fast.jobs.osfl_job``).
 ``primitive_root`` is ``secea_fast.nt.primitive_root``.  Every name of
 ``__all__`` is importable from this package.
 
@@ -133,14 +134,14 @@ from .parties import Client, Federator
 from .round import OSFLRoundResult, run_round
 from .session import ClientSession, FederatorSession, ProtocolError
 from .baseline import approach1
-from .costs import elements, plot_rates, rates, star_product_k
+from .costs import elements, rates, star_product_k
 from .approaches import GXSTPIR, Approach2, ApproachResult, StarProduct, approach2, gxstpir, star_product
-from .distillation import distillation_example, main_job, quantize
+from .distillation import distillation_example, quantize
 
 __all__ = ["Assignment", "OSFLParams", "Client", "Federator", "ShareMessage", "Query", "Answer",
-           "OSFLRoundResult", "run_round", "approach1", "rates", "star_product_k", "plot_rates",
+           "OSFLRoundResult", "run_round", "approach1", "rates", "star_product_k",
            "elements", "approach2", "star_product", "gxstpir", "Approach2", "StarProduct", "GXSTPIR",
            "ApproachResult",
            "primitive_root", "encode_shares", "query_values", "symmetric_mask", "quantize",
-           "distillation_example", "main_job", "MAX_CLIENTS", "ClientSession", "FederatorSession",
+           "distillation_example", "MAX_CLIENTS", "ClientSession", "FederatorSession",
            "ProtocolError"]

@@ -1,18 +1,17 @@
 """Rates and communication of Table I (Sec. VII) of Egger, Urbanke, Bitar
 (2025), One-shot federated learning with objective hiding: our scheme,
-Shamir + GXSTPIR and the star-product scheme (k_C* of Lemma 1), and the
-plots of Figs. 3-6.
+Shamir + GXSTPIR and the star-product scheme (k_C* of Lemma 1).  The
+plots of Figs. 3-6 are a driver's: ``secea_fast.studies.osfl_plots``.
 """
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 from fractions import Fraction
 
 from ..._checks import check_int
 
-__all__ = ["star_product_k", "rates", "elements", "plot_rates"]
+__all__ = ["star_product_k", "rates", "elements"]
 
 
 # ----------------------------------------------------------------- rates (Table I)
@@ -191,47 +190,3 @@ def elements(scheme: str, n: int, T: int, rho: int, z_s: int, z_q: int, *, s: in
         return {"sharing": T * rho * (rho - 1) * L * B * c, "queries": T * rho * L, "answers": n * B * c}
     raise ValueError(f"scheme must be one of 'ours', 'approach1', 'approach2', 'star_product', 'gxstpir', "
                      f"got {scheme!r}")
-
-
-def plot_rates(n: int, T: int, z_s: int, z_q: int, path: str | os.PathLike[str]) -> str | os.PathLike[str]:
-    """Figs. 3-6: total communication (in s c symbols), sharing rate and PIR rate
-    against the feasible rho = max(2, z_s + z_q + 1)..n for our scheme and GXSTPIR, with the star-product point
-    at rho = n; one PNG/PDF/SVG (by ``path``'s suffix) with three panels.
-    Needs matplotlib (imported here only).  Returns ``path``."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise ImportError("osfl.plot_rates needs matplotlib, which is not installed: "
-                          "pip install matplotlib") from exc
-    n, T = _pos_int(n, "n", 2), _pos_int(T, "T", 1)
-    z_s, z_q = _pos_int(z_s, "z_s", 0), _pos_int(z_q, "z_q", 0)
-    rhos = list(range(max(2, z_s + z_q + 1), n + 1))     # the feasible rho (see ``rates``)
-    if not rhos:
-        raise ValueError(f"infeasible: need n >= z_s + z_q + 1 = {z_s + z_q + 1} for some "
-                         f"rho <= n to exist, got n = {n}")
-    table = [rates(n, T, r, z_s, z_q) for r in rhos]
-
-    def series(key, field_name):
-        ys = [row[key][field_name] for row in table]
-        return [y if (isinstance(y, float) and math.isfinite(y) and y > 0) else math.nan for y in ys]
-
-    fig = Figure(figsize=(15, 4.2))
-    axes = fig.subplots(1, 3)
-    titles = [("communication", "communication cost [s c symbols in F_q]", True),
-              ("sharing_rate", "sharing rate", True), ("pir_rate", "PIR rate", False)]
-    for ax, (key, label, logy) in zip(axes, titles):
-        ax.plot(rhos, series("ours", key), "-o", ms=3, label="ours (ramp sharing + graph PIR)")
-        ax.plot(rhos, series("gxstpir", key), "-s", ms=3, label="Shamir + GXSTPIR [19]")
-        sp = table[-1]["star_product"][key]
-        if isinstance(sp, float) and math.isfinite(sp) and sp > 0:
-            ax.plot([n], [sp], "*", ms=12, label=f"star product [17], k* = {table[-1]['star_product']['k_star']}")
-        ax.set_xlabel("rho (clients per objective)")
-        ax.set_ylabel(label)
-        if logy:
-            ax.set_yscale("log")
-        ax.grid(True, alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.suptitle(f"n = {n}, T = {T}, z_s = {z_s}, z_q = {z_q}")
-    fig.tight_layout()
-    fig.savefig(path)
-    return path

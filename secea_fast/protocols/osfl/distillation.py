@@ -1,8 +1,8 @@
 """The knowledge-distillation example (Sec. III, "Non-linear training
 processes"; label quantization of Sec. V-a) of Egger, Urbanke, Bitar (2025),
-One-shot federated learning with objective hiding, and the
-``secea-fast run --protocol osfl`` job built on it (with Approach 1, Sec. IV,
-and the Table I rates).
+One-shot federated learning with objective hiding.  The
+``secea-fast run --protocol osfl`` job built on it is a driver's:
+``secea_fast.jobs.osfl_job``.
 """
 from __future__ import annotations
 
@@ -15,13 +15,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..._checks import check_int
 from ...field import EMBEDDING_PRIME
-from ..common.jobs import job_options, jsonable
-from .baseline import approach1
 from .params import Assignment
 from .costs import rates
 from .round import run_round
 
-__all__ = ["quantize", "distillation_example", "main_job"]
+__all__ = ["quantize", "distillation_example"]
 
 
 # ----------------------------------------------------------------- knowledge distillation example
@@ -141,41 +139,3 @@ def distillation_example(*, n: int = 20, T: int = 5, rho: int = 11, z_s: int = 2
         "_labels": labels,
         "_assignment": asg,
     }
-
-
-_JOB_DEFAULTS = {"n": 20, "T": 5, "rho": 11, "z_s": 2, "z_q": 2, "s": 5000, "classes": 5, "dim": 20,
-                 "levels": 17, "n_train": 60, "n_test": 2000, "j": 0, "symmetric": True, "noise": 1.0,
-                 "seed": 0, "p": EMBEDDING_PRIME, "approach1": True}
-
-
-def main_job(args: dict[str, Any] | None = None, *, on_stage: Callable[[str], None] | None = None,
-             **kwargs: Any) -> dict[str, Any]:
-    """The ``secea-fast run --protocol osfl`` job: the distillation example
-    (defaults: n = 20, T = 5, rho = 11, z_s = z_q = 2, s = 5000 public samples,
-    5 classes, 17 levels, symmetric privacy; about a second) plus, on the same
-    labels, Approach 1 (Sec. IV) and the Table I rates.  ``args``: a dict of the
-    options (keys as in ``distillation_example``, '-' or '_'; extra key
-    ``approach1``: bool) and/or keyword arguments.  Returns a JSON-serializable
-    dict of per-phase seconds, bytes, field elements, rates and accuracies.
-    ``on_stage(name)`` is called as each part of the job starts."""
-    opts = job_options(_JOB_DEFAULTS, args, kwargs, "osfl", ("symmetric", "approach1"))
-    do_a1 = opts.pop("approach1")
-    t0 = time.perf_counter()
-    res = distillation_example(**opts, on_stage=on_stage)
-    labels, asg = res.pop("_labels"), res.pop("_assignment")
-    out = {"protocol": "osfl", **res}
-    if do_a1:
-        if on_stage is not None:
-            on_stage("Approach 1 (Sec. IV) on the same labels")
-        lab = labels * asg.incidence[:, :, None, None]          # unassigned objectives contribute 0
-        rep1 = approach1(lab, opts["j"], opts["z_s"], opts["z_q"], p=opts["p"])
-        s1 = rep1.sums
-        out["approach1"] = {
-            "exact_sum": bool((s1 == labels[list(asg.clients(opts["j"])), opts["j"]].sum(axis=0)).all()),
-            "seconds": {k: float(v) for k, v in rep1.seconds.items()},
-            "bytes": {k: int(v) for k, v in rep1.bytes.items()},
-            "field_elements": {k: int(v) for k, v in rep1.elements.items()}}
-    out["seconds"]["total"] = time.perf_counter() - t0
-    out["table_I"] = jsonable(rates(opts["n"], opts["T"], opts["rho"], opts["z_s"], opts["z_q"],
-                                     s=opts["s"], c=opts["classes"]))
-    return jsonable(out)

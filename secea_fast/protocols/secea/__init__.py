@@ -87,14 +87,12 @@ Deviations and choices, each pinned by a test:
   collision inside one client raises.
 """
 from .coding import DecodeResult, DecodingError, decode_values, gather_responses
-from .messages import Message, as_u64, pad_domain
+from .messages import Message
 from .params import PSU_PRIME, SecEAParams, hash_ids, max_clients
 from .parties import Client, Server
-from .round import (PHASES, SecEARoundResult, aggregate, default_block_size, entity_union,
-                    make_parties, plaintext_sums, run_round, run_union, union_and_share)
+from .round import PHASES, SecEARoundResult, aggregate, default_block_size, entity_union, plaintext_sums, run_round
 
 __all__ = ["SecEAParams", "Client", "Server", "Message", "hash_ids", "entity_union",
            "aggregate", "run_round", "SecEARoundResult", "PSU_PRIME", "DecodingError",
-           "DecodeResult", "decode_values", "gather_responses", "max_clients", "pad_domain", "as_u64",
-           "default_block_size", "plaintext_sums", "make_parties", "run_union",
-           "union_and_share", "PHASES"]
+           "DecodeResult", "decode_values", "gather_responses", "max_clients",
+           "default_block_size", "plaintext_sums", "PHASES"]

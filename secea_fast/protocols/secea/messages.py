@@ -1,13 +1,13 @@
 """The one SecEA message type (kind, sender, receiver, round, block, one 2-D
-array) with its versioned byte layout, and the names of the one-time-pad
-domains every pad of a round is drawn under."""
+array) with its versioned byte layout.  The names of the one-time-pad
+domains every pad of a round is drawn under are in
+``secea_fast.protocols._secea_wire`` (shared with SecEA-PHE, not public)."""
 from __future__ import annotations
 
 
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ..._checks import check_int
 from ..common.wire import Reader, Writer
@@ -83,15 +83,3 @@ class Message:
     def nbytes(self) -> int:
         """Bytes on the wire (header + array)."""
         return 8 + 5 * 8 + 1 + 8 * self.data.ndim + 8 * self.data.size
-
-
-def as_u64(a: np.ndarray) -> NDArray[np.uint64]:
-    """A message array as C-contiguous uint64 (no copy when it already is)."""
-    if not isinstance(a, np.ndarray) or a.dtype != np.uint64:
-        raise TypeError("message data must be a uint64 NumPy array")
-    return np.ascontiguousarray(a)
-
-
-def pad_domain(rnd: int, purpose: str, a: int, b: int, block: int = 0) -> str:
-    """The Prg domain of the pad of one message (round, purpose, sender -> receiver, block)."""
-    return f"secea/r{rnd}/{purpose}/{a}->{b}/b{block}"

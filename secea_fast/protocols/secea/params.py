@@ -16,7 +16,7 @@ from ... import poly
 from ..._checks import check_int, check_prime
 from ...field import EMBEDDING_PRIME, GOLDILOCKS
 from ...fixedpoint import FixedPoint
-from ..common.inputs import EntityId, id_bytes
+from .._inputs import EntityId, id_bytes
 
 PSU_PRIME = GOLDILOCKS
 _HASH_LABEL = b"secea_fast.secea.entity.v1"

@@ -16,10 +16,11 @@ from ...field import raw as fp
 from ..._checks import check_int
 from ..._secrets import SecretHolder
 from ...prg import Prg, X25519KeyPair, copy_stream, pairwise_seed, random_seed, uniform
-from ..common.inputs import EntityId, entity_list, id_bytes, real_vector
+from .._inputs import EntityId, entity_list, id_bytes, real_vector
 from ..common.wire import Reader, Writer, canonical_int, check_increasing
 from .coding import DecodeResult, DecodingError, decode_values, gather_responses, union_from_sum
-from .messages import Message, as_u64, pad_domain
+from .._secea_wire import as_u64, pad_domain
+from .messages import Message
 from .params import PSU_PRIME, SecEAParams, hash_ids
 
 _SESSION_LABEL = b"secea_fast.secea.pair.v1"

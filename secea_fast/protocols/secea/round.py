@@ -31,21 +31,23 @@ from dataclasses import dataclass, field as dc_field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ... import tuning
 from ..._checks import check_int
-from ..common.inputs import EntityId, Local, check_local, check_pairs, entity_list, id_bytes
+from .._inputs import EntityId, Local, check_local, check_pairs, entity_list, id_bytes
 from ...executor import Executor
-from ..common.rounds import RoundResult, apportion_wall, resolve_executor, run_blocks
+from .._blocks import apportion_wall, resolve_executor, run_blocks
+from ..common.rounds import ProgressFactory, RoundResult
 from .messages import Message
 from .params import SecEAParams
-from .parties import Client, Server
 from ..common.roster import Roster
+from .. import _secea_local       # a module, not names: it imports this package's parties
 from .loopback import FaultyLoopback, Loopback, Transport, drive_checked
 from .session import ClientSession, ServerSession, default_block_size
 
 __all__ = ["SecEARoundResult", "run_round", "aggregate", "entity_union", "default_block_size",
-           "plaintext_sums", "make_parties", "run_union", "union_and_share", "PHASES"]
+           "plaintext_sums", "PHASES"]
 
 PHASES = ("offline", "responses", "all")
 _BLOCK_PHASES = ("offline", "responses", "noise", "decode")
@@ -61,6 +63,9 @@ class SecEARoundResult(RoundResult[SecEAParams]):
     sums: list = dc_field(default_factory=list)         # per client: (|E_n|, d) int64 quantized sums
     counts: list = dc_field(default_factory=list)       # per client: (|E_n|,) holders of each entity
     union_size: int = 0
+    # the round's entity union (sorted uint64 hashes): pass it as
+    # ``run_round(union=...)`` to the next round of the same clients
+    union: np.ndarray | None = None
     faulty: list = dc_field(default_factory=list)       # (querier, responder) flagged
     # (querier, block) decoded from exactly k = 2(K+T-1)+1 responses: no
     # redundancy, so a corrupted response there would have gone unnoticed
@@ -126,70 +131,6 @@ def _block_job(S, job):
     return (n, members, res.sums, res.counts, res.faulty, b if not res.checked else None), t, nbytes
 
 
-def make_parties(sets: Sequence[Iterable[EntityId]], params: SecEAParams) -> tuple[list[Client], Server]:
-    """Clients holding ``sets[n]`` (entity ids) and the server, public keys
-    exchanged: the parties of one round before any message."""
-    clients = [Client(i, params, s) for i, s in enumerate(sets)]
-    keys = [c.public_key for c in clients]
-    for c in clients:
-        c.set_peer_keys(keys)
-    return clients, Server(params)
-
-
-def run_union(clients: Sequence[Client], server: Server, rnd: int = 0) -> Message:
-    """The private entity union among ``clients`` (Sec. 4.1); returns the
-    server's broadcast sum."""
-    k = max(len(c.ids) for c in clients)
-    total = server.psu_sum([c.psu_upload(k, rnd) for c in clients])
-    for c in clients:
-        c.psu_finish(total)
-    return total
-
-
-def union_and_share(clients: Sequence[Client], server: Server, local: Local, rnd: int, secs: dict[str, float],
-                    wall: dict[str, float], nbytes: dict[str, int], w0: float | None = None) -> int:
-    """The one-time entity union then the round's sharing, for all parties,
-    timed into ``secs`` / ``wall`` / ``nbytes`` (phases "union", "encode").
-    Returns M, the size of the union."""
-    N = len(clients)
-    w0 = time.perf_counter() if w0 is None else w0
-    k = max(len(c.ids) for c in clients)
-    t_cli = 0.0
-    ups = []
-    for c in clients:
-        t0 = time.process_time()
-        ups.append(c.psu_upload(k, rnd))
-        t_cli += time.process_time() - t0
-    t0 = time.process_time()
-    total = server.psu_sum(ups)
-    t_srv = time.process_time() - t0
-    for c in clients:
-        t0 = time.process_time()
-        c.psu_finish(total)
-        t_cli += time.process_time() - t0
-    # CPU time spent here: psu_finish is a pure function of the public sum,
-    # evaluated once and memoised, so the clients after the first reuse it
-    # (in a deployment each client repeats the server's reconstruction)
-    secs["union"] = t_cli + t_srv
-    wall["union"] = time.perf_counter() - w0
-    nbytes["union"] = sum(u.nbytes for u in ups) + N * total.nbytes
-
-    w0 = time.perf_counter()
-    t_enc = 0.0
-    outbox = []
-    for n, c in enumerate(clients):
-        t0 = time.process_time()
-        outbox.append(c.share(local[n], rnd))
-        t_enc += time.process_time() - t0
-    nbytes["encode"] = sum(2 * m.nbytes for msgs in outbox for m in msgs if m.sender != m.receiver)
-    for v, c in enumerate(clients):
-        t0 = time.process_time()
-        c.receive_shares([outbox[n][v] for n in range(N)])
-        t_enc += time.process_time() - t0
-    secs["encode"], wall["encode"] = t_enc, time.perf_counter() - w0
-    return clients[0].M
-
-
 def plaintext_sums(local: Local, params: SecEAParams) -> list[tuple[np.ndarray, np.ndarray]]:
     """EmbAvg in the clear on the quantized embeddings: per client, the exact
     (sums, counts) SecEA must reproduce bit for bit."""
@@ -215,9 +156,10 @@ def plaintext_sums(local: Local, params: SecEAParams) -> list[tuple[np.ndarray, 
 def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = None, bound: float = 100.0,
               block_size: int | None = None, processes: int | None = None,
               drop: Iterable[tuple[int, int]] | None = None, corrupt: Iterable[tuple[int, int]] | None = None,
-              progress: bool = False, verify: bool = False, rnd: int = 1, params: SecEAParams | None = None,
+              progress: ProgressFactory | None = None, verify: bool = False, rnd: int = 1, params: SecEAParams | None = None,
               threads: int | None = None, executor: Executor | None = None, upto: str = "all",
-              require_checked: bool = False, authenticate: bool = True) -> SecEARoundResult:
+              require_checked: bool = False, authenticate: bool = True,
+              union: ArrayLike | None = None) -> SecEARoundResult:
     """One SecEA round for all parties: ``local[n]`` is client n's dict
     entity id -> 1-D float embedding.  ``processes``: worker processes for
     the per-block phases (a local fork pool), or ``executor``: any
@@ -235,7 +177,13 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     every block after that phase -- throughput measurement of one phase
     (``secea-fast bench throughput``); nothing is decoded then and the
     result's embeddings are empty.  ``wall["blocks"]`` is the wall time of
-    the per-block stage.
+    the per-block stage.  ``union``: the ``union`` of an earlier round's
+    result among the same clients and entity sets: the private union (Sec.
+    4.1, one-time in a deployment) is not rerun, so a training loop pays it
+    once; a union missing a client's entity is refused.  ``progress``: a
+    factory ``(total, label) ->``
+    :class:`~secea_fast.protocols.common.rounds.Meter` stepped once per
+    block on the executor path; None: no display.
 
     One process (no ``executor``, ``processes`` 1 or None, ``upto="all"``):
     the round is the protocol's sessions
@@ -254,6 +202,10 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     if verify and upto != "all":
         raise ValueError("verify needs upto='all'")
     N = len(local)
+    kept = None if union is None else np.asarray(union)
+    if kept is not None and (kept.dtype != np.uint64 or kept.ndim != 1):
+        raise TypeError(f"union must be a 1-D uint64 array (a result's union), got dtype {kept.dtype}, "
+                        f"shape {kept.shape}")
     if params is None:
         params = SecEAParams(N=N, d=d, T=T, precision=precision, K=K, bound=bound)
     elif params.N != N or params.d != d:
@@ -264,15 +216,15 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     if sessions:
         return _run_sessions(local, params, block_size=block_size, drop=drop, corrupt=corrupt,
                              verify=verify, rnd=rnd, require_checked=require_checked,
-                             authenticate=authenticate)
+                             authenticate=authenticate, union=kept)
     secs: dict[str, float] = {}
     wall: dict[str, float] = {}
     nbytes: dict[str, int] = {}
 
     # --- parties and the one-time entity union
     w0 = time.perf_counter()
-    clients, server = make_parties([list(emb.keys()) for emb in local], params)
-    M = union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0)
+    clients, server = _secea_local.make_parties([list(emb.keys()) for emb in local], params)
+    M = _secea_local.union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0, union=kept)
     if upto != "offline":
         # the responders' packed shares, made before the workers fork: one
         # copy, shared by every worker (2 processes x N x 5 MB did not fit in
@@ -321,7 +273,7 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     return SecEARoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes,
                             verified=True if verify else None, processes=executor.processes,
                             embeddings=embeddings, sums=sums, counts=counts, union_size=M,
-                            faulty=sorted(faulty), unchecked=sorted(unchecked))
+                            union=clients[0].union, faulty=sorted(faulty), unchecked=sorted(unchecked))
 
 
 def _verify(local, params, sums, counts):
@@ -331,7 +283,7 @@ def _verify(local, params, sums, counts):
 
 
 def _run_sessions(local: Local, params: SecEAParams, *, block_size, drop, corrupt, verify, rnd,
-                  require_checked, authenticate) -> SecEARoundResult:
+                  require_checked, authenticate, union) -> SecEARoundResult:
     """run_round in one process: the sessions over a loopback (see run_round)."""
     N = params.N
     names = [f"client-{n}" for n in range(N)]
@@ -340,7 +292,7 @@ def _run_sessions(local: Local, params: SecEAParams, *, block_size, drop, corrup
     clients = {x: ClientSession(roster, ids.get(x), local[n]) for n, x in enumerate(names)}
     server = ServerSession(roster, names, d=params.d, T=params.T, precision=params.precision, K=params.K,
                            bound=params.bound, block_size=block_size, round_index=rnd,
-                           require_checked=require_checked)
+                           require_checked=require_checked, union=union)
     loop = Loopback(clients)
     transport: Transport = loop if not (drop or corrupt) else FaultyLoopback(
         loop, parties=names, drop=drop, corrupt=corrupt, p=params.p)
@@ -376,7 +328,7 @@ def _run_sessions(local: Local, params: SecEAParams, *, block_size, drop, corrup
         _verify(local, params, sums, counts)
     return SecEARoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes,
                             verified=True if verify else None, processes=1, embeddings=embeddings,
-                            sums=sums, counts=counts, union_size=res.union_size,
+                            sums=sums, counts=counts, union_size=res.union_size, union=res.union,
                             faulty=sorted({(n, v) for n, c in enumerate(sess) for _, v in c.faulty}),
                             unchecked=sorted((n, b) for n, c in enumerate(sess) for b in c.unchecked))
 
@@ -410,8 +362,8 @@ def entity_union(sets: Sequence[Iterable[EntityId]], params: SecEAParams | None 
         params = _UnionParams(N=len(sets), d=1)
     elif params.N != len(sets):
         raise ValueError(f"params.N = {params.N} but {len(sets)} sets were given")
-    clients, server = make_parties(sets, params)
-    run_union(clients, server)
+    clients, server = _secea_local.make_parties(sets, params)
+    _secea_local.run_union(clients, server)
     union = clients[0].union
     assert union is not None, "run_union ends with psu_finish, which sets every client's union"
     return union

@@ -113,7 +113,7 @@ import numpy as np
 from ... import tuning
 from ..._checks import check_int
 from ..._secrets import SecretHolder
-from ..common.inputs import check_local, entity_list
+from .._inputs import check_local, entity_list
 from ..common.roster import Identity, Roster
 from ..common.wire import Reader, Writer, check_increasing
 from .coding import DecodingError

@@ -34,8 +34,8 @@ step into ``secea.session.ClientSession`` / ``ServerSession``, so the stage
 machine and every deployment rule are SecEA's.
 ``run_round`` simulates a full round (in one process: those sessions over
 SecEA's loopback) with per-phase CPU seconds,
-``aggregate`` returns the global embeddings, ``main_job`` is the
-``secea-fast run --protocol secea-phe`` job.
+``aggregate`` returns the global embeddings (the
+``secea-fast run --protocol secea-phe`` job is ``secea_fast.jobs.secea_phe_job``).
 
 Arithmetic: Z_n against F_p, and the capacity argument
 --------------------------------------------------------
@@ -119,9 +119,9 @@ from .params import DEFAULT_BLOCK, DEFAULT_KEY_BITS, DEFAULT_STAT_BITS, PHEParam
 from .parties import Client, Server
 from .keys import check_paillier_key, exchange_keys, signed_paillier_key
 from .layer import PaillierLayer
-from .round import PHERoundResult, aggregate, main_job, run_round
+from .round import PHERoundResult, aggregate, run_round
 
 __all__ = ["PHEParams", "Client", "Server", "CipherMessage", "PHERoundResult", "run_round",
-           "aggregate", "main_job", "DEFAULT_KEY_BITS", "DEFAULT_STAT_BITS", "DEFAULT_BLOCK",
+           "aggregate", "DEFAULT_KEY_BITS", "DEFAULT_STAT_BITS", "DEFAULT_BLOCK",
            "DecodingError", "MAX_CLIENTS", "signed_paillier_key", "check_paillier_key", "exchange_keys",
            "PaillierLayer"]

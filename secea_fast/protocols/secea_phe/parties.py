@@ -14,8 +14,9 @@ from ...field import raw as fp
 from ..._checks import check_int
 from ...prg import Prg
 from .. import secea
-from ..secea import DecodingError, Message, as_u64, pad_domain
-from ..common.inputs import EntityId
+from .._secea_wire import as_u64, pad_domain
+from ..secea import DecodingError, Message
+from .._inputs import EntityId
 from ..common.wire import Reader, Writer
 from .messages import CipherMessage
 from .params import PHEParams, check_key

@@ -1,5 +1,6 @@
 """A SecEA-PHE round with every party simulated (Tang, Zhu, Li, Sun 2022, Sec. III-B),
-its result, and the ``secea-fast run --protocol secea-phe`` job.
+and its result (the ``secea-fast run --protocol secea-phe`` job is
+``secea_fast.jobs.secea_phe_job``).
 
 In one process the round is SecEA's sessions with the Paillier layer
 (:class:`~secea_fast.protocols.secea_phe.layer.PaillierLayer`) driven over
@@ -11,7 +12,7 @@ the same arithmetic, without the sessions' stage machine."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field as dc_field
 from typing import Any
 
@@ -19,13 +20,13 @@ import numpy as np
 
 from ... import paillier
 from ..._checks import check_int
-from ..._native import available_cpus
-from .. import secea
 from ...executor import Executor
-from ..common.inputs import Local, check_local, check_pairs
-from ..common.jobs import job_options, jsonable
+from .._inputs import Local, check_local, check_pairs
 from ..common.roster import Roster
-from ..common.rounds import RoundResult, apportion_wall, resolve_executor, run_blocks
+from .._blocks import apportion_wall, resolve_executor, run_blocks
+from ..common.rounds import ProgressFactory, RoundResult
+from .. import secea
+from .._secea_local import union_and_share
 from ..secea import SecEAParams
 from ..secea.loopback import FaultyLoopback, Loopback, Transport, drive_checked
 from ..secea.session import ClientSession, ServerSession
@@ -148,7 +149,7 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
               stat_bits: int = DEFAULT_STAT_BITS, insecure_keys: bool = False,
               keys: Sequence[tuple[paillier.PublicKey, paillier.PrivateKey]] | None = None,
               block_size: int | None = None, drop: Iterable[tuple[int, int]] | None = None,
-              progress: bool = False, verify: bool = False, rnd: int = 1, params: PHEParams | None = None,
+              progress: ProgressFactory | None = None, verify: bool = False, rnd: int = 1, params: PHEParams | None = None,
               threads: int | None = None, executor: Executor | None = None,
               authenticate: bool = True, variant: str = paillier.TEXTBOOK) -> PHERoundResult:
     """One SecEA-PHE round for all parties: ``local[n]`` is client n's dict
@@ -226,7 +227,7 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     nbytes["keygen"] = N * sum(len(b) for b in signed)     # each key up, then to the N - 1 others
 
     # --- the one-time entity union and the sharing (as secea.run_round)
-    M = secea.union_and_share(clients, server, local, rnd, secs, wall, nbytes)
+    M = union_and_share(clients, server, local, rnd, secs, wall, nbytes)
 
     # --- retrieval, per query block
     jobs = [(n, b, mem) for n, c in enumerate(clients) for b, mem in enumerate(c.blocks(B))]
@@ -369,50 +370,3 @@ def aggregate(local: Local, T: int = 1, precision: int = 8, *, key_bits: int = D
     return run_round(local, T=T, precision=precision, key_bits=key_bits, insecure_keys=insecure_keys,
                      K=K, bound=bound, block_size=block_size, drop=drop,
                      processes=processes).embeddings
-
-
-# ----------------------------------------------------------------- CLI job
-_JOB_DEFAULTS = {"workload": "tiny", "N": 3, "T": 1, "d": None, "precision": 8,
-                 "key_bits": DEFAULT_KEY_BITS, "insecure_keys": False, "stat_bits": DEFAULT_STAT_BITS,
-                 "processes": None, "block_size": None, "seed": 0, "compare": True}
-
-
-def main_job(args: dict[str, Any] | None = None, *, on_stage: Callable[[str], None] | None = None,
-             **kwargs: Any) -> dict[str, Any]:
-    """The ``secea-fast run --protocol secea-phe`` job: one verified SecEA-PHE
-    round on a small workload (default: the "tiny" shape, N = 3, T = 1,
-    2048-bit keys, every CPU up to 4; well under a minute) and, with
-    ``compare``, the information-theoretic SecEA round on the same data.
-    ``args``: dict of options (keys of ``_JOB_DEFAULTS``, '-' or '_') and/or
-    keyword arguments.  Returns a JSON-serializable dict of per-phase
-    core/wall seconds and bytes.  ``on_stage(name)`` is called as each part
-    of the job starts (progress for a command)."""
-    from .. import workloads
-    opts = job_options(_JOB_DEFAULTS, args, kwargs, "secea-phe", ("insecure_keys", "compare"))
-    stage = on_stage if on_stage is not None else (lambda name: None)
-    procs = opts["processes"]
-    if procs is None:
-        procs = min(4, available_cpus())
-    stage("generate the workload")
-    t0 = time.perf_counter()
-    local = workloads.workload(opts["workload"], N=opts["N"], d=opts["d"], seed=opts["seed"])
-    t_gen = time.perf_counter() - t0
-    stage("the round (Paillier keys, then every party in this process)")
-    res = run_round(local, T=opts["T"], precision=opts["precision"], key_bits=opts["key_bits"],
-                    insecure_keys=opts["insecure_keys"], stat_bits=opts["stat_bits"],
-                    processes=procs, block_size=opts["block_size"])
-    stage("verify against the plaintext sums")
-    ref = secea.plaintext_sums(local, res.params.base)
-    out = {"protocol": "secea-phe", "workload": opts["workload"], "seed": opts["seed"],
-           "workload_seconds": t_gen, **res.as_dict(),
-           "verified": res.matches([s for s, _ in ref], [c for _, c in ref]),
-           "table": res.table()}
-    if opts["compare"]:
-        stage("SecEA on the same data (comparison)")
-        it = secea.run_round(local, T=opts["T"], precision=opts["precision"], processes=procs,
-                              params=res.params.base)
-        out["secea"] = {"core_seconds": {k: float(v) for k, v in it.seconds.items()},
-                        "wall_seconds": {k: float(v) for k, v in it.wall.items()},
-                        "bytes_via_server": {k: int(v) for k, v in it.bytes.items()},
-                        "same_means": res.matches(it.sums, it.counts)}
-    return jsonable(out)

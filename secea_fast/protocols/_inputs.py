@@ -1,5 +1,6 @@
 """Checks of the inputs every protocol's round takes: entity ids and their
-canonical bytes, per-client embedding dicts, (querier, responder) pairs."""
+canonical bytes, per-client embedding dicts, (querier, responder) pairs.
+Private to ``protocols`` (the rounds call these; users call the rounds)."""
 from __future__ import annotations
 
 import numbers
@@ -8,8 +9,6 @@ from typing import Any, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
-
-__all__ = ["id_bytes", "entity_list", "real_vector", "check_local", "check_pairs"]
 
 # an entity id; the per-client inputs of a round: one dict entity id -> embedding per client
 EntityId = Union[str, bytes, int]

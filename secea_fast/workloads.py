@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_int
-from .._textfile import check_text_path, excerpt, text_lines
-from ..datasets import read_inter
+from ._checks import check_int
+from ._textfile import check_text_path, excerpt, text_lines
+from .datasets import read_inter
 
 __all__ = ["SHAPES", "workload", "load_movielens", "partition_ratings", "read_ratings"]
 
@@ -158,7 +158,7 @@ def read_ratings(path: str | os.PathLike[str],
     has the four fields: ids and times non-negative integers below 2^63,
     the rating a finite number.  Only ``ratings.csv`` has a header (its
     first line, when that is not a rating): it is skipped, and a warning
-    (logger ``secea_fast.protocols.workloads``) says so.  Anything else
+    (logger ``secea_fast.workloads``) says so.  Anything else
     raises ValueError naming the file and line (``secea_fast._textfile``:
     regular text files only, lines bounded)."""
     p = check_text_path(path, "ratings file")

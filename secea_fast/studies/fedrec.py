@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .secemb import (AggregationUpload, SecEmbParams, Server, User, decode_fixed, encode_fixed, encode_table,
+from ..protocols.secemb import (AggregationUpload, SecEmbParams, Server, User, decode_fixed, encode_fixed, encode_table,
                      reconstruct_aggregate)
 
 __all__ = ["make_ratings", "train_mf", "secemb_retrieve", "secemb_aggregate"]
