@@ -241,7 +241,7 @@ def test_handler_refuses_out_of_order_stages():
            "precision": 8, "bound": 100.0, "B": 16, "parties": ["client-0", "client-1", "client-2"]}
     with pytest.raises(ValueError, match="round -1"):
         fsecea.handle(cfg, [], None, local[0], me)
-    _, _, st, _ = fsecea.handle(dict(cfg, stage="keys", party=0), [], None, local[0], me)
+    _, _, st, _ = fsecea.handle(dict(cfg, stage="keys", party=0, salt=bytes(32)), [], None, local[0], me)
     with pytest.raises(ValueError, match="attempt"):
         fsecea.handle(dict(cfg, attempt=2), [], st, local[0], me)
     with pytest.raises(ValueError, match="after 'keys'"):
