@@ -85,6 +85,18 @@ def test_one_block_round_takes_five_stages():
     _same(loop.results, secea.aggregate(local), loop.nodes)
 
 
+def test_public_bound_takes_four_stages_admission_on_peers():
+    """With a public bound k the round opens with peers (admission folded
+    into it, the same envelope for every node), then three steps."""
+    local = _local(M=40)
+    loop = Loopback(local)
+    res = Runner(loop, d=6, k=40).run(loop.nodes)
+    assert [s["stage"] for s in res.stages] == ["peers", "step", "step", "step"]
+    first = [cfg for d, _, cfg, _ in loop.view if d == "down" and cfg["stage"] == "peers" and cfg["attempt"] == 1]
+    assert all("challenge" in c and "party" not in c and c == first[0] for c in first)
+    _same(loop.results, secea.aggregate(local), loop.nodes)
+
+
 def test_stage_bytes_bounds_the_queries_in_flight():
     """stage_bytes (the memory knob) shrinks the block when one block per
     client would exceed it: every step's query bytes stay within it, the
@@ -272,7 +284,8 @@ def test_simulation_engine_round_equals_in_process(tmp_path):
     import json
     summary = json.loads((out / "summary.json").read_text())
     assert summary["attempts"] == 1 and len(summary["done"]) == 3
-    assert [s["stage"] for s in summary["stages"]][:2] == ["keys", "peers"]
+    # the synthetic workload's public bound k (its entities): no keys stage
+    assert [s["stage"] for s in summary["stages"]][:2] == ["peers", "step"]
     # the nodes keep their compute seconds in their own files; the server's stages have none
     assert len(list(out.glob("seconds-*.jsonl"))) == 3
     assert not [k for st in summary["stages"] for k in st if "client" in k or "handler" in k]
