@@ -480,3 +480,31 @@ def test_round_without_keys_stage_is_exact():
     assert not rec.find("client-0", "keys") and res.attempts == 1
     assert [c["stage"] for x, c, _ in rec.sent if x == "client-0"][0] == "peers"
     _same(clients, names, secea.aggregate(local))
+
+
+@pytest.mark.parametrize("ledger", [True, False])
+def test_replayed_run_is_refused_by_the_salt_ledger(ledger):
+    """A deviating server replays a whole past run to a node (same round,
+    attempt and salt) once that run's session state is gone: with the
+    node's salt ledger the client refuses the opening stage.  Control:
+    without a ledger the fresh session takes it and derives the past run's
+    seeds again (its one-time pads would repeat)."""
+    from secea_fast.protocols.secea.session import SaltLedger
+    local = _local(N=3)
+    names = [f"client-{i}" for i in range(3)]
+    roster, ids = Roster.make([(x, "client") for x in names])
+    salts = SaltLedger() if ledger else None
+    clients = {x: ClientSession(roster, ids[x], local[i], salts=salts if x == "client-0" else None)
+               for i, x in enumerate(names)}
+    rec = Recorder(Loopback(clients))
+    drive(_server(roster, names, k=24), rec)
+    (cfg, blobs), = rec.find("client-0", "peers")[:1]
+    past = dict(clients["client-0"].client._seeds)
+    fresh = ClientSession(roster, ids["client-0"], local[0], salts=salts)     # the next run's session
+    if ledger:
+        with pytest.raises(ProtocolError, match="'salt' was used before"):
+            fresh.receive(cfg, blobs)
+        assert fresh.client is None
+    else:
+        fresh.receive(cfg, blobs)
+        assert fresh.client._seeds == past

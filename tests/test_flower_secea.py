@@ -364,3 +364,16 @@ def test_secea_phe_stages_equal_the_in_process_round():
             want = [float(Fraction(int(a), int(b) * scale)) for a, b in zip(ref.numerators[i][j],
                                                                               ref.denominators[i][j])]
             assert loop.results[node][key].tolist() == want
+
+
+def test_file_salt_ledger_refuses_a_salt_in_a_later_run(tmp_path):
+    """The node's ledger file outlives its process: a second ledger on the
+    same file (the next run's ClientApp) refuses a salt the first claimed."""
+    path = tmp_path / "salts"
+    fsecea.FileSaltLedger(path).claim(b"a" * 32)
+    fsecea.FileSaltLedger(path).claim(b"b" * 32)
+    with pytest.raises(ValueError, match="claimed before"):
+        fsecea.FileSaltLedger(path).claim(b"a" * 32)
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    with pytest.raises(ValueError, match="salt ledger"):
+        fsecea.FileSaltLedger(tmp_path / "no" / "dir").claim(b"c" * 32)

@@ -81,8 +81,10 @@ unchanged, and each client's Paillier key pair stays in its node's
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from dataclasses import dataclass, field as dc_field
 from typing import Any
 
@@ -93,23 +95,54 @@ from flwr.serverapp import Grid
 from .._checks import check_int
 from ..protocols.common.roster import Roster
 from ..protocols.secea.layer import Layer
-from ..protocols.secea.session import ClientSession, ServerSession
+from ..protocols.secea.session import ClientSession, SaltLedger, ServerSession
 from .admission import (CHALLENGE, NodeIdentity, admission_claim, admit, new_challenge,
                         node_identity, strip_claim)
 from .records import Exchange, grid_exchange, load_state, log, pack, save_state, unpack, wait_nodes
 
-__all__ = ["MESSAGE_TYPE", "STATE_KEY", "handle", "handle_message", "SecEAStageRunner",
-           "SecEAFlowerResult", "run_secea"]
+__all__ = ["MESSAGE_TYPE", "STATE_KEY", "SALT_LEDGER_KEY", "handle", "handle_message", "SecEAStageRunner",
+           "SecEAFlowerResult", "run_secea", "FileSaltLedger"]
 
 
 MESSAGE_TYPE = "query.secea"          # Flower message type of every SecEA stage
 STATE_KEY = "secea_fast.secea"        # the client's record in context.state
+SALT_LEDGER_KEY = "salt-ledger"       # node config: the file of the salts this node has opened attempts with
+
+
+class FileSaltLedger(SaltLedger):
+    """A node's :class:`~secea_fast.protocols.secea.session.SaltLedger` on
+    disk (node config ``salt-ledger``): one hex salt per line, appended
+    under an exclusive lock and synced before the salt is used, so a salt
+    is refused in every later run of this node, whatever its
+    ``context.state``.  Salts are public: the file holds no secret."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__()
+        self.path = Path(path)
+
+    def claim(self, salt: bytes) -> None:
+        """Record ``salt`` in the file; ValueError naming the file if it is
+        there already (or the file cannot be written)."""
+        import fcntl
+        h = bytes(salt).hex()
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "r+") as f:
+                fcntl.flock(f, fcntl.LOCK_EX)
+                f.seek(0)
+                if any(line.strip() == h for line in f):
+                    raise ValueError(f"salt ledger {self.path}: this salt was claimed before")
+                f.write(h + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            raise ValueError(f"salt ledger {self.path}: {exc}") from None
 
 
 # ======================================================================= client
 def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: dict[Any, Any],
            me: NodeIdentity | None, node_id: int = 0, seconds: dict[str, float] | None = None, *,
-           layer: Callable[[], Layer] | None = None
+           layer: Callable[[], Layer] | None = None, salts: SaltLedger | None = None
            ) -> tuple[dict[str, Any], list[bytes], bytes | None, dict[Any, np.ndarray] | None]:
     """One SecEA stage at a client, independent of the transport.
 
@@ -127,7 +160,8 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
     global embedding (eq. 5) once every block of this client is decoded,
     else None.  ``layer``: makes a fresh session layer (SecEA-PHE:
     ``lambda: PaillierLayer(key_bits, ...)``; the saved state fills it with
-    this client's key pair); None for plain SecEA.  A refused stage raises
+    this client's key pair); None for plain SecEA.  ``salts``: the node's
+    salt ledger (a salt seen before, in any run, is refused).  A refused stage raises
     ``ProtocolError`` (a ValueError) and leaves the state as it was."""
     if not isinstance(cfg, dict):
         raise ValueError("SecEA stage: cfg must be a dict")
@@ -148,9 +182,9 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
     roster, ident = (None, None) if me is None else (me.roster, me.identity)
     fresh = None if layer is None else layer()
     if state is None:
-        session = ClientSession(roster, ident, local, layer=fresh)
+        session = ClientSession(roster, ident, local, layer=fresh, salts=salts)
     else:
-        session = ClientSession.import_state(state, roster, ident, local, layer=fresh)
+        session = ClientSession.import_state(state, roster, ident, local, layer=fresh, salts=salts)
     try:
         reply, out = session.receive(cfg, blobs)
     except ValueError as exc:
@@ -195,14 +229,19 @@ def handle_message(msg: FlowerMessage, context: Context, local: dict[Any, Any],
     ``on_seconds(context, cfg, seconds)``: called with the stage's compute
     seconds per phase, for the node's own log or summary file (they are
     never sent to the server).  ``layer``: as :func:`handle` (SecEA-PHE).
-    The session lives in ``context.state[STATE_KEY]``."""
+    The session lives in ``context.state[STATE_KEY]``; with node config
+    ``salt-ledger`` (a file path on the node) the salts of every opened
+    attempt are kept there across runs and a replayed one is refused
+    (:class:`FileSaltLedger`)."""
     cfg, blobs = unpack(msg.content)
     me = node_identity(context.node_config, context.run_config if run_config is None else run_config,
                        default_name)
     state = load_state(context, STATE_KEY)
     secs: dict[str, float] = {}
+    ledger = context.node_config.get(SALT_LEDGER_KEY)
     reply_cfg, out, new_state, result = handle(cfg, blobs, state, local, me, int(context.node_id), secs,
-                                               layer=layer)
+                                               layer=layer,
+                                               salts=FileSaltLedger(str(ledger)) if ledger else None)
     if on_seconds is not None and secs:
         on_seconds(context, cfg, secs)
     if new_state is not None:

@@ -68,10 +68,10 @@ Rules (each pinned by ``tests/test_attacks_secea.py``)
   it has seen: a replayed opening stage is refused and never resets the
   client (its answer-once guard stays); a salt replayed under a later
   round or attempt gives other seeds (both are bound in).  The session
-  remembers its (round, attempt) for the run its state lives in: a server
-  that reruns a whole run with the same round numbers and salt would meet
-  fresh sessions, so a deployment gives every run its own round numbers
-  (``round_index``) as well as fresh salts.  ``peers`` follows ``keys`` of the same attempt, steps follow ``peers`` in order
+  remembers its (round, attempt) for the run its state lives in; a
+  :class:`SaltLedger` (``salts=``, kept by the node across runs) makes it
+  refuse a salt seen before in any run, so a server replaying a past run
+  cannot make the seeds repeat either.  ``peers`` follows ``keys`` of the same attempt, steps follow ``peers`` in order
   0, 1, 2, ... once each; parameters and the party set may not change
   within an attempt.  Every protocol message must carry the session's round:
   a message of another round is refused, not decoded.
@@ -156,7 +156,7 @@ from ..common.errors import ProtocolError as BaseProtocolError
 
 __all__ = ["ClientSession", "ServerSession", "ProtocolError", "RoundFailed", "ServerResult",
            "KEY_PURPOSE", "PROTOCOL", "cfg_int", "block_sizes", "signed_key_bytes", "check_key",
-           "default_block_size", "static_pair_seed", "SALT_LEN"]
+           "default_block_size", "static_pair_seed", "SALT_LEN", "SaltLedger"]
 
 PROTOCOL = "secea"
 KEY_PURPOSE = "secea.key"
@@ -306,6 +306,25 @@ def _stranger(name):
     raise ValueError(f"party {name!r} is not in the roster")
 
 
+class SaltLedger:
+    """The salts a client has opened attempts with, kept beyond one run
+    (a session's own record lasts as long as its run's state).  With a
+    ledger a client refuses a salt it has seen, in any run: a server
+    replaying a past run (same round numbers, same salt) would otherwise
+    make its pairwise seeds, hence its one-time pads, repeat.  This
+    in-memory ledger serves one process; a deployment keeps one per node
+    on disk (:class:`secea_fast.flower.secea.FileSaltLedger`)."""
+
+    def __init__(self) -> None:
+        self._seen: set[bytes] = set()
+
+    def claim(self, salt: bytes) -> None:
+        """Record ``salt``; ValueError if it was recorded before."""
+        if bytes(salt) in self._seen:
+            raise ValueError("this salt was claimed before")
+        self._seen.add(bytes(salt))
+
+
 def _local_rows(local) -> dict:
     if not hasattr(local, "items") or not hasattr(local, "keys"):
         raise TypeError(f"local must be a mapping entity id -> embedding row, got {type(local).__name__}")
@@ -338,7 +357,10 @@ class ClientSession(SecretHolder):
     (never sent)."""
 
     def __init__(self, roster: Roster | None, identity: Identity | None, local: Mapping[Any, Any], *,
-                 layer: Layer | None = None) -> None:
+                 layer: Layer | None = None, salts: SaltLedger | None = None) -> None:
+        if salts is not None and not callable(getattr(salts, "claim", None)):
+            raise TypeError(f"salts must have a claim(salt) method, got {type(salts).__name__}")
+        self.salts = salts
         if (roster is None) != (identity is None):
             raise ValueError("roster and identity go together (both None: unauthenticated)")
         if identity is not None and identity.name not in roster:      # type: ignore[operator]
@@ -453,6 +475,12 @@ class ClientSession(SecretHolder):
             salt = cfg.get("salt")
             if not isinstance(salt, bytes) or len(salt) != SALT_LEN:
                 raise ProtocolError(f"SecEA {stage} stage: field 'salt' must be {SALT_LEN} bytes")
+            if self.salts is not None:
+                try:
+                    self.salts.claim(salt)
+                except ValueError as exc:
+                    raise ProtocolError(f"SecEA {stage} stage: field 'salt' was used before (a replayed run?): "
+                                        f"{exc}") from None
             c.set_pair_seeds({v: self._pair_seed(salt, rnd, attempt, party, v, list(parties))
                               for v in range(params.N) if v != party})
         return c, pt, list(parties), party
@@ -776,12 +804,13 @@ class ClientSession(SecretHolder):
 
     @classmethod
     def import_state(cls, data: bytes, roster: Roster | None, identity: Identity | None,
-                     local: Mapping[Any, Any], *, layer: Layer | None = None) -> ClientSession:
+                     local: Mapping[Any, Any], *, layer: Layer | None = None,
+                     salts: SaltLedger | None = None) -> ClientSession:
         """The session saved by :meth:`export_state`, for the same entities
         (ValueError otherwise).  Restores the saved secrets; generates none.
         ``layer``: a fresh layer of the kind the session was made with (it
         receives the saved layer state, e.g. SecEA-PHE's Paillier key pair)."""
-        s = cls(roster, identity, local, layer=layer)
+        s = cls(roster, identity, local, layer=layer, salts=salts)
         r = Reader(data, _STATE_MAGIC, "SecEA session state")
         s.round, s.attempt = r.u64() - 1, r.u64()
         s.stage = r.blob().decode()
