@@ -295,15 +295,12 @@ def static_pair_seed(roster: Roster, identity: Identity, salt: bytes, rnd: int, 
     lo, hi = min(index, peer), max(index, peer)
     if lo == hi:
         raise ValueError("a pairwise seed needs two different parties")
-    shared = identity.static_exchange(roster.entries[parties[peer]].public
-                                      if parties[peer] in roster else _stranger(parties[peer]))
+    if parties[peer] not in roster:
+        raise ValueError(f"party {parties[peer]!r} is not in the roster")
+    shared = identity.static_exchange(roster.entries[parties[peer]].public)
     info = transcript(_PAIR_LABEL, roster.digest, PROTOCOL, rnd, attempt, _parties_str(parties),
                       parties[lo], parties[hi], lo, hi)
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=bytes(salt), info=info).derive(shared)
-
-
-def _stranger(name):
-    raise ValueError(f"party {name!r} is not in the roster")
 
 
 class SaltLedger:
