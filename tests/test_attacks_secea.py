@@ -12,11 +12,11 @@ import pytest
 
 from secea_fast.prg import X25519KeyPair
 from secea_fast.protocols import secea
-from secea_fast.protocols.common.roster import Roster
+from secea_fast.protocols.common.roster import Identity, Roster
 from secea_fast.protocols.secea.loopback import FaultyLoopback, Loopback, drive
 from secea_fast.protocols.secea.messages import Message
 from secea_fast.protocols.secea.session import (ClientSession, ProtocolError, RoundFailed, ServerSession,
-                                                check_key, signed_key_bytes)
+                                                check_key, signed_key_bytes, static_pair_seed)
 
 
 def _local(N=4, M=24, d=3, seed=0):
@@ -77,21 +77,35 @@ class ResettingSession(ClientSession):
         return super()._keys(cfg, rnd, attempt)
 
 
+class ResettingOpenSession(ClientSession):
+    """Control: takes any peers stage that opens an attempt (the same reset)."""
+
+    def receive(self, cfg, blobs):
+        if cfg.get("stage") == "peers" and "salt" in cfg:
+            self.round, self.attempt, self.answered_round = -1, 0, -1
+        return super().receive(cfg, blobs)
+
+
 @pytest.mark.parametrize("control", [False, True])
-def test_replayed_keys_stage_does_not_reset_the_client(control):
+@pytest.mark.parametrize("first", ["keys", "peers"])
+def test_replayed_keys_stage_does_not_reset_the_client(control, first):
+    """The stage that opens an attempt (keys; peers when k is public and the
+    seeds come from the roster) replayed after the round."""
     local = _local()
-    roster, names, clients = _fed(local, ResettingSession if control else ClientSession)
+    cls = {"keys": ResettingSession, "peers": ResettingOpenSession}[first] if control else ClientSession
+    roster, names, clients = _fed(local, cls)
     rec = Recorder(Loopback(clients))
-    drive(_server(roster, names), rec)
+    drive(_server(roster, names, k=None if first == "keys" else 24), rec)
+    assert [c["stage"] for x, c, _ in rec.sent if x == "client-0"][0] == first
     c0 = clients["client-0"]
     guard = set(c0.client._used)
     assert any(p.startswith("response to") for _, p, _ in guard)      # it answered queries
-    (cfg, blobs), = rec.find("client-0", "keys")
+    (cfg, blobs), = rec.find("client-0", first)[:1]
     if control:
         c0.receive(cfg, blobs)                          # the replay is taken: a fresh client
-        assert not c0.client._used
+        assert not any(p.startswith("response to") for _, p, _ in c0.client._used)     # the guard is gone
     else:
-        with pytest.raises(ProtocolError, match="replayed keys stage is refused"):
+        with pytest.raises(ProtocolError, match="replayed"):
             c0.receive(cfg, blobs)
         assert c0.client._used == guard
 
@@ -99,10 +113,12 @@ def test_replayed_keys_stage_does_not_reset_the_client(control):
 # ----------------------------------------------------------------- key substitution
 @pytest.mark.parametrize("auth", [True, False])
 def test_key_substituted_by_the_server_is_refused(auth):
-    """The server replaces client 1's key in the peers stage sent to client
-    0 by its own (keeping client 1's signature: it cannot make one); client
-    0 refuses the stage.  Control: without the roster (no signatures) the
-    substituted key is taken and client 0 uploads its union terms."""
+    """The server slips its own X25519 key for client 1 into the peers
+    stage sent to client 0.  With the roster the pairwise seeds come from
+    the roster keys alone, so the stage carries no key and one slipped in
+    is refused.  Control: without the roster (ephemeral keys, no
+    signatures) the substituted key is taken and client 0 uploads its union
+    terms under it."""
     local = _local()
     roster, names, clients = _fed(local, auth=auth)
     evil = X25519KeyPair()
@@ -110,7 +126,10 @@ def test_key_substituted_by_the_server_is_refused(auth):
     def substitute(name, cfg, blobs):
         if name == "client-0" and cfg["stage"] == "peers":
             blobs = list(blobs)
-            blobs[1] = evil.public_bytes + blobs[1][32:]
+            if auth:
+                blobs = [evil.public_bytes] * len(names)
+            else:
+                blobs[1] = evil.public_bytes + blobs[1][32:]
         return cfg, blobs
     loop = Loopback(clients)
     server = _server(roster, names)
@@ -118,7 +137,7 @@ def test_key_substituted_by_the_server_is_refused(auth):
     out = server.receive(*FaultyLoopback(loop, tamper=substitute)(out))          # keys
     replies, failed = FaultyLoopback(loop, tamper=substitute)(out)                # peers
     if auth:
-        assert "client-0" in failed and "does not verify" in failed["client-0"]
+        assert "client-0" in failed and "expected 0" in failed["client-0"]
         assert "client-0" not in replies
     else:
         assert not failed and replies["client-0"][1]         # its masked union terms, under the evil key
@@ -223,8 +242,8 @@ def _deviant(case):
         def receive(self, cfg, blobs):
             reply, out = super().receive(cfg, blobs)
             stage = cfg["stage"]
-            if case == "short key" and stage == "keys":
-                out = [out[0][:31]]
+            if case == "a key part" and stage == "keys":
+                out = [bytes(32)]           # a key where the roster gives the seeds: nothing is due
             elif case == "no key" and stage == "keys":
                 out = []
             elif case == "huge k" and stage == "keys":
@@ -241,7 +260,7 @@ def _deviant(case):
     return Deviant
 
 
-CASES = ["share under another index", "garbage blob", "short key", "no key", "huge k", "no union upload"]
+CASES = ["share under another index", "garbage blob", "a key part", "huge k", "no union upload"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -280,8 +299,8 @@ def test_deviating_node_control_without_the_checks(case):
 
 def test_past_the_tolerance_the_round_fails_naming_the_nodes():
     local = _local(N=3)
-    roster, names, clients = _fed(local, classes={"client-1": _deviant("no key")})
-    with pytest.raises(RoundFailed, match=r"2 clients remain.*client-1 \(keys of attempt 1: 0 parts, expected its signed key"):
+    roster, names, clients = _fed(local, classes={"client-1": _deviant("a key part")})
+    with pytest.raises(RoundFailed, match=r"2 clients remain.*client-1 \(keys of attempt 1: 1 parts, expected 0"):
         drive(_server(roster, names), Loopback(clients))
 
 
@@ -317,7 +336,7 @@ def test_malformed_config_is_a_value_error_naming_the_field(change, field):
 
 def test_too_few_blobs_is_a_value_error_naming_the_field():
     local = _local(N=3)
-    roster, names, clients = _fed(local)
+    roster, names, clients = _fed(local, auth=False)        # the peers stage relays the N keys
     server = _server(roster, names)
     out = server.receive(*Loopback(clients)(server.start()))          # keys -> peers
     cfg, blobs = out["client-0"]
@@ -372,3 +391,120 @@ def test_signed_key_binds_round_attempt_and_party_set():
     for rnd, att, parties in ((2, 1, names), (1, 2, names), (1, 1, names[::-1])):
         with pytest.raises(ProtocolError, match="does not verify"):
             check_key(roster, blob, rnd, att, 1, parties)
+
+
+# ----------------------------------------------------------------- static pairwise seeds
+class SaltOnlySession(ClientSession):
+    """Control: derives a_{n,v} from the static secret and the salt alone,
+    binding neither round nor attempt nor party set."""
+
+    def _pair_seed(self, salt, rnd, attempt, index, peer, parties):
+        return static_pair_seed(self.roster, self.identity, salt, 0, 0, index, peer, sorted(parties))
+
+
+def _public_only_seed(roster, salt, rnd, attempt, index, peer, parties):
+    """Control: a 'pair seed' from public values only (the roster keys, the
+    salt and the transcript): what a derivation without the static-static
+    DH gives, which anyone holding the roster computes."""
+    import hashlib
+    a, b = sorted((parties[index], parties[peer]))
+    return hashlib.sha256(roster.entries[a].public + roster.entries[b].public + salt
+                          + f"{rnd}/{attempt}".encode()).digest()
+
+
+def _open_round(cls, roster, ids, local, names, rnd, salt, attempt=1):
+    """A client session opened by a peers stage of round ``rnd`` with ``salt``."""
+    s = cls(roster, ids[names[0]], local[0])
+    cfg = {"stage": "peers", "round": rnd, "attempt": attempt, "N": len(names), "d": 3, "T": 1, "K": 0,
+           "precision": 8, "bound": 100.0, "party": 0, "parties": list(names), "salt": salt, "k": 24,
+           "psu": True}
+    s.receive(cfg, [])
+    return s.client._seeds
+
+
+@pytest.mark.parametrize("control", [False, True])
+def test_replayed_salt_gives_other_seeds(control):
+    """A deviating server replays round 1's salt in round 2 (or in the same
+    round under a reordered party set): the pairwise seeds differ, so no
+    one-time pad is reused.  Control: a derivation that binds only the
+    salt gives round 2 the seeds of round 1 (every pad reused)."""
+    local = _local(N=3)
+    names = [f"client-{i}" for i in range(3)]
+    roster, ids = Roster.make([(x, "client") for x in names])
+    cls = SaltOnlySession if control else ClientSession
+    salt = bytes(range(32))
+    first = _open_round(cls, roster, ids, local, names, 1, salt)
+    again = _open_round(cls, roster, ids, local, names, 2, salt)
+    retry = _open_round(cls, roster, ids, local, names, 1, salt, attempt=2)
+    if control:
+        assert first == again == retry
+    else:
+        assert set(first) == {1, 2} and all(first[v] != again[v] != retry[v] != first[v] for v in first)
+        # the two clients of a pair agree, and another pair (same salt) has another seed
+        peer = static_pair_seed(roster, ids["client-1"], salt, 1, 1, 1, 0, names)
+        assert peer == first[1] and first[1] != first[2]
+
+
+@pytest.mark.parametrize("control", [False, True])
+def test_stranger_cannot_derive_the_seeds(control):
+    """A node not in the roster (or the server, which holds every public
+    key) cannot compute a roster pair's seed: it lacks both private keys.
+    It cannot open a session either.  Control: a derivation from public
+    values only, which the stranger recomputes."""
+    names = [f"client-{i}" for i in range(3)]
+    roster, ids = Roster.make([(x, "client") for x in names])
+    salt = bytes(32)
+    stranger = Identity("client-1")            # claims client 1's name with a key of its own
+    with pytest.raises(ValueError, match="not in the roster"):
+        ClientSession(roster, Identity("mallory"), _local(N=1)[0])
+    if control:
+        real = _public_only_seed(roster, salt, 1, 1, 0, 1, names)
+        forged = _public_only_seed(roster, salt, 1, 1, 1, 0, names)
+        assert forged == real
+        return
+    real = static_pair_seed(roster, ids["client-0"], salt, 1, 1, 0, 1, names)
+    assert static_pair_seed(roster, ids["client-1"], salt, 1, 1, 1, 0, names) == real
+    forged = static_pair_seed(roster, stranger, salt, 1, 1, 1, 0, names)
+    assert forged != real
+    with pytest.raises(ValueError, match="not in the roster"):
+        static_pair_seed(roster, ids["client-0"], salt, 1, 1, 0, 1, ["client-0", "mallory", "client-2"])
+
+
+def test_round_without_keys_stage_is_exact():
+    """With a public bound k and the roster, the round opens with peers (no
+    keys stage) and every client's result equals the plaintext aggregate."""
+    local = _local(N=4)
+    roster, names, clients = _fed(local)
+    rec = Recorder(Loopback(clients))
+    res = drive(_server(roster, names, k=24), rec)
+    assert not rec.find("client-0", "keys") and res.attempts == 1
+    assert [c["stage"] for x, c, _ in rec.sent if x == "client-0"][0] == "peers"
+    _same(clients, names, secea.aggregate(local))
+
+
+@pytest.mark.parametrize("ledger", [True, False])
+def test_replayed_run_is_refused_by_the_salt_ledger(ledger):
+    """A deviating server replays a whole past run to a node (same round,
+    attempt and salt) once that run's session state is gone: with the
+    node's salt ledger the client refuses the opening stage.  Control:
+    without a ledger the fresh session takes it and derives the past run's
+    seeds again (its one-time pads would repeat)."""
+    from secea_fast.protocols.secea.session import SaltLedger
+    local = _local(N=3)
+    names = [f"client-{i}" for i in range(3)]
+    roster, ids = Roster.make([(x, "client") for x in names])
+    salts = SaltLedger() if ledger else None
+    clients = {x: ClientSession(roster, ids[x], local[i], salts=salts if x == "client-0" else None)
+               for i, x in enumerate(names)}
+    rec = Recorder(Loopback(clients))
+    drive(_server(roster, names, k=24), rec)
+    (cfg, blobs), = rec.find("client-0", "peers")[:1]
+    past = dict(clients["client-0"].client._seeds)
+    fresh = ClientSession(roster, ids["client-0"], local[0], salts=salts)     # the next run's session
+    if ledger:
+        with pytest.raises(ProtocolError, match="'salt' was used before"):
+            fresh.receive(cfg, blobs)
+        assert fresh.client is None
+    else:
+        fresh.receive(cfg, blobs)
+        assert fresh.client._seeds == past

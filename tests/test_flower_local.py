@@ -135,9 +135,10 @@ def test_killed_node_early_restarts_the_round_without_it(tmp_path):
            "out-dir": str(tmp_path)}
     with LocalFederation(4, node_configs=_secea_configs(), workdir=tmp_path / "fed", roster=SECEA_ROSTER) as fed:
         cfg["roster-file"] = fed.roster_file
-        # killed once admitted (attempt 1's keys stage carries the admission challenge: a node
-        # silent there is a missing party, tests/test_flower_secea_admission.py), before any query
-        watcher = _kill_when(fed, tmp_path / "progress-3.log", "peers", node=3)
+        # killed once admitted (attempt 1's first stage, peers here, carries the admission
+        # challenge: a node silent there is a missing party, tests/test_flower_secea_admission.py),
+        # before any query is answered (step 1)
+        watcher = _kill_when(fed, tmp_path / "progress-3.log", "step 0 ", node=3)
         fed.run(example_app(), run_config=cfg, timeout=400)
         watcher.join(1)
     s = json.loads((tmp_path / "summary.json").read_text())

@@ -86,6 +86,18 @@ def test_one_block_round_takes_five_stages():
     _same(loop.results, secea.aggregate(local), loop.nodes)
 
 
+def test_public_bound_takes_four_stages_admission_on_peers():
+    """With a public bound k the round opens with peers (admission folded
+    into it, the same envelope for every node), then three steps."""
+    local = _local(M=40)
+    loop = Loopback(local)
+    res = Runner(loop, d=6, k=40).run(loop.nodes)
+    assert [s["stage"] for s in res.stages] == ["peers", "step", "step", "step"]
+    first = [cfg for d, _, cfg, _ in loop.view if d == "down" and cfg["stage"] == "peers" and cfg["attempt"] == 1]
+    assert all("challenge" in c and "party" not in c and c == first[0] for c in first)
+    _same(loop.results, secea.aggregate(local), loop.nodes)
+
+
 def test_stage_bytes_bounds_the_queries_in_flight():
     """stage_bytes (the memory knob) shrinks the block when one block per
     client would exceed it: every step's query bytes stay within it, the
@@ -242,7 +254,7 @@ def test_handler_refuses_out_of_order_stages():
            "precision": 8, "bound": 100.0, "B": 16, "parties": ["client-0", "client-1", "client-2"]}
     with pytest.raises(ValueError, match="round -1"):
         fsecea.handle(cfg, [], None, local[0], me)
-    _, _, st, _ = fsecea.handle(dict(cfg, stage="keys", party=0), [], None, local[0], me)
+    _, _, st, _ = fsecea.handle(dict(cfg, stage="keys", party=0, salt=bytes(32)), [], None, local[0], me)
     with pytest.raises(ValueError, match="attempt"):
         fsecea.handle(dict(cfg, attempt=2), [], st, local[0], me)
     with pytest.raises(ValueError, match="after 'keys'"):
@@ -273,7 +285,8 @@ def test_simulation_engine_round_equals_in_process(tmp_path):
     import json
     summary = json.loads((out / "summary.json").read_text())
     assert summary["attempts"] == 1 and len(summary["done"]) == 3
-    assert [s["stage"] for s in summary["stages"]][:2] == ["keys", "peers"]
+    # the synthetic workload's public bound k (its entities): no keys stage
+    assert [s["stage"] for s in summary["stages"]][:2] == ["peers", "step"]
     # the nodes keep their compute seconds in their own files; the server's stages have none
     assert len(list(out.glob("seconds-*.jsonl"))) == 3
     assert not [k for st in summary["stages"] for k in st if "client" in k or "handler" in k]
@@ -352,3 +365,16 @@ def test_secea_phe_stages_equal_the_in_process_round():
             want = [float(Fraction(int(a), int(b) * scale)) for a, b in zip(ref.numerators[i][j],
                                                                               ref.denominators[i][j])]
             assert loop.results[node][key].tolist() == want
+
+
+def test_file_salt_ledger_refuses_a_salt_in_a_later_run(tmp_path):
+    """The node's ledger file outlives its process: a second ledger on the
+    same file (the next run's ClientApp) refuses a salt the first claimed."""
+    path = tmp_path / "salts"
+    fsecea.FileSaltLedger(path).claim(b"a" * 32)
+    fsecea.FileSaltLedger(path).claim(b"b" * 32)
+    with pytest.raises(ValueError, match="claimed before"):
+        fsecea.FileSaltLedger(path).claim(b"a" * 32)
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    with pytest.raises(ValueError, match="salt ledger"):
+        fsecea.FileSaltLedger(tmp_path / "no" / "dir").claim(b"c" * 32)

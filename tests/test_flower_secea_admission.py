@@ -32,7 +32,7 @@ from secea_fast.flower import secea as fsecea  # noqa: E402
 from secea_fast.flower.admission import AdmissionError, NodeIdentity  # noqa: E402
 from secea_fast.protocols import secea  # noqa: E402
 from secea_fast.protocols.common.roster import Roster  # noqa: E402
-from secea_fast.protocols.secea.session import ClientSession, ProtocolError  # noqa: E402
+from secea_fast.protocols.secea.session import ClientSession, ProtocolError, RoundFailed  # noqa: E402
 
 N = 4
 
@@ -97,7 +97,7 @@ def test_folded_round_maps_nodes_and_equals_in_process(fed, local):
     first = [cfg for d, _, cfg, blobs in loop.view if d == "down" and cfg["stage"] == "keys"]
     assert len(first) == N and all(c == first[0] for c in first)
     assert set(first[0]) == {"stage", "round", "attempt", "N", "d", "T", "K", "precision", "bound", "parties",
-                             "challenge"}
+                             "salt", "challenge"}
     assert first[0]["parties"] == roster.names("client")
     assert not [b for d, _, cfg, b in loop.view if d == "down" and cfg["stage"] == "keys" and b]
     # the replies' admission fields do not reach the session (it reads the stage's own fields)
@@ -194,19 +194,20 @@ def test_forged_signature_is_refused_and_control(fed, local, monkeypatch):
     # control: admission that does not check the signature admits the forger as client-2
     real = admission.admit
     monkeypatch.setattr(fsecea, "admit", lambda r, ros, *a, **k: real(r, _Believing(ros), *a, **k))
-    loop, res = _run(handlers(), roster)
-    assert res.names[103] == "client-2"
-    # (its SecEA key is signed by a key the roster does not hold: the session drops it)
-    assert res.dropped[103][1] == "keys" and "does not verify" in res.dropped[103][2]
+    # (its pairwise seeds come from a key the roster does not hold, so they match no peer's: the
+    # union does not reconstruct and the round fails, revealing nothing)
+    with pytest.raises(RoundFailed, match="do not reconstruct a union"):
+        _run(handlers(), roster)
 
 
 def test_admitted_client_with_a_bad_key_is_a_dropout(fed, local):
-    """Past admission the session's rules hold: a 31-byte key drops its
-    sender and restarts the round without it."""
+    """Past admission the session's rules hold: a key part where the roster
+    gives the seeds (nothing is due) drops its sender and restarts the round
+    without it."""
     roster, ids = fed
     handlers = _honest(roster, ids, local)
     handlers[103] = _node(NodeIdentity(roster, ids["client-2"]), local[2], 103,
-                          lambda cfg, rc, out: (rc, [out[0][:31]]) if cfg["stage"] == "keys" else (rc, out))
+                          lambda cfg, rc, out: (rc, [bytes(31)]) if cfg["stage"] == "keys" else (rc, out))
     loop, res = _run(handlers, roster)
     assert res.names[103] == "client-2" and res.attempts == 2 and res.dropped[103][1] == "keys"
     # attempt 2 goes to the admitted nodes with their explicit index, without a challenge
@@ -218,7 +219,7 @@ def test_admitted_client_with_a_bad_key_is_a_dropout(fed, local):
 def test_client_session_finds_its_index_or_refuses(fed, local):
     roster, ids = fed
     cfg = {"stage": "keys", "round": 1, "attempt": 1, "N": 3, "d": 4, "T": 1, "K": 0, "precision": 8,
-           "bound": 100.0, "parties": ["client-2", "client-0", "client-1"]}
+           "bound": 100.0, "parties": ["client-2", "client-0", "client-1"], "salt": bytes(32)}
     s = ClientSession(roster, ids["client-0"], local[0])
     s.receive(cfg, [])
     assert s.client is not None and s.client.index == 1
@@ -228,8 +229,8 @@ def test_client_session_finds_its_index_or_refuses(fed, local):
         ClientSession(None, None, local[0]).receive(cfg, [])
     # the handler: a challenge outside the first keys stage, or to a node without an identity
     me = NodeIdentity(roster, ids["client-0"])
-    with pytest.raises(ValueError, match="'challenge' in a 'peers' stage"):
-        fsecea.handle(dict(cfg, stage="peers", challenge=b"c" * 32), [], None, local[0], me, 1)
+    with pytest.raises(ValueError, match="'challenge' in a 'step' stage"):
+        fsecea.handle(dict(cfg, stage="step", challenge=b"c" * 32), [], None, local[0], me, 1)
     with pytest.raises(ValueError, match="no roster identity"):
         fsecea.handle(dict(cfg, challenge=b"c" * 32), [], None, local[0], None, 1)
     with pytest.raises(ValueError, match="'challenge' must be 32 bytes"):

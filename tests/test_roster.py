@@ -81,3 +81,24 @@ def test_roster_refuses_duplicates_and_bad_entries():
         Roster([RosterEntry("a b", "client", ids["a"].public_bytes)])
     with pytest.raises(ValueError, match="32"):
         Roster([RosterEntry("a", "client", b"x" * 31)])
+
+
+def test_static_exchange_agrees_and_matches_the_montgomery_form():
+    """Two identities' static X25519 secrets agree; the Montgomery form of
+    an Ed25519 key is the X25519 public key of its secret scalar; the
+    neutral point and unreduced keys are refused."""
+    import hashlib
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+    from secea_fast.protocols.common.roster import Identity, ed25519_to_x25519_public
+    a, b, c = Identity("a"), Identity("b"), Identity("c")
+    assert a.static_exchange(b.public_bytes) == b.static_exchange(a.public_bytes)
+    assert a.static_exchange(b.public_bytes) != a.static_exchange(c.public_bytes)
+    seed = bytes.fromhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")  # RFC 8032 test 1
+    ident = Identity("rfc", seed)
+    x = X25519PrivateKey.from_private_bytes(hashlib.sha512(seed).digest()[:32])
+    assert ed25519_to_x25519_public(ident.public_bytes) == x.public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    for bad in ((1).to_bytes(32, "little"), (2**255 - 1).to_bytes(32, "little"), b"short"):
+        with pytest.raises(ValueError):
+            ed25519_to_x25519_public(bad)

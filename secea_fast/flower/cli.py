@@ -136,7 +136,7 @@ def validate(mode: str, protocol: str, cfg: dict[str, Any]) -> None:
                  f" (SecEA tolerates T = {cfg['T']} colluding clients with 2T+1 = {2 * cfg['T'] + 1} or more)")
         for key in ("entities", "d"):
             at_least(key, 1)
-        for key in ("K", "block-size", "blocks-per-stage", "stage-bytes"):
+        for key in ("K", "block-size", "blocks-per-stage", "stage-bytes", "count-bound"):
             at_least(key, 0, " (0: the default)")
         _check(1 <= cfg["precision"] <= 18, "precision", cfg["precision"], "must be in [1, 18] decimal digits")
     else:

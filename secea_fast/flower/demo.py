@@ -17,7 +17,11 @@ Run config (defaults in ``DEFAULTS``): ``workload`` (a name of
 (M of ``synthetic``), ``num-clients``, ``d``, ``T``, ``K`` (0: eq. 7),
 ``precision``, ``seed``, ``block-size`` (0: default), ``blocks-per-stage``
 (0: default), ``stage-bytes`` (coded queries in flight per stage, the
-memory knob; 0: ``tuning.FLOWER_STAGE_QUERY_BYTES``), ``stage-timeout`` (seconds), ``out-dir``,
+memory knob; 0: ``tuning.FLOWER_STAGE_QUERY_BYTES``), ``count-bound`` (k
+of the entity union, a public bound on every client's entity count, so the
+round opens with the union upload and needs no ``keys`` stage; 0: the
+workload's own public bound, ``entities`` for ``synthetic``, else a
+``keys`` stage asks the counts), ``stage-timeout`` (seconds), ``out-dir``,
 ``roster-file`` (the ServerApp's copy of the federation's roster; SecEA
 clients are its parties ``client-<i>`` of role ``client``, each node holding
 its own ``identity-file`` in its node config) or, in the simulation engine,
@@ -55,11 +59,11 @@ __all__ = ["DEFAULTS", "demo_local", "party_of", "make_apps", "save_embeddings",
            "SECEMB_DEFAULTS", "secemb_data", "secemb_role", "secemb_parties", "secemb_roster",
            "make_secemb_apps", "verify_secea",
            "verify_secemb", "make_example_apps", "measure_floor", "FLOOR_TYPE", "secea_roster",
-           "secea_roster_dir", "secea_party_name", "secea_layer"]
+           "secea_roster_dir", "secea_party_name", "secea_layer", "count_bound"]
 
 DEFAULTS = {"workload": "synthetic", "entities": 2000, "num-clients": 5, "d": 64, "T": 1, "K": 0,
             "precision": 8, "seed": 0, "block-size": 0, "blocks-per-stage": 0,
-            "stage-bytes": 0,
+            "stage-bytes": 0, "count-bound": 0,
             "stage-timeout": 300.0, "out-dir": "", "roster-file": "", "roster-dir": "",
             "phe": False, "key-bits": 2048, "stat-bits": 80, "insecure-keys": False}
 
@@ -85,6 +89,20 @@ def demo_local(cfg: dict) -> list:
     held = rng.random((N, M)) < 0.4                 # each client holds ~40% of the entities
     held[rng.integers(0, N, M), np.arange(M)] = True   # every entity has a holder
     return [{f"e{m}": rng.uniform(-1.0, 1.0, d) for m in np.flatnonzero(held[n])} for n in range(N)]
+
+
+def count_bound(cfg: dict) -> int | None:
+    """k of the entity union (Tang et al. 2022, Sec. 4.1, footnote 1: a
+    public bound on every client's entity count): run config ``count-bound``,
+    or for the ``synthetic`` workload its ``entities`` (no client holds more
+    than the whole universe); None (a ``keys`` stage asks the counts) for
+    another workload without one."""
+    k = int(cfg.get("count-bound", 0) or 0)
+    if k < 0:
+        raise ValueError(f"run config: field 'count-bound' must be >= 0, got {k}")
+    if k:
+        return k
+    return int(cfg["entities"]) if cfg["workload"] == "synthetic" else None
 
 
 def party_of(context: Context) -> int:
@@ -175,7 +193,7 @@ def secea_server_main(grid: Grid, context: Context, overrides: dict) -> None:
                            precision=int(cfg["precision"]), block_size=int(cfg["block-size"]) or None,
                            blocks_per_stage=int(cfg["blocks-per-stage"]) or None,
                            stage_bytes=int(cfg["stage-bytes"]) or None,
-                           timeout=float(cfg["stage-timeout"]), layer=secea_layer(cfg))
+                           timeout=float(cfg["stage-timeout"]), layer=secea_layer(cfg), k=count_bound(cfg))
     _write(cfg, "summary.json", json.dumps(res.summary(), indent=1))
 
 

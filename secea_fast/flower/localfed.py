@@ -303,7 +303,8 @@ class LocalFederation:
     roster party, in node order: the federation's roster and every node's
     identity are written under ``workdir/roster``
     (:func:`~secea_fast.protocols.common.roster.write_federation`), each
-    node's config gets its ``roster-file`` and ``identity-file``, and
+    node's config gets its ``roster-file``, ``identity-file`` and
+    ``salt-ledger`` (:class:`~secea_fast.flower.secea.FileSaltLedger`), and
     :attr:`roster_file` is the path the ServerApp's run config names.
 
     ``supernode_auth`` (default: on whenever ``tls`` is): Flower's SuperNode
@@ -386,7 +387,9 @@ class LocalFederation:
             self.roster_file = files.pop("roster")
             self.identity_files = files
             for nc, (name, _) in zip(self.node_configs, self.roster):
-                nc.update({"roster-file": self.roster_file, "identity-file": files[name]})
+                # salt-ledger: the node's record of SecEA salts across runs (flower.secea.FileSaltLedger)
+                nc.update({"roster-file": self.roster_file, "identity-file": files[name],
+                           "salt-ledger": str(self.workdir / "roster" / f"{name}.salts")})
         for i, nc in enumerate(self.node_configs):
             # each node's sealed state journal (flower.state.save_state) in the federation's own
             # directory, so it goes with it

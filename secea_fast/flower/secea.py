@@ -13,25 +13,29 @@ what :func:`secea_fast.protocols.secea.run_round` computes in one process.
 
 Stages (one Flower message to every client and its reply each)
 ---------------------------------------------------------------
-1. ``keys``: the public parameters and the attempt's party set (the
-   roster's client names); the client answers with its X25519 public key
-   signed by its roster identity (bound to protocol, round, attempt, index
-   and party set) and its entity count.  Admission rides on this stage in
-   attempt 1: the runner sends the same envelope, plus a fresh challenge
-   (:mod:`secea_fast.flower.admission`), to every connected node, each
-   client finds its index as its name's place in the party set, and its
-   reply carries its signed answer to the challenge beside its key.  The
-   runner takes exactly the roster's clients and refuses to go on
-   (``AdmissionError``, naming the node or party) with a stranger, a
-   missing party or two nodes claiming one, before any other stage.  The
-   envelope holds nothing but public parameters and roster names, so a
-   stranger gets no more than a stand-alone ``hello`` stage would give it
-   (``docs/THREAT_MODEL.md``).  A restart (attempt 2, ...) goes to the
-   admitted nodes only, each with its explicit index ``party``.
-2. ``peers``: every client's signed key and k = the largest entity count
-   (footnote 1); the client verifies every key against the roster, agrees
-   the pairwise seeds and uploads its masked union terms (eq. 4).
-3. ``step`` 0, 1, 2, ...: the pipelined rest of the round (Sec. 4.2-4.4).
+The pairwise seeds come from the roster's keys and a fresh per-attempt
+salt (:func:`secea_fast.protocols.secea.session.static_pair_seed`), so
+no stage exchanges X25519 keys.  Admission rides on the first stage of
+attempt 1: the runner sends the same envelope (public parameters, the
+roster's client names, the salt), plus a fresh challenge
+(:mod:`secea_fast.flower.admission`), to every connected node; each client
+finds its index as its name's place in the party set, and its reply
+carries its signed answer to the challenge.  The runner takes exactly the
+roster's clients and refuses to go on (``AdmissionError``, naming the node
+or party) with a stranger, a missing party or two nodes claiming one,
+before any other stage.  The envelope holds nothing but public values, so
+a stranger gets no more than a stand-alone ``hello`` stage would give it
+(``docs/THREAT_MODEL.md``).  A restart (attempt 2, ...) goes to the
+admitted nodes only, each with its explicit index ``party``.
+
+1. ``peers``: k, a public bound on the entity counts (``k=``; Sec. 4.1,
+   footnote 1); the client derives the pairwise seeds and uploads its
+   masked union terms (eq. 4) and its count.  Without a public bound, or
+   with a layer that announces keys (SecEA-PHE's Paillier keys), or
+   unauthenticated (``roster=None``: fresh X25519 keys), a ``keys`` stage
+   comes first (the counts and the layer's signed keys in
+   its replies; ``peers`` then relays the keys and the largest count).
+2. ``step`` 0, 1, 2, ...: the pipelined rest of the round (Sec. 4.2-4.4).
    Step 0 carries the server's union sum; each client reconstructs the
    union, sends its padded shares (eq. 11) and the padded queries (eq. 16)
    of its first query blocks.  Every later step delivers to a client the
@@ -39,8 +43,11 @@ Stages (one Flower message to every client and its reply each)
    noised responses (eq. 20) to its own queries; the client answers the
    queries, decodes the responses (eq. 22) and sends the queries of its next
    blocks.  A block emitted at step j is answered at step j+1 and decoded
-   at step j+2, so the round takes 2 + (blocks per client / blocks per
-   stage) + 2 stages: 5 when every block fits in one stage.
+   at step j+2, so the round takes 1 + (blocks per client / blocks per
+   stage) + 2 stages: 4 when every block fits in one stage (one more with
+   a ``keys`` stage).  No two of them can merge: each needs the replies of
+   the one before (``secea_fast.protocols.secea.session``, "What cannot
+   merge").
 
 Streaming: each step carries at most ``blocks_per_stage`` query blocks per
 client (by default as many as fit ``tuning.FLOWER_STAGE_QUERY_BYTES`` of
@@ -48,7 +55,7 @@ queries in flight), so the coded queries, which the protocol makes
 O(M |E_n|) per client, pass the server in bounded pieces.
 
 State between stages: in deployment every message starts a fresh ClientApp
-process, so the client's session (its X25519 private key, seeds, union,
+process, so the client's session (its pairwise seeds, union,
 shares y_v, the one-time-pad guard, its stage position) is saved in the
 node's ``context.state`` as versioned bytes (``ClientSession.export_state``).
 It stays on the client's SuperNode: Flower keeps ``context.state`` in the
@@ -74,8 +81,10 @@ unchanged, and each client's Paillier key pair stays in its node's
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from dataclasses import dataclass, field as dc_field
 from typing import Any
 
@@ -86,24 +95,55 @@ from flwr.serverapp import Grid
 from .._checks import check_int
 from ..protocols.common.roster import Roster
 from ..protocols.secea.layer import Layer
-from ..protocols.secea.session import ClientSession, ServerSession
+from ..protocols.secea.session import ClientSession, SaltLedger, ServerSession
 from .admission import (CHALLENGE, NodeIdentity, admission_claim, admit, new_challenge,
                         node_identity, strip_claim)
 from .records import Exchange, grid_exchange, log, pack, unpack, wait_nodes
 from .state import load_state, save_state
 
-__all__ = ["MESSAGE_TYPE", "STATE_KEY", "handle", "handle_message", "SecEAStageRunner",
-           "SecEAFlowerResult", "run_secea"]
+__all__ = ["MESSAGE_TYPE", "STATE_KEY", "SALT_LEDGER_KEY", "handle", "handle_message", "SecEAStageRunner",
+           "SecEAFlowerResult", "run_secea", "FileSaltLedger"]
 
 
 MESSAGE_TYPE = "query.secea"          # Flower message type of every SecEA stage
 STATE_KEY = "secea_fast.secea"        # the client's record in context.state
+SALT_LEDGER_KEY = "salt-ledger"       # node config: the file of the salts this node has opened attempts with
+
+
+class FileSaltLedger(SaltLedger):
+    """A node's :class:`~secea_fast.protocols.secea.session.SaltLedger` on
+    disk (node config ``salt-ledger``): one hex salt per line, appended
+    under an exclusive lock and synced before the salt is used, so a salt
+    is refused in every later run of this node, whatever its
+    ``context.state``.  Salts are public: the file holds no secret."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__()
+        self.path = Path(path)
+
+    def claim(self, salt: bytes) -> None:
+        """Record ``salt`` in the file; ValueError naming the file if it is
+        there already (or the file cannot be written)."""
+        import fcntl
+        h = bytes(salt).hex()
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "r+") as f:
+                fcntl.flock(f, fcntl.LOCK_EX)
+                f.seek(0)
+                if any(line.strip() == h for line in f):
+                    raise ValueError(f"salt ledger {self.path}: this salt was claimed before")
+                f.write(h + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            raise ValueError(f"salt ledger {self.path}: {exc}") from None
 
 
 # ======================================================================= client
 def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: dict[Any, Any],
            me: NodeIdentity | None, node_id: int = 0, seconds: dict[str, float] | None = None, *,
-           layer: Callable[[], Layer] | None = None
+           layer: Callable[[], Layer] | None = None, salts: SaltLedger | None = None
            ) -> tuple[dict[str, Any], list[bytes], bytes | None, dict[Any, np.ndarray] | None]:
     """One SecEA stage at a client, independent of the transport.
 
@@ -121,7 +161,8 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
     global embedding (eq. 5) once every block of this client is decoded,
     else None.  ``layer``: makes a fresh session layer (SecEA-PHE:
     ``lambda: PaillierLayer(key_bits, ...)``; the saved state fills it with
-    this client's key pair); None for plain SecEA.  A refused stage raises
+    this client's key pair); None for plain SecEA.  ``salts``: the node's
+    salt ledger (a salt seen before, in any run, is refused).  A refused stage raises
     ``ProtocolError`` (a ValueError) and leaves the state as it was."""
     if not isinstance(cfg, dict):
         raise ValueError("SecEA stage: cfg must be a dict")
@@ -130,20 +171,21 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
         # admission folded into the first keys stage: answer the challenge beside the key
         if me is None:
             raise ValueError("SecEA stage: field 'challenge' but this node has no roster identity")
-        if cfg.get("stage") != "keys":
-            raise ValueError(f"SecEA stage: field 'challenge' in a {cfg.get('stage')!r} stage (only keys has it)")
+        if cfg.get("stage") not in ("keys", "peers"):
+            raise ValueError(f"SecEA stage: field 'challenge' in a {cfg.get('stage')!r} stage (only the first, "
+                             "keys or peers, has it)")
         claim = admission_claim(cfg, me, node_id, MESSAGE_TYPE)
         cfg = {k: v for k, v in cfg.items() if k != CHALLENGE}
         parties = cfg.get("parties")
         if not isinstance(parties, (list, tuple)) or me.name not in parties:
             # a roster party this round does not take: the claim alone, so the runner can name it
-            return dict(claim, stage="keys"), [], state, None
+            return dict(claim, stage=cfg.get("stage")), [], state, None
     roster, ident = (None, None) if me is None else (me.roster, me.identity)
     fresh = None if layer is None else layer()
     if state is None:
-        session = ClientSession(roster, ident, local, layer=fresh)
+        session = ClientSession(roster, ident, local, layer=fresh, salts=salts)
     else:
-        session = ClientSession.import_state(state, roster, ident, local, layer=fresh)
+        session = ClientSession.import_state(state, roster, ident, local, layer=fresh, salts=salts)
     try:
         reply, out = session.receive(cfg, blobs)
     except ValueError as exc:
@@ -152,8 +194,8 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, local: 
         # refused (e.g. a keys stage of a round this client already answered in): still
         # answer the challenge, so the runner admits this node and drops it as the session's
         # rules say (as a refusal after a stand-alone hello did), or names it if it is a stranger
-        log.warning("SecEA client %s: keys stage refused: %s", me.name if me else node_id, exc)
-        return dict(claim, stage="keys", refused=str(exc)), [], state, None
+        log.warning("SecEA client %s: %s stage refused: %s", me.name if me else node_id, cfg.get("stage"), exc)
+        return dict(claim, stage=cfg.get("stage"), refused=str(exc)), [], state, None
     if claim:
         reply = dict(reply, **claim)
     if seconds is not None:
@@ -189,14 +231,19 @@ def handle_message(msg: FlowerMessage, context: Context, local: dict[Any, Any],
     seconds per phase, for the node's own log or summary file (they are
     never sent to the server).  ``layer``: as :func:`handle` (SecEA-PHE).
     The session lives in ``context.state[STATE_KEY]`` and in its sealed
-    journal (:func:`~secea_fast.flower.state.save_state`)."""
+    journal (:func:`~secea_fast.flower.state.save_state`); with node config
+    ``salt-ledger`` (a file path on the node) the salts of every opened
+    attempt are kept there across runs and a replayed one is refused
+    (:class:`FileSaltLedger`)."""
     cfg, blobs = unpack(msg.content)
     me = node_identity(context.node_config, context.run_config if run_config is None else run_config,
                        default_name)
     state = load_state(context, STATE_KEY, me)
     secs: dict[str, float] = {}
+    ledger = context.node_config.get(SALT_LEDGER_KEY)
     reply_cfg, out, new_state, result = handle(cfg, blobs, state, local, me, int(context.node_id), secs,
-                                               layer=layer)
+                                               layer=layer,
+                                               salts=FileSaltLedger(str(ledger)) if ledger else None)
     if on_seconds is not None and secs:
         on_seconds(context, cfg, secs)
     if new_state is not None:
@@ -290,7 +337,7 @@ class SecEAStageRunner:
                  K: int | None = None, bound: float = 100.0, block_size: int | None = None,
                  blocks_per_stage: int | None = None, round_index: int = 1, union: np.ndarray | None = None,
                  stage_bytes: int | None = None, require_checked: bool = False,
-                 hello_exchange: Exchange | None = None, layer: Layer | None = None) -> None:
+                 hello_exchange: Exchange | None = None, layer: Layer | None = None, k: int | None = None) -> None:
         if roster is not None and not isinstance(roster, Roster):
             raise TypeError(f"roster must be a Roster (or None: unauthenticated), got {type(roster).__name__}")
         self.exchange, self.roster = exchange, roster
@@ -298,7 +345,7 @@ class SecEAStageRunner:
         self.layer = Layer() if layer is None else layer
         self.kw = dict(d=d, T=T, precision=precision, K=K, bound=bound, block_size=block_size,
                        blocks_per_stage=blocks_per_stage, stage_bytes=stage_bytes, round_index=round_index,
-                       union=union, require_checked=require_checked, layer=layer)
+                       union=union, require_checked=require_checked, layer=layer, k=k)
         # every argument checked now, before any node is contacted
         ServerSession(roster, roster.names("client") if roster is not None else ["a", "b", "c"],
                       **self.kw)    # type: ignore[arg-type]
@@ -380,7 +427,7 @@ def run_secea(grid: Grid, roster: Roster, *, d: int, T: int = 1, precision: int 
               stage_bytes: int | None = None, nodes: Sequence[int] | None = None, timeout: float = 300.0,
               poll: float = 0.05, wait_nodes_s: float = 120.0, round_index: int = 1,
               union: np.ndarray | None = None, require_checked: bool = False,
-              layer: Layer | None = None) -> SecEAFlowerResult:
+              layer: Layer | None = None, k: int | None = None) -> SecEAFlowerResult:
     """One SecEA round from a ServerApp among the ``roster``'s clients:
     waits up to ``wait_nodes_s`` seconds for as many SuperNodes as the
     roster has clients to connect to ``grid`` (or takes ``nodes``), then
@@ -403,7 +450,7 @@ def run_secea(grid: Grid, roster: Roster, *, d: int, T: int = 1, precision: int 
                               precision=precision, K=K, bound=bound, block_size=block_size,
                               blocks_per_stage=blocks_per_stage, stage_bytes=stage_bytes,
                               round_index=check_int(round_index, "round_index"), union=union,
-                              require_checked=require_checked, layer=layer,
+                              require_checked=require_checked, layer=layer, k=k,
                               hello_exchange=grid_exchange(grid, MESSAGE_TYPE, timeout=max(timeout, wait_nodes_s),
                                                            poll=poll))
     log.info("%s on Flower: %d nodes, d = %d, T = %d", "SecEA" if layer is None else layer.name, len(nodes), d, T)

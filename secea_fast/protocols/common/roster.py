@@ -37,11 +37,12 @@ from pathlib import Path
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 
 from ..._secrets import SecretHolder
 
 __all__ = ["AuthenticationError", "Identity", "Roster", "RosterEntry", "transcript", "write_federation",
-           "ROSTER_FORMAT", "IDENTITY_FORMAT"]
+           "ed25519_to_x25519_public", "ROSTER_FORMAT", "IDENTITY_FORMAT"]
 
 ROSTER_FORMAT = "secea_fast.roster.v1"
 IDENTITY_FORMAT = "secea_fast.identity.v1"
@@ -58,6 +59,23 @@ def _check_name(name, what="party name") -> str:
         raise ValueError(f"{what} must be 1-64 characters of letters, digits, '_', '.', '-' "
                          f"(starting with a letter or digit), got {name!r}")
     return name
+
+
+_P25519 = 2**255 - 19
+
+
+def ed25519_to_x25519_public(public: bytes) -> bytes:
+    """The X25519 (Montgomery u) form of an Ed25519 public key (RFC 7748,
+    Sec. 4.1: u = (1 + y) / (1 - y) mod 2^255 - 19), as libsodium's
+    ``crypto_sign_ed25519_pk_to_curve25519``.  ValueError for a key that
+    is not 32 bytes, whose y is not reduced, or that is the neutral point."""
+    if not isinstance(public, (bytes, bytearray)) or len(public) != 32:
+        raise ValueError("an Ed25519 public key is 32 bytes")
+    y = int.from_bytes(bytes(public), "little") & ((1 << 255) - 1)
+    if y >= _P25519 or y == 1:
+        raise ValueError("not an Ed25519 public key usable for key agreement (y unreduced or the neutral point)")
+    u = (1 + y) * pow(1 - y, _P25519 - 2, _P25519) % _P25519
+    return u.to_bytes(32, "little")
 
 
 def transcript(*fields: bytes | str | int) -> bytes:
@@ -105,6 +123,24 @@ class Identity(SecretHolder):
         """The 64-byte Ed25519 signature of ``message`` (use
         :meth:`Roster.sign`, which binds the roster, signer and purpose)."""
         return self._sk.sign(bytes(message))
+
+    def static_exchange(self, peer_public: bytes) -> bytes:
+        """The X25519 shared secret (32 bytes) of this identity's long-term
+        key and a peer's roster key ``peer_public`` (Ed25519, 32 bytes), both
+        in their Montgomery form: the scalar is this key's Ed25519 secret
+        scalar (the clamped first half of SHA-512 of the seed, RFC 8032 Sec.
+        5.1.5), the peer's point :func:`ed25519_to_x25519_public` of its key
+        (libsodium's ``crypto_sign_ed25519_sk_to_curve25519``).  One key pair
+        for Ed25519 signatures and X25519 agreement: Thormarker, "On using the
+        same key pair for Ed25519 and an X25519 based KEM", IACR ePrint
+        2021/509, proves the two jointly secure (random-oracle model, gap-DH);
+        callers hash the secret with HKDF bound to its purpose.  ValueError
+        for a key that is not a usable point (low order: an all-zero secret)."""
+        peer = X25519PublicKey.from_public_bytes(ed25519_to_x25519_public(peer_public))
+        seed = self._sk.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
+                                      serialization.NoEncryption())
+        scalar = X25519PrivateKey.from_private_bytes(hashlib.sha512(seed).digest()[:32])
+        return scalar.exchange(peer)        # ValueError on an all-zero secret
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write this identity to ``path`` (JSON, mode 0600)."""

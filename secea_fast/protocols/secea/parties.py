@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -161,6 +161,18 @@ class Client(SecretHolder):
             lo, hi = min(n, v), max(n, v)
             ctx = _SESSION_LABEL + session + f"/{lo}-{hi}".encode()
             self._seeds[v] = pairwise_seed(keypair, pk, ctx)
+
+    def set_pair_seeds(self, seeds: Mapping[int, bytes]) -> None:
+        """Take the pairwise seeds a_{n,v} (32 bytes each, one per other
+        client v) agreed without an exchange, e.g. from the parties' roster
+        keys (:func:`secea_fast.protocols.secea.session.static_pair_seed`)."""
+        want = set(range(self.params.N)) - {self.index}
+        if set(seeds) != want:
+            raise ValueError(f"need a seed for each of clients {sorted(want)}, got {sorted(seeds)}")
+        for v, seed in seeds.items():
+            if not isinstance(seed, (bytes, bytearray)) or len(seed) != 32:
+                raise ValueError(f"the seed with client {v} must be 32 bytes")
+        self._seeds = {int(v): bytes(seed) for v, seed in seeds.items()}
 
     def _pad(self, v, domain):
         if v == self.index:

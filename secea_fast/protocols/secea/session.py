@@ -5,7 +5,7 @@ Representation Learning via Secure Embedding Aggregation", Sec. 4) private
 against the server and the network lives here, once; the transports
 (:func:`secea_fast.protocols.secea.run_round`'s in-memory loopback, the
 Flower adapter :mod:`secea_fast.flower.secea`) only carry what the sessions
-emit.  Length (about 1100 lines): both roles' stage machines and their one
+emit.  Length (about 1250 lines): both roles' stage machines and their one
 set of rules are kept together, so that each rule is stated once, beside
 the other role's half of it.
 
@@ -17,31 +17,61 @@ one reply per party; the client session turns one envelope into one reply.
 
 Stages (per attempt of a round)
 -------------------------------
-1. ``keys``: parameters, the client's index ``party`` and the attempt's
-   party set ``parties`` (roster names in index order).  An authenticated
-   client may be sent ``keys`` without ``party``: its index is then its
-   roster name's place in ``parties`` (so one envelope serves every node).  The client makes
-   its X25519 key pair and answers with its public key signed by its roster
-   identity (:meth:`Roster.sign`, purpose ``secea.key``) over (protocol,
-   round, attempt, its index, the party set, the key), and its entity count.
-2. ``peers``: every party's signed key and k, the largest count (footnote 1).
-   The client verifies every key against the roster (its own included) and
-   refuses the stage if one does not verify (a server substituting a key to
-   sit in the middle of a pairwise seed, as Bonawitz et al., "Practical
-   Secure Aggregation for Privacy-Preserving Machine Learning", CCS 2017,
-   Sec. 6.2, prevent with signed keys); then agrees the pairwise seeds
-   (bound to the round and attempt) and uploads its masked union terms
-   (Sec. 4.1, eq. 4).
+Pairwise seeds.  With a roster, a pair's seed a_{n,v} (eq. 4's key
+agreement, Sec. 4.1 step 2) needs no exchange: both clients derive it from
+the static X25519 secret of their roster keys and the attempt's public
+``salt`` (:func:`static_pair_seed`: HKDF bound to the roster, round,
+attempt, party set and the pair), so no X25519 key crosses the server and
+none can be substituted.  Without a roster (an unauthenticated measurement
+run) every client makes a fresh X25519 key per attempt and the ``keys``
+stage relays them.
+
+1. ``keys`` -- only when something is to be announced: an unauthenticated
+   run's X25519 keys, a layer's keys (SecEA-PHE's Paillier key), or the
+   entity counts when the union is to be computed and the server was given
+   no public bound k.  Fields: parameters, the client's index ``party``,
+   the attempt's party set ``parties`` (roster names in index order) and,
+   with a roster, ``salt``.  An authenticated client may be sent it
+   without ``party``: its index is then its roster name's place in
+   ``parties`` (so one envelope serves every node).  The client answers
+   with its entity count and, without a roster, its X25519 public key; a
+   layer's key parts follow, signed by its roster identity.
+2. ``peers``: k, the largest count or the public bound (Sec. 4.1,
+   footnote 1), and every key the ``keys`` stage collected; the client
+   checks them (its own unchanged), agrees the pairwise seeds and uploads
+   its masked union terms (eq. 4) with its count.  Without a ``keys``
+   stage, ``peers`` opens the attempt: it carries the fields of ``keys``
+   (``parties``, ``salt``, ``party`` unless it is the shared first
+   envelope), and the client runs the checks of an opening stage.
 3. ``step`` 0, 1, 2, ...: the union sum (step 0), shares (eq. 11, step 1),
    queries (eq. 16), noised responses (eq. 20) and decoding (eq. 22),
    pipelined as in :mod:`secea_fast.flower.secea`.
 
+What cannot merge.  The union upload needs the pairwise seeds; the shares
+and the first queries need the union (their shapes are M x .); answers need
+every share (y_v sums them, eq. 12); decoding needs the answers.  So a
+round that computes the union takes at least ``peers``, step 0 (shares,
+queries), step 1 (answers), step 2 (decoding): four stages, one per
+dependency, when every block fits one step; a kept union
+(``union=``) still needs ``peers`` for the counts.  Dropping ``keys`` keeps
+each client's view as it was: the seeds are as secret (only the pair holds
+a private key of the pair) and as fresh (a new salt per attempt, and the
+round and attempt bound in), and k is public in the paper (footnote 1).
+Unlike fresh X25519 keys, static seeds have no forward secrecy: whoever
+later steals a client's identity key can recompute its past seeds, so the
+identity file is as sensitive as the embeddings it masked.
+
 Rules (each pinned by ``tests/test_attacks_secea.py``)
 ------------------------------------------------------
-* Stage order and binding.  A client takes ``keys`` only for a (round,
-  attempt) later than every one it has seen: a replayed ``keys`` is refused
-  and never resets the client (its answer-once guard stays).  ``peers``
-  follows ``keys`` of the same attempt, steps follow ``peers`` in order
+* Stage order and binding.  A client opens an attempt (``keys``, or
+  ``peers`` without one) only for a (round, attempt) later than every one
+  it has seen: a replayed opening stage is refused and never resets the
+  client (its answer-once guard stays); a salt replayed under a later
+  round or attempt gives other seeds (both are bound in).  The session
+  remembers its (round, attempt) for the run its state lives in; a
+  :class:`SaltLedger` (``salts=``, kept by the node across runs) makes it
+  refuse a salt seen before in any run, so a server replaying a past run
+  cannot make the seeds repeat either.  ``peers`` follows ``keys`` of the same attempt, steps follow ``peers`` in order
   0, 1, 2, ... once each; parameters and the party set may not change
   within an attempt.  Every protocol message must carry the session's round:
   a message of another round is refused, not decoded.
@@ -79,7 +109,7 @@ Rules (each pinned by ``tests/test_attacks_secea.py``)
 * No timings leave a node: a client's compute seconds stay in
   :attr:`ClientSession.seconds` (its own log or summary file).
 * Secrets: :meth:`ClientSession.export_state` holds the X25519 private key
-  and seeds and :meth:`ClientSession.import_state` restores them; neither
+  (unused with a roster) and seeds and :meth:`ClientSession.import_state` restores them; neither
   ever generates a new secret.  The long-term identity is not part of the
   state (it is loaded from the node's identity file).
 
@@ -114,23 +144,26 @@ from ... import tuning
 from ..._checks import check_int
 from ..._secrets import SecretHolder
 from .._inputs import check_local, entity_list
-from ..common.roster import Identity, Roster
+from ..common.roster import Identity, Roster, transcript
 from ..common.wire import Reader, Writer, check_increasing
 from .coding import DecodingError
 from .layer import Layer
 from .messages import Message
 from .params import PSU_PRIME, SecEAParams
 from .parties import Client
+from ...prg import random_seed
 from ..common.errors import ProtocolError as BaseProtocolError
 
 __all__ = ["ClientSession", "ServerSession", "ProtocolError", "RoundFailed", "ServerResult",
            "KEY_PURPOSE", "PROTOCOL", "cfg_int", "block_sizes", "signed_key_bytes", "check_key",
-           "default_block_size"]
+           "default_block_size", "static_pair_seed", "SALT_LEN", "SaltLedger"]
 
 PROTOCOL = "secea"
 KEY_PURPOSE = "secea.key"
 _STATE_MAGIC = b"SEsc"
 _KEY_LEN, _SIG_LEN = 32, 64
+SALT_LEN = 32                       # bytes of the per-attempt salt of the static pairwise seeds
+_PAIR_LABEL = "secea_fast.secea.static-pair.v1"
 _MAX_ROUND = (1 << 63) - 1
 # Flower's logger's child (the same logger as secea_fast.flower.records.log),
 # so a deployment's dropouts appear in the ServerApp's and ClientApps' logs
@@ -240,6 +273,55 @@ def check_key(roster: Roster | None, blob: bytes, rnd: int, attempt: int, index:
     return pub
 
 
+def static_pair_seed(roster: Roster, identity: Identity, salt: bytes, rnd: int, attempt: int, index: int,
+                     peer: int, parties: Sequence[str]) -> bytes:
+    """The pairwise seed a_{n,v} (32 bytes) of client ``index`` (this
+    ``identity``) and client ``peer`` for one attempt, from their roster keys
+    alone: HKDF-SHA256 (RFC 5869) with ``salt`` (the attempt's public salt,
+    :data:`SALT_LEN` bytes), input the static X25519 secret of the two
+    parties' long-term keys (:meth:`Identity.static_exchange`) and ``info``
+    the canonical transcript of (label, the roster's digest, protocol,
+    round, attempt, the party set, the pair's names and indices in order).
+    Only the two parties can compute it (the secret needs one of their
+    private keys); a salt, round, attempt, party set or pair other than this
+    one gives an unrelated seed.  ValueError if a party is not in the roster
+    or ``salt`` is not :data:`SALT_LEN` bytes."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+    if not isinstance(salt, (bytes, bytearray)) or len(salt) != SALT_LEN:
+        raise ValueError(f"salt must be {SALT_LEN} bytes")
+    if parties[index] != identity.name:
+        raise ValueError(f"index {index} is {parties[index]!r}, not {identity.name!r}")
+    lo, hi = min(index, peer), max(index, peer)
+    if lo == hi:
+        raise ValueError("a pairwise seed needs two different parties")
+    if parties[peer] not in roster:
+        raise ValueError(f"party {parties[peer]!r} is not in the roster")
+    shared = identity.static_exchange(roster.entries[parties[peer]].public)
+    info = transcript(_PAIR_LABEL, roster.digest, PROTOCOL, rnd, attempt, _parties_str(parties),
+                      parties[lo], parties[hi], lo, hi)
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=bytes(salt), info=info).derive(shared)
+
+
+class SaltLedger:
+    """The salts a client has opened attempts with, kept beyond one run
+    (a session's own record lasts as long as its run's state).  With a
+    ledger a client refuses a salt it has seen, in any run: a server
+    replaying a past run (same round numbers, same salt) would otherwise
+    make its pairwise seeds, hence its one-time pads, repeat.  This
+    in-memory ledger serves one process; a deployment keeps one per node
+    on disk (:class:`secea_fast.flower.secea.FileSaltLedger`)."""
+
+    def __init__(self) -> None:
+        self._seen: set[bytes] = set()
+
+    def claim(self, salt: bytes) -> None:
+        """Record ``salt``; ValueError if it was recorded before."""
+        if bytes(salt) in self._seen:
+            raise ValueError("this salt was claimed before")
+        self._seen.add(bytes(salt))
+
+
 def _local_rows(local) -> dict:
     if not hasattr(local, "items") or not hasattr(local, "keys"):
         raise TypeError(f"local must be a mapping entity id -> embedding row, got {type(local).__name__}")
@@ -272,7 +354,10 @@ class ClientSession(SecretHolder):
     (never sent)."""
 
     def __init__(self, roster: Roster | None, identity: Identity | None, local: Mapping[Any, Any], *,
-                 layer: Layer | None = None) -> None:
+                 layer: Layer | None = None, salts: SaltLedger | None = None) -> None:
+        if salts is not None and not callable(getattr(salts, "claim", None)):
+            raise TypeError(f"salts must have a claim(salt) method, got {type(salts).__name__}")
+        self.salts = salts
         if (roster is None) != (identity is None):
             raise ValueError("roster and identity go together (both None: unauthenticated)")
         if identity is not None and identity.name not in roster:      # type: ignore[operator]
@@ -325,6 +410,10 @@ class ClientSession(SecretHolder):
         self.result = None
         if stage == "keys":
             return self._keys(cfg, rnd, attempt)
+        if stage == "peers" and self.roster is not None and (rnd, attempt) != (self.round, self.attempt):
+            # an attempt that opens with peers: the pairwise seeds come from the roster keys,
+            # so there is no keys stage (unless the layer announces keys or k is not public)
+            return self._open_with_peers(cfg, blobs, rnd, attempt)
         if (rnd, attempt) != (self.round, self.attempt):
             raise ProtocolError(f"SecEA {stage!r} stage of round {rnd} attempt {attempt}, but this client is in "
                                 f"round {self.round} attempt {self.attempt}: refused")
@@ -342,12 +431,14 @@ class ClientSession(SecretHolder):
             return self._step(cfg, blobs, step)
         raise ProtocolError(f"SecEA stage: unknown stage {stage!r}")
 
-    def _keys(self, cfg, rnd, attempt):
+    def _begin(self, cfg, rnd, attempt, stage):
+        """The checks that open an attempt (the keys stage, or peers when
+        it opens the attempt), and its new party; the session unchanged."""
         if (rnd, attempt) <= (self.round, self.attempt):
-            raise ProtocolError(f"SecEA keys stage of round {rnd} attempt {attempt}: this client is already in "
-                                f"round {self.round} attempt {self.attempt} (a replayed keys stage is refused)")
+            raise ProtocolError(f"SecEA {stage} stage of round {rnd} attempt {attempt}: this client is already in "
+                                f"round {self.round} attempt {self.attempt} (a replayed {stage} stage is refused)")
         if rnd == self.answered_round:
-            raise ProtocolError(f"SecEA keys stage of round {rnd} attempt {attempt}: this client answered queries "
+            raise ProtocolError(f"SecEA {stage} stage of round {rnd} attempt {attempt}: this client answered queries "
                                 f"in an earlier attempt of round {rnd}; a restart now would let a querier learn a "
                                 "lost client's embeddings by difference: refused")
         pt = _cfg_params(cfg)
@@ -355,7 +446,7 @@ class ClientSession(SecretHolder):
         parties = cfg.get("parties")
         if (not isinstance(parties, (list, tuple)) or len(parties) != params.N
                 or not all(isinstance(x, str) for x in parties) or len(set(parties)) != params.N):
-            raise ProtocolError(f"SecEA keys stage: field 'parties' must be N = {params.N} distinct names")
+            raise ProtocolError(f"SecEA {stage} stage: field 'parties' must be N = {params.N} distinct names")
         if "party" in cfg or self.identity is None:
             party = cfg_int(cfg, "party", 0, params.N - 1)
         elif self.identity.name in parties:
@@ -363,29 +454,71 @@ class ClientSession(SecretHolder):
             # carries the admission challenge): the index is this client's place in the party set
             party = list(parties).index(self.identity.name)
         else:
-            raise ProtocolError(f"SecEA keys stage: this client ({self.identity.name!r}) is not in field "
+            raise ProtocolError(f"SecEA {stage} stage: this client ({self.identity.name!r}) is not in field "
                                 "'parties'")
         if self.roster is not None:
             assert self.identity is not None
             stranger = [x for x in parties if x not in self.roster or self.roster.role(x) != "client"]
             if stranger:
-                raise ProtocolError(f"SecEA keys stage: parties {stranger} are not roster clients")
+                raise ProtocolError(f"SecEA {stage} stage: parties {stranger} are not roster clients")
             if parties[party] != self.identity.name:
-                raise ProtocolError(f"SecEA keys stage: index {party} is {parties[party]!r}, not this client "
+                raise ProtocolError(f"SecEA {stage} stage: index {party} is {parties[party]!r}, not this client "
                                     f"({self.identity.name!r})")
-        t0 = time.process_time()
         try:
             c = self.layer.client(party, params, self.ids)
         except ValueError as exc:
-            raise ProtocolError(f"SecEA keys stage: parameters do not fit the {self.layer.name} layer: {exc}") from None
-        key = signed_key_bytes(self.roster, self.identity, rnd, attempt, party, parties, c.public_key)
+            raise ProtocolError(f"SecEA {stage} stage: parameters do not fit the {self.layer.name} layer: {exc}") from None
+        if self.roster is not None:
+            salt = cfg.get("salt")
+            if not isinstance(salt, bytes) or len(salt) != SALT_LEN:
+                raise ProtocolError(f"SecEA {stage} stage: field 'salt' must be {SALT_LEN} bytes")
+            if self.salts is not None:
+                try:
+                    self.salts.claim(salt)
+                except ValueError as exc:
+                    raise ProtocolError(f"SecEA {stage} stage: field 'salt' was used before (a replayed run?): "
+                                        f"{exc}") from None
+            c.set_pair_seeds({v: self._pair_seed(salt, rnd, attempt, party, v, list(parties))
+                              for v in range(params.N) if v != party})
+        return c, pt, list(parties), party
+
+    def _pair_seed(self, salt: bytes, rnd: int, attempt: int, index: int, peer: int, parties: list[str]) -> bytes:
+        """a_{n,v} from the roster keys (:func:`static_pair_seed`)."""
+        assert self.roster is not None and self.identity is not None
+        return static_pair_seed(self.roster, self.identity, salt, rnd, attempt, index, peer, parties)
+
+    def _keys(self, cfg, rnd, attempt):
+        t0 = time.process_time()
+        c, pt, parties, party = self._begin(cfg, rnd, attempt, "keys")
         extra = self.layer.key_material(c, self.roster, self.identity, rnd, attempt, party, parties)
+        # with a roster the pairwise seeds are already agreed: the reply has no X25519 key
+        key = [] if self.roster is not None else [signed_key_bytes(None, None, rnd, attempt, party, parties,
+                                                                   c.public_key)]
         # the new attempt starts here (nothing above changed the session)
-        self.__init_attempt(rnd, attempt, pt, list(parties))
+        self.__init_attempt(rnd, attempt, pt, parties)
         self.client = c
         self.stage = "keys"
         self._time("keys", t0)
-        return {"stage": "keys", "k": len(c.ids)}, [key] + extra
+        return {"stage": "keys", "k": len(c.ids)}, key + extra
+
+    def _open_with_peers(self, cfg, blobs, rnd, attempt):
+        if self.layer.key_parts != 1:
+            raise ProtocolError(f"SecEA peers stage of round {rnd} attempt {attempt} without a keys stage: the "
+                                f"{self.layer.name} layer announces keys in it: refused")
+        if blobs:
+            raise ProtocolError(f"SecEA peers stage: field 'blobs' has {len(blobs)} parts, expected none when it "
+                                "opens the attempt")
+        t0 = time.process_time()
+        c, pt, parties, _ = self._begin(cfg, rnd, attempt, "peers")
+        psu = cfg.get("psu", True)
+        if psu is True:         # the fields _peers reads, checked before the session changes
+            cfg_int(cfg, "k", len(c.ids), 1 << 24)
+        elif psu is not False:
+            raise ProtocolError("SecEA peers stage: field 'psu' must be a bool")
+        self._time("keys", t0)
+        self.__init_attempt(rnd, attempt, pt, parties)
+        self.client, self.stage = c, "keys"
+        return self._peers(cfg, [])
 
     def __init_attempt(self, rnd, attempt, pt, parties):
         self.round, self.attempt, self.params_t, self.parties = rnd, attempt, pt, parties
@@ -398,19 +531,23 @@ class ClientSession(SecretHolder):
         c = self._client()
         N = c.params.N
         parts = self.layer.key_parts
-        if len(blobs) != N * parts:
+        static = self.roster is not None         # seeds from the roster keys: no X25519 key is relayed
+        nkeys = 0 if static else N
+        if len(blobs) != nkeys + N * (parts - 1):
             raise ProtocolError(f"SecEA peers stage: field 'blobs' has {len(blobs)} keys, expected "
-                                + (f"N = {N}" if parts == 1 else f"{parts} N = {parts * N}"))
-        keys = [check_key(self.roster, b, self.round, self.attempt, v, self.parties)
-                for v, b in enumerate(blobs[:N])]
-        if keys[c.index] != c.public_key:
-            raise ProtocolError("SecEA peers stage: this client's own key was replaced", "server")
+                                + (f"N = {N}" if parts == 1 else f"{parts} N = {parts * N}") if not static
+                                else f"SecEA peers stage: field 'blobs' has {len(blobs)} parts, expected "
+                                f"{N * (parts - 1)}")
+        if not static:
+            keys = [check_key(None, b, self.round, self.attempt, v, self.parties) for v, b in enumerate(blobs[:N])]
+            if keys[c.index] != c.public_key:
+                raise ProtocolError("SecEA peers stage: this client's own key was replaced", "server")
         material = []
         for v in range(N):
             try:
                 material.append(self.layer.check_key_material(
-                    self.roster, blobs[N + v * (parts - 1):N + (v + 1) * (parts - 1)], self.round, self.attempt,
-                    v, self.parties, c.params))
+                    self.roster, blobs[nkeys + v * (parts - 1):nkeys + (v + 1) * (parts - 1)], self.round,
+                    self.attempt, v, self.parties, c.params))
             except ProtocolError:
                 raise
             except (ValueError, TypeError) as exc:
@@ -424,11 +561,12 @@ class ClientSession(SecretHolder):
             raise ProtocolError("SecEA peers stage: field 'psu' must be a bool")
         k = cfg_int(cfg, "k", len(c.ids), 1 << 24) if psu else 0
         t0 = time.process_time()
-        c.set_peer_keys(keys, session=f"round {self.round} attempt {self.attempt}".encode())
+        if not static:
+            c.set_peer_keys(keys, session=f"round {self.round} attempt {self.attempt}".encode())
         out = [c.psu_upload(k, self.round).to_bytes()] if psu else []
         self.stage = "peers"
         self._time("union", t0)
-        return {"stage": "peers"}, out
+        return {"stage": "peers", "k": len(c.ids)}, out
 
     def _parse(self, blobs):
         c = self._client()
@@ -663,12 +801,13 @@ class ClientSession(SecretHolder):
 
     @classmethod
     def import_state(cls, data: bytes, roster: Roster | None, identity: Identity | None,
-                     local: Mapping[Any, Any], *, layer: Layer | None = None) -> ClientSession:
+                     local: Mapping[Any, Any], *, layer: Layer | None = None,
+                     salts: SaltLedger | None = None) -> ClientSession:
         """The session saved by :meth:`export_state`, for the same entities
         (ValueError otherwise).  Restores the saved secrets; generates none.
         ``layer``: a fresh layer of the kind the session was made with (it
         receives the saved layer state, e.g. SecEA-PHE's Paillier key pair)."""
-        s = cls(roster, identity, local, layer=layer)
+        s = cls(roster, identity, local, layer=layer, salts=salts)
         r = Reader(data, _STATE_MAGIC, "SecEA session state")
         s.round, s.attempt = r.u64() - 1, r.u64()
         s.stage = r.blob().decode()
@@ -765,7 +904,7 @@ class ServerSession:
                  K: int | None = None, bound: float = 100.0, block_size: int | None = None,
                  blocks_per_stage: int | None = None, stage_bytes: int | None = None, round_index: int = 1,
                  union: np.ndarray | None = None, max_entities: int = 1 << 18,
-                 require_checked: bool = False, layer: Layer | None = None) -> None:
+                 require_checked: bool = False, layer: Layer | None = None, k: int | None = None) -> None:
         self.roster = roster
         self.parties = [str(x) for x in parties]
         if len(set(self.parties)) != len(self.parties):
@@ -795,6 +934,9 @@ class ServerSession:
         if not 0 <= self.round <= _MAX_ROUND:
             raise ValueError("round_index must be in [0, 2^63)")
         self.max_entities = check_int(max_entities, "max_entities")
+        if k is not None and not 1 <= check_int(k, "k") <= self.max_entities:
+            raise ValueError(f"k must be in [1, max_entities = {self.max_entities}], got {k}")
+        self.k = None if k is None else int(k)
         self.require_checked = bool(require_checked)
         self.union = None if union is None else np.ascontiguousarray(union, dtype=np.uint64)
         self.result = ServerResult()
@@ -888,36 +1030,56 @@ class ServerSession:
         base = {"attempt": attempt, "round": rnd, "N": N, "d": params.d, "T": params.T,
                 "K": params.K, "precision": params.precision, "bound": float(params.bound)}
         base.update(self.layer.stage_fields())
-        # 1. keys
-        out = {x: (dict(base, stage="keys", party=party[x], parties=list(alive)), []) for x in alive}
-        replies, bad = yield from self._exchange(out, res, attempt, "keys")
-        kn, keys, extra, material = {}, {}, {}, {}
-        parts = self.layer.key_parts
-        for x, (cfg, blobs) in replies.items():
-            try:
-                kn[x] = cfg_int(cfg, "k", 1, self.max_entities)
-                if len(blobs) != parts:
-                    raise ProtocolError(f"{len(blobs)} parts, expected its signed key"
-                                        + ("" if parts == 1 else f" and {parts - 1} more"))
-                keys[x] = bytes(blobs[0])
-                check_key(self.roster, keys[x], rnd, attempt, party[x], alive)
-                extra[x] = [bytes(b) for b in blobs[1:]]
-                material[x] = self.layer.check_key_material(self.roster, extra[x], rnd, attempt, party[x],
-                                                            alive, params)
-            except (ValueError, TypeError) as exc:
-                bad[x] = str(exc)
-        if bad:
-            self._drop(res, attempt, "keys", bad)
-            raise _Restart(set(bad))
-        k = max(kn.values())
-        server = self._srv = self.layer.server(params, [material[x] for x in alive])
-        # 2. peers (and the union upload, unless a union was already revealed)
+        opening = {"parties": list(alive)}          # the fields of the stage that opens the attempt
+        static = self.roster is not None
+        if static:
+            opening["salt"] = random_seed(SALT_LEN)
         psu = self._union is None
-        key_list = [keys[x] for x in alive] + [b for x in alive for b in extra[x]]
-        out = {x: (dict(base, stage="peers", k=k, psu=psu), key_list) for x in alive}
+        parts = self.layer.key_parts
+        kn, keys, extra, material = {}, {}, {}, {}
+        # 1. keys: only for what the roster does not give (an unauthenticated run's X25519
+        # keys, a layer's keys) or when the union needs k and no public bound was given
+        if not static or parts != 1 or (psu and self.k is None):
+            out = {x: (dict(base, stage="keys", party=party[x], **opening), []) for x in alive}
+            opening = {}
+            replies, bad = yield from self._exchange(out, res, attempt, "keys")
+            want = parts - (1 if static else 0)
+            for x, (cfg, blobs) in replies.items():
+                try:
+                    kn[x] = cfg_int(cfg, "k", 1, self.max_entities)
+                    if len(blobs) != want:
+                        raise ProtocolError(f"{len(blobs)} parts, expected " + (
+                            f"{want}" if static else "its signed key" + ("" if parts == 1 else f" and {parts - 1} more")))
+                    if not static:
+                        keys[x] = bytes(blobs[0])
+                        check_key(None, keys[x], rnd, attempt, party[x], alive)
+                    extra[x] = [bytes(b) for b in blobs[want - (parts - 1):]]       # after the X25519 key, if any
+                    material[x] = self.layer.check_key_material(self.roster, extra[x], rnd, attempt, party[x],
+                                                                alive, params)
+                except (ValueError, TypeError) as exc:
+                    bad[x] = str(exc)
+            if bad:
+                self._drop(res, attempt, "keys", bad)
+                raise _Restart(set(bad))
+        else:
+            material = {x: None for x in alive}
+            extra = {x: [] for x in alive}
+        k = max(kn.values()) if kn else (self.k if psu else 0)
+        server = self._srv = self.layer.server(params, [material[x] for x in alive])
+        # 2. peers (and the union upload, unless a union was already revealed); it opens the
+        # attempt when there was no keys stage (then with party, parties and salt)
+        key_list = [keys[x] for x in alive if x in keys] + [b for x in alive for b in extra[x]]
+        out = {x: (dict(base, stage="peers", k=k, psu=psu, **(dict(opening, party=party[x]) if opening else {})),
+                   key_list) for x in alive}
         replies, bad = yield from self._exchange(out, res, attempt, "peers")
         ups = []
         for x, (cfg, blobs) in replies.items():
+            if x not in kn:
+                try:
+                    kn[x] = cfg_int(cfg, "k", 1, k if psu else self.max_entities)
+                except ValueError as exc:
+                    bad[x] = str(exc)
+                    continue
             if not psu:
                 if blobs:
                     bad[x] = "a union upload when none was asked for"
@@ -944,6 +1106,11 @@ class ServerSession:
             except (ValueError, ArithmeticError) as exc:
                 raise RoundFailed(f"SecEA: the union uploads do not reconstruct a union ({exc}); "
                                   "a client deviated in a way the server cannot attribute") from None
+            if server.union is None or len(server.union) < max(kn.values()):
+                # e.g. a client whose pairwise seeds match no peer's (a key the roster does not hold)
+                raise RoundFailed(f"SecEA: the union uploads do not reconstruct a union (it has "
+                                  f"{0 if server.union is None else len(server.union)} entities, a client announced "
+                                  f"{max(kn.values())}); a client deviated in a way the server cannot attribute")
             self._union = server.union
             first = {x: [total.to_bytes()] for x in alive}
         else:
