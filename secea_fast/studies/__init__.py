@@ -21,6 +21,8 @@ learning framework needed).
   Census-Income rows (NMI of k-means, reconstruction error);
 * :mod:`~secea_fast.studies.runner`: ``secea-fast study NAME`` (tables,
   JSON, plots; docs/STUDIES.md);
+* :mod:`~secea_fast.studies.blas`: one BLAS thread for every study command
+  (threaded BLAS made these small products 6-14x slower on a shared machine);
 * :mod:`~secea_fast.studies.recsys`: federated recommendation by matrix
   factorisation across silos (SecEA) and devices (SecEmb), with
   MovieLens-format data and HR@10 / NDCG@10.

@@ -397,6 +397,12 @@ def write_table_plot(res: dict[str, Any], path: str | os.PathLike[str]) -> None:
 def main(argv: Sequence[str]) -> int:
     """``secea-fast study table3|table7 ...``: parse, run, print, write
     JSON and a plot; the exit status."""
+    from .blas import single_threaded_blas
+    with single_threaded_blas():        # one BLAS thread for the whole run (studies.blas)
+        return _main(argv)
+
+
+def _main(argv: Sequence[str]) -> int:
     argv = list(argv)
     name = argv[0] if argv else ""
     p = OneLineParser(prog=f"secea-fast study {name}",
