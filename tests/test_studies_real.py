@@ -120,6 +120,8 @@ def test_kge_learns_and_rejects_bad_arguments():
         kge.KGETask(data, 3, model="rotate", d=7)
     with pytest.raises(ValueError, match="N"):
         kge.KGETask(data, 0)
+    with pytest.raises(ValueError, match="norm"):
+        kge.KGETask(data, 3, norm=3)
 
 
 def test_psi_aggregates_only_the_intersection():
