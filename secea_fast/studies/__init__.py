@@ -25,6 +25,8 @@ learning framework needed).
   objective-hiding paper (Table I's rates against rho, matplotlib);
 * :mod:`~secea_fast.studies.fedrec`: federated matrix factorisation on
   SecEmb and the plaintext run it must equal (SecEmb's lossless claim);
+* :mod:`~secea_fast.studies.blas`: one BLAS thread for every study command
+  (threaded BLAS made these small products 6-14x slower on a shared machine);
 * :mod:`~secea_fast.studies.recsys`: federated recommendation by matrix
   factorisation across silos (SecEA) and devices (SecEmb), with
   MovieLens-format data and HR@10 / NDCG@10.

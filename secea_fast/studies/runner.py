@@ -232,6 +232,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``secea-fast study``: parse ``argv``, run the study, print or write its tables; the exit status.
     ``table3`` and ``table7`` are SecEA's tables on the real data (:mod:`.tables`), ``secemb-table3``
     SecEmb's (:mod:`.secemb_table3`)."""
+    from .blas import single_threaded_blas
+    with single_threaded_blas():        # one BLAS thread for the whole run (studies.blas)
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] and argv[0] in ("table3", "table7"):
         from . import tables

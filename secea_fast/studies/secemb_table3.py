@@ -511,6 +511,12 @@ def _load(data):
 def main(argv: Sequence[str] | None = None) -> int:
     """``secea-fast study secemb-table3``: parse ``argv``, run, print the
     table, write JSON and a plot; the exit status."""
+    from .blas import single_threaded_blas
+    with single_threaded_blas():        # one BLAS thread for the whole run (studies.blas)
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     from .._cli_checks import OneLineParser, option_problem, output_dir_problem, save_result
     p = OneLineParser(prog="secea-fast study secemb-table3", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="d = 16, 3 epochs, 50 users per round, m' = 64, rank 4, "
