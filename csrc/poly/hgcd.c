@@ -71,7 +71,7 @@
 
 #define GL SECEA_GOLDILOCKS
 
-#define SECEA_HG_MAXLOG 31     /* transform lengths 2^0 .. 2^30 */
+#define SECEA_HG_MAXLOG (SECEA_HGCD_MAX_LOG + 1)   /* transform lengths 2^0 .. 2^30 */
 #define HG_BASE_DEFAULT 128    /* classical Euclid at and below this degree */
 #define HG_NTT_MIN 32          /* transform length below which products are classical */
 #define HG_DIV_CLASSICAL 64    /* classical division if min(len q, len d) <= this */
@@ -1250,8 +1250,7 @@ int secea_fp_poly_hgcd(uint64_t *m00, uint64_t *m01, uint64_t *m10, uint64_t *m1
     if (p == GL) {
         c->kind = HG_GL_PORTABLE;
 #if SECEA_X86
-        const char *v = secea_kernel_variant("ntt");
-        if (v && strcmp(v, "portable") != 0 && secea__cpu_allowed("avx512f")) c->kind = HG_GL_AVX512;
+        if (secea__kernels_now()->ntt_avx512) c->kind = HG_GL_AVX512;
 #endif
     }
     c->base = base_deg ? base_deg : HG_BASE_DEFAULT;
