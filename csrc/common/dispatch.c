@@ -178,10 +178,12 @@ const secea__kernels *secea__kernels_slow(void)
 
 int secea__kernels_override(const struct secea__aes_impl *aes, const void *dpf)
 {
-    const secea__kernels *cur = secea__kernels_now();
+    (void)secea__kernels_now();            /* a table exists (kernels_slow takes the lock) */
     int rc = 0;
     pthread_mutex_lock(&tables_lock);
-    secea__kernels k = *cur;
+    /* the table current under the lock: a secea_dispatch_init that ran in
+     * between is not undone by an override built on the table before it */
+    secea__kernels k = *atomic_load_explicit(&secea__kernels_cur, memory_order_acquire);
     if (aes) k.aes = aes;
     if (dpf) k.dpf = dpf;
     const secea__kernels *t = intern(&k);
