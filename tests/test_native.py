@@ -139,3 +139,51 @@ def test_header_constants_reach_python_through_cffi():
     assert consts, "the header declares no integer constant"
     for name, value in consts.items():
         assert getattr(_native.lib, name) == int(value), name
+
+
+def test_status_codes_are_one_enum_mapped_in_one_place():
+    """``enum secea_status`` reaches Python through cffi, and
+    ``_native.check_status`` is the one mapping of a code to an exception."""
+    lib = _native.lib
+    assert (lib.SECEA_OK, lib.SECEA_ENOMEM, lib.SECEA_EINVAL, lib.SECEA_EINTERNAL) == (0, -1, -2, -3)
+    _native.check_status(lib.SECEA_OK, "op")
+    with pytest.raises(MemoryError, match="op: could not allocate"):
+        _native.check_status(lib.SECEA_ENOMEM, "op")
+    with pytest.raises(ValueError, match="op: skip must be 0 or 8"):
+        _native.check_status(lib.SECEA_EINVAL, "op", "skip must be 0 or 8")
+    for code in (lib.SECEA_EINTERNAL, 1, -7):
+        with pytest.raises(RuntimeError, match=f"status {code}"):
+            _native.check_status(code, "op")
+
+
+def test_kernel_status_reaches_the_caller_as_value_error():
+    """A kernel's SECEA_EINVAL (the fused-decryption product's stream skip)
+    comes back as a ValueError naming the argument, not a MemoryError."""
+    import numpy as np
+    from secea_fast import linalg
+    B = linalg.PackedRight(np.ones((3, 2), dtype=np.uint64), 101)
+    A = np.zeros((2, 3), dtype=np.uint64)
+    C = np.zeros((2, 2), dtype=np.uint64)
+    rc = _native.lib.secea_fp_mat_mul_packed_xor(_native.u64ptr(C), _native.u64ptr(A), B.handle, 2, 1,
+                                                 bytes(16), 0, 3)
+    with pytest.raises(ValueError, match="skip"):
+        B._status(rc, 2)
+
+
+def test_cpu_is_probed_in_one_place_and_families_read_flags():
+    """Only csrc/common/dispatch.c asks the CPU (so every probe goes through
+    the ceiling), and no kernel compares another family's variant name."""
+    from pathlib import Path
+    csrc = Path(__file__).resolve().parents[1] / "csrc"
+    if not csrc.is_dir():
+        pytest.skip("needs the source tree's csrc/")
+    probing, by_name = [], []
+    for f in sorted(csrc.rglob("*.[ch]")):
+        text = f.read_text()
+        rel = f.relative_to(csrc).as_posix()
+        if rel != "common/dispatch.c" and ("__builtin_cpu_supports" in text or "getauxval" in text):
+            probing.append(rel)
+        if f.suffix == ".c" and rel != "common/dispatch.c" and "secea_kernel_variant(" in text:
+            by_name.append(rel)
+    assert not probing, f"CPU probed outside dispatch.c: {probing}"
+    assert not by_name, f"variant names compared outside backend_info: {by_name}"

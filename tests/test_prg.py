@@ -373,13 +373,14 @@ def test_xor_into_check_rejects_non_field_words():
 
 @pytest.mark.parametrize("nbytes", [0, 1, 2, 15, 16, 17, 4096, (1 << 20) + 3, (32 << 20) + 13])
 def test_aes128_ctr_bytes_equal_openssl(nbytes):
-    """The one-shot call writes into a new uninitialised bytes object (and
-    advises huge pages from 32 MiB): same bytes as OpenSSL, type bytes, and
-    independent objects (nothing cached or shared between calls)."""
+    """The one-shot call writes into a new uninitialised bytearray (and
+    advises huge pages from 32 MiB): same bytes as OpenSSL, type bytearray
+    (never a bytes object written in place), and independent objects
+    (nothing cached or shared between calls)."""
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     key, iv = bytes(range(16)), bytes(range(16, 32))
     out = prg.aes128_ctr(key, iv, nbytes)
-    assert type(out) is bytes and len(out) == nbytes
+    assert type(out) is bytearray and len(out) == nbytes
     assert out == Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor().update(bytes(nbytes))
     again = prg.aes128_ctr(key, iv, nbytes)
     assert again == out and (nbytes == 0 or again is not out)

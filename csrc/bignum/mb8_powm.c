@@ -33,17 +33,15 @@
 #define MB_MAX_LIMBS 128
 #define MB_MAX_W 6
 
-static int mb_enabled = 0;
-
-void secea__bignum_select(int force_portable)
+void secea__bignum_choose(secea__kernels *k)
 {
-    mb_enabled = !force_portable && secea__cpu_allowed("avx512ifma");   /* includes VL */
+    k->bignum_ifma = !k->portable && k->cpu.avx512ifma;       /* includes F and VL */
 }
 
 /* "portable": Python falls back to gmpy2.powmod_sec */
-const char *secea__bignum_variant(void) { return mb_enabled ? "ifma" : "portable"; }
+const char *secea__bignum_variant(const secea__kernels *k) { return k->bignum_ifma ? "ifma" : "portable"; }
 
-int secea_mb8_available(void) { return mb_enabled; }
+int secea_mb8_available(void) { return secea__kernels_now()->bignum_ifma; }
 
 #if SECEA_X86
 #include <immintrin.h>
@@ -130,7 +128,7 @@ static int mb_powm(unsigned lanes, uint64_t *out, const uint64_t *base, const ui
                    size_t ebits, size_t L)
 {
 #if SECEA_X86
-    if (!mb_enabled || L == 0 || L > MB_MAX_LIMBS || ebits > 64 * ewords) return -2;
+    if (!secea__kernels_now()->bignum_ifma || L == 0 || L > MB_MAX_LIMBS || ebits > 64 * ewords) return -2;
     unsigned W = secea__powm_window(ebits);
     size_t vbytes = (size_t)lanes * 8;
     size_t nvec = (size_t)L * (7 + (1u << W));

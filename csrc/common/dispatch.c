@@ -1,7 +1,10 @@
 /* Runtime CPU dispatch: the package is compiled with portable baseline flags;
- * hot kernels carry __attribute__((target(...))) variants that are selected
- * here with __builtin_cpu_supports (docs/ARCHITECTURE.md, "Run-time CPU
- * dispatch"). */
+ * hot kernels carry __attribute__((target(...))) variants.  The CPU is
+ * probed here, once (__builtin_cpu_supports, getauxval, sysctl), and nowhere
+ * else; the families choose from that probe under the ceiling, into one
+ * table published atomically (internal.h, "run-time CPU dispatch";
+ * docs/ARCHITECTURE.md, "Run-time CPU dispatch"). */
+#include <pthread.h>
 #include <string.h>
 #include "secea.h"
 #include "internal.h"
@@ -58,58 +61,146 @@ static int arm_supports(const char *f)
 }
 #endif
 
-int secea_cpu_supports(const char *f)
+/* What the CPU has, probed once (the only place that asks the CPU). */
+static secea__cpu_features probed;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+
+static void probe(void)
 {
+    secea__cpu_features f;
+    memset(&f, 0, sizeof f);
 #if SECEA_X86
     __builtin_cpu_init();
-    if (!strcmp(f, "aes")) return __builtin_cpu_supports("aes") ? 1 : 0;
-    if (!strcmp(f, "vaes")) return __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") ? 1 : 0;
-    if (!strcmp(f, "avx2")) return __builtin_cpu_supports("avx2") ? 1 : 0;
-    if (!strcmp(f, "bmi2")) return __builtin_cpu_supports("bmi2") ? 1 : 0;
-    if (!strcmp(f, "avx512dq"))
-        return __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") ? 1 : 0;
-    if (!strcmp(f, "avx512f")) return __builtin_cpu_supports("avx512f") ? 1 : 0;
-    if (!strcmp(f, "avx512ifma"))
-        return __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("avx512f")
-               && __builtin_cpu_supports("avx512vl") ? 1 : 0;          /* VL: the 4-lane powm */
+    f.aes = __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1");
+    f.avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+    f.bmi2 = __builtin_cpu_supports("bmi2") ? 1 : 0;
+    f.avx512f = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    f.avx512dq = f.avx512f && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    f.avx512ifma = f.avx512f && __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("avx512vl");
+    f.vaes = f.aes && f.avx2 && f.avx512dq && __builtin_cpu_supports("vaes") &&
+             __builtin_cpu_supports("avx512bw");
 #elif SECEA_ARM64
-    return arm_supports(f);
-#else
-    (void)f;
+    f.asimd = (unsigned char)arm_supports("asimd");
+    f.aes = (unsigned char)arm_supports("aes");
+    f.pmull = (unsigned char)arm_supports("pmull");
 #endif
+    probed = f;
+}
+
+static const secea__cpu_features *cpu_probed(void)
+{
+    pthread_once(&probe_once, probe);
+    return &probed;
+}
+
+int secea_cpu_supports(const char *f)
+{
+    const secea__cpu_features *c = cpu_probed();
+    if (!strcmp(f, "aes")) return c->aes;
+    if (!strcmp(f, "vaes")) return c->vaes;
+    if (!strcmp(f, "avx2")) return c->avx2;
+    if (!strcmp(f, "bmi2")) return c->bmi2;
+    if (!strcmp(f, "avx512f")) return c->avx512f;
+    if (!strcmp(f, "avx512dq")) return c->avx512dq;
+    if (!strcmp(f, "avx512ifma")) return c->avx512ifma;
+    if (!strcmp(f, "asimd")) return c->asimd;
+    if (!strcmp(f, "pmull")) return c->pmull;
     return 0;
 }
 
-/* 0: every feature the CPU has; 2: at most AVX2, BMI2 and AES-NI (no VAES,
- * no AVX-512; on ARM the same as 0: nothing there is above that level) */
-static int ceiling;
+/* ---- the kernel tables ----
+ * A table is never written after it is published, so it cannot be reused
+ * for another choice: each distinct (level, AES variant, DPF variant) gets
+ * its own slot, built once under the lock, published by one atomic store.
+ * Three levels and at most four variants of each: 48 slots at most. */
+#define N_TABLES 48
+static secea__kernels tables[N_TABLES];
+static int n_tables;
+static pthread_mutex_t tables_lock = PTHREAD_MUTEX_INITIALIZER;
+_Atomic(const secea__kernels *) secea__kernels_cur = NULL;
 
-int secea__cpu_allowed(const char *f)
+/* the table equal to *want (caller holds the lock); NULL if the slots ran out */
+static const secea__kernels *intern(const secea__kernels *want)
 {
-    if (ceiling == 2 && (!strncmp(f, "avx512", 6) || !strcmp(f, "vaes"))) return 0;
-    return secea_cpu_supports(f);
+    for (int i = 0; i < n_tables; i++)
+        if (tables[i].level == want->level && tables[i].aes == want->aes && tables[i].dpf == want->dpf)
+            return &tables[i];
+    if (n_tables == N_TABLES) return NULL;
+    tables[n_tables] = *want;
+    return &tables[n_tables++];
+}
+
+/* the default choice of every family at a level (caller holds the lock) */
+static void build(secea__kernels *k, int level)
+{
+    memset(k, 0, sizeof *k);
+    k->level = (unsigned char)(level == 1 || level == 2 ? level : 0);
+    k->cpu = *cpu_probed();
+    k->portable = k->level == 1;
+    if (k->level == 2) {                   /* the ceiling: what an AVX2-only x86 has */
+        k->cpu.vaes = 0;
+        k->cpu.avx512f = k->cpu.avx512dq = k->cpu.avx512ifma = 0;
+    }
+    secea__field_choose(k);
+    secea__ntt_choose(k);
+    secea__matmul_choose(k);
+    secea__aes_choose(k);
+    secea__dpf_choose(k);
+    secea__bignum_choose(k);
 }
 
 /* level 0: auto; 1: the portable C everywhere; 2: at most AVX2 / AES-NI */
 void secea_dispatch_init(int level)
 {
-    int force_portable = level == 1;
-    ceiling = level == 2 ? 2 : 0;
-    secea__field_select(force_portable);
-    secea__matmul_select(force_portable);
-    secea__aes_select(force_portable);
-    secea__ntt_select(force_portable);
-    secea__dpf_select(force_portable);
-    secea__bignum_select(force_portable);
+    secea__kernels k;
+    pthread_mutex_lock(&tables_lock);
+    build(&k, level);
+    const secea__kernels *t = intern(&k);
+    if (t) atomic_store_explicit(&secea__kernels_cur, t, memory_order_release);
+    pthread_mutex_unlock(&tables_lock);
+}
+
+const secea__kernels *secea__kernels_slow(void)
+{
+    const secea__kernels *k = atomic_load_explicit(&secea__kernels_cur, memory_order_acquire);
+    if (k) return k;
+    pthread_mutex_lock(&tables_lock);
+    k = atomic_load_explicit(&secea__kernels_cur, memory_order_acquire);
+    if (!k) {
+        secea__kernels b;
+        build(&b, 0);
+        k = intern(&b);                    /* the first table: a slot is free */
+        atomic_store_explicit(&secea__kernels_cur, k, memory_order_release);
+    }
+    pthread_mutex_unlock(&tables_lock);
+    return k;
+}
+
+int secea__kernels_override(const struct secea__aes_impl *aes, const void *dpf)
+{
+    (void)secea__kernels_now();            /* a table exists (kernels_slow takes the lock) */
+    int rc = 0;
+    pthread_mutex_lock(&tables_lock);
+    /* the table current under the lock: a secea_dispatch_init that ran in
+     * between is not undone by an override built on the table before it */
+    secea__kernels k = *atomic_load_explicit(&secea__kernels_cur, memory_order_acquire);
+    if (aes) k.aes = aes;
+    if (dpf) k.dpf = dpf;
+    const secea__kernels *t = intern(&k);
+    if (t) atomic_store_explicit(&secea__kernels_cur, t, memory_order_release);
+    else rc = -1;
+    pthread_mutex_unlock(&tables_lock);
+    return rc;
 }
 
 const char *secea_kernel_variant(const char *kernel)
 {
-    if (!strcmp(kernel, "field")) return secea__field_variant();
-    if (!strcmp(kernel, "matmul")) return secea__matmul_variant();
-    if (!strcmp(kernel, "aes")) return secea__aes_variant();
-    if (!strcmp(kernel, "bignum")) return secea__bignum_variant();
-    if (!strcmp(kernel, "ntt")) return secea__ntt_variant();
-    if (!strcmp(kernel, "dpf")) return secea__dpf_variant();
+    const secea__kernels *k = secea__kernels_now();
+    if (!strcmp(kernel, "field")) return secea__field_variant(k);
+    if (!strcmp(kernel, "matmul")) return secea__matmul_variant(k);
+    if (!strcmp(kernel, "aes")) return secea__aes_variant(k);
+    if (!strcmp(kernel, "bignum")) return secea__bignum_variant(k);
+    if (!strcmp(kernel, "ntt")) return secea__ntt_variant(k);
+    if (!strcmp(kernel, "dpf")) return secea__dpf_variant(k);
     return NULL;
 }

@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <stddef.h>
+#include <stdatomic.h>
+#include "secea.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define SECEA_X86 1
@@ -43,24 +45,75 @@
 
 typedef unsigned __int128 secea_u128;
 
-/* The CPU features kernels may use: what the CPU has (secea_cpu_supports)
- * under the ceiling secea_dispatch_init set (SECEA_FAST_BACKEND=avx2 hides
- * VAES and AVX-512).  Every variant selection asks this, never the CPU. */
-int secea__cpu_allowed(const char *feature);
+/* ---- run-time CPU dispatch (dispatch.c) ----
+ * The CPU is probed once into a secea__cpu_features (what it has); the
+ * ceiling of secea_dispatch_init (SECEA_FAST_BACKEND=avx2: no VAES, no
+ * AVX-512) masks it, and each kernel family chooses its variant from the
+ * result alone.  The whole choice is one secea__kernels table, never written
+ * after it is published by a single atomic store: a kernel reads the table
+ * once per call and sees one consistent choice even while another thread
+ * calls secea_dispatch_init (cffi releases the GIL around every call). */
+typedef struct {
+    unsigned char aes;         /* x86: AES-NI and SSE4.1; ARM: Crypto Extensions AES and ASIMD */
+    unsigned char vaes;        /* VAES, AVX-512F/BW/VL/DQ, AES-NI and AVX2: the one definition,
+                                * what the AES and the DPF VAES kernels are compiled for */
+    unsigned char avx2;
+    unsigned char bmi2;
+    unsigned char avx512f;
+    unsigned char avx512dq;    /* with AVX-512F and VL */
+    unsigned char avx512ifma;  /* with AVX-512F and VL */
+    unsigned char asimd;       /* ARM Advanced SIMD (NEON) */
+    unsigned char pmull;
+} secea__cpu_features;
 
-/* Each kernel family selects its variant; called by secea_dispatch_init. */
-void secea__field_select(int force_portable);
-void secea__matmul_select(int force_portable);
-void secea__aes_select(int force_portable);
-void secea__ntt_select(int force_portable);
-void secea__dpf_select(int force_portable);
-void secea__bignum_select(int force_portable);
-const char *secea__ntt_variant(void);
-const char *secea__field_variant(void);
-const char *secea__matmul_variant(void);
-const char *secea__aes_variant(void);
-const char *secea__dpf_variant(void);
-const char *secea__bignum_variant(void);
+struct secea__field_ops;       /* fp_vec.c */
+struct secea__ntt_ops;         /* ntt.c */
+struct secea__aes_impl;        /* aes_internal.h */
+
+enum { SECEA__MM_PORTABLE, SECEA__MM_IFMA, SECEA__MM_NEON };
+
+typedef struct {
+    secea__cpu_features cpu;   /* what kernels may use: the probe under the ceiling */
+    unsigned char portable;    /* level 1: every family's default is its portable C */
+    unsigned char level;       /* secea_dispatch_init's level */
+    const struct secea__field_ops *field;
+    unsigned char field_avx512; /* field chose its AVX-512 loops (prg_field.c follows) */
+    const struct secea__ntt_ops *ntt;
+    unsigned char ntt_avx512;  /* NTT chose its AVX-512 kernels (graeffe.c, hgcd.c follow) */
+    unsigned char matmul;      /* SECEA__MM_* */
+    unsigned char bignum_ifma; /* the 8-lane IFMA exponentiation */
+    const struct secea__aes_impl *aes;
+    const void *dpf;           /* const secea__dpf_impl * (dpf_internal.h) */
+} secea__kernels;
+
+/* The published table (first use without secea_dispatch_init: level 0). */
+const secea__kernels *secea__kernels_slow(void);
+extern _Atomic(const secea__kernels *) secea__kernels_cur;
+static inline const secea__kernels *secea__kernels_now(void)
+{
+    const secea__kernels *k = atomic_load_explicit(&secea__kernels_cur, memory_order_acquire);
+    return __builtin_expect(k != NULL, 1) ? k : secea__kernels_slow();
+}
+
+/* Publishes the current table with the AES or the DPF variant replaced
+ * (NULL: kept); tests compare variants with it.  Returns 0. */
+int secea__kernels_override(const struct secea__aes_impl *aes, const void *dpf);
+
+/* Each family fills its fields of a table from k->cpu and k->portable
+ * (called by dispatch.c, before the table is published) and names its
+ * variant for backend_info(). */
+void secea__field_choose(secea__kernels *k);
+void secea__ntt_choose(secea__kernels *k);
+void secea__matmul_choose(secea__kernels *k);
+void secea__aes_choose(secea__kernels *k);
+void secea__dpf_choose(secea__kernels *k);
+void secea__bignum_choose(secea__kernels *k);
+const char *secea__field_variant(const secea__kernels *k);
+const char *secea__ntt_variant(const secea__kernels *k);
+const char *secea__matmul_variant(const secea__kernels *k);
+const char *secea__aes_variant(const secea__kernels *k);
+const char *secea__dpf_variant(const secea__kernels *k);
+const char *secea__bignum_variant(const secea__kernels *k);
 /* the fixed-window width of the constant-time exponentiations (csrc/bignum) */
 unsigned secea__powm_window(size_t ebits);
 
@@ -71,7 +124,7 @@ unsigned secea__powm_window(size_t ebits);
  * the running thread's own 64-byte-aligned buffer of scratch_bytes (NULL if
  * 0).  Returns 0, -1 if a thread's scratch could not be allocated, or the
  * nonzero value of some fn call (the last stored). */
-#define SECEA_POOL_MAX_THREADS 64
+#define SECEA_POOL_MAX_THREADS SECEA_MAX_THREADS
 typedef int (*secea__unit_fn)(void *ctx, size_t unit, void *scratch);
 int secea__pool_threads(int threads, size_t units);   /* clamped to [1, min(units, 64)] */
 int secea__pool_run(secea__unit_fn fn, void *ctx, size_t units, size_t scratch_bytes, int threads);

@@ -73,55 +73,50 @@ void secea__dpf_keys_init(void)
 
 /* -------------------------------------------------------------- dispatch */
 
-static const secea__dpf_impl *dpf_impl = &secea__dpf_impl_portable;
-static int dpf_mac512 = 0;
-
+/* the variant of the kernel table in force (internal.h, "run-time CPU dispatch") */
 static inline const secea__dpf_impl *impl_cur(void)
 {
     secea__dpf_keys_init();
-    return __atomic_load_n(&dpf_impl, __ATOMIC_ACQUIRE);
+    return (const secea__dpf_impl *)secea__kernels_now()->dpf;
 }
 
-void secea__dpf_select(int force_portable)
+/* the variant named, if the features c allow it, else NULL */
+static const secea__dpf_impl *dpf_by_name(const secea__cpu_features *c, const char *name)
 {
-    secea__dpf_keys_init();
-    const secea__dpf_impl *p = &secea__dpf_impl_portable;
-    int mac = 0;
+    if (!strcmp(name, "portable")) return &secea__dpf_impl_portable;
 #if SECEA_X86
-    if (!force_portable) {
-        if (secea__dpf_has_vaes()) p = &secea__dpf_impl_vaes;
-        else if (secea__dpf_has_aesni()) p = &secea__dpf_impl_aesni;
-        mac = secea__cpu_allowed("avx512dq");
-    }
-#elif SECEA_ARMCE
-    if (!force_portable && secea__dpf_has_armce()) p = &secea__dpf_impl_armce;
-#else
-    (void)force_portable;
+    if (!strcmp(name, "aesni") && c->aes) return &secea__dpf_impl_aesni;
+    if (!strcmp(name, "vaes") && c->vaes) return &secea__dpf_impl_vaes;
 #endif
-    __atomic_store_n(&dpf_mac512, mac, __ATOMIC_RELEASE);
-    __atomic_store_n(&dpf_impl, p, __ATOMIC_RELEASE);
+#if SECEA_ARMCE
+    if (!strcmp(name, "armce") && c->aes) return &secea__dpf_impl_armce;
+#endif
+    (void)c;
+    return NULL;
+}
+
+void secea__dpf_choose(secea__kernels *k)
+{
+    const secea__dpf_impl *p = &secea__dpf_impl_portable;
+    static const char *const best[] = {"vaes", "aesni", "armce"};
+    for (int i = 0; i < 3 && !k->portable && p == &secea__dpf_impl_portable; i++) {
+        const secea__dpf_impl *q = dpf_by_name(&k->cpu, best[i]);
+        if (q) p = q;
+    }
+    k->dpf = p;
 }
 
 int secea_dpf_select_variant(const char *name)
 {
-    const secea__dpf_impl *p = NULL;
     secea__dpf_keys_init();
-    if (!strcmp(name, "portable")) p = &secea__dpf_impl_portable;
-#if SECEA_X86
-    else if (!strcmp(name, "aesni") && secea__dpf_has_aesni()) p = &secea__dpf_impl_aesni;
-    else if (!strcmp(name, "vaes") && secea__dpf_has_vaes()) p = &secea__dpf_impl_vaes;
-#endif
-#if SECEA_ARMCE
-    else if (!strcmp(name, "armce") && secea__dpf_has_armce()) p = &secea__dpf_impl_armce;
-#endif
+    const secea__dpf_impl *p = dpf_by_name(&secea__kernels_now()->cpu, name);
     if (!p) return -1;
-    __atomic_store_n(&dpf_impl, p, __ATOMIC_RELEASE);
-    return 0;
+    return secea__kernels_override(NULL, p);
 }
 
-const char *secea__dpf_variant(void)
+const char *secea__dpf_variant(const secea__kernels *k)
 {
-    return impl_cur()->name;
+    return ((const secea__dpf_impl *)k->dpf)->name;
 }
 
 /* --------------------------------------------------------------- helpers */
@@ -1224,7 +1219,7 @@ static int dot_run(uint64_t *out, const uint8_t *keys, size_t key_bytes, const u
     c.nleaves = (m + ((uint64_t)1 << e) - 1) >> e;
     c.ngroups = (count + DOT_KG - 1) / DOT_KG;
     c.parts = choose_parts(c.ngroups, threads, c.nleaves);
-    c.mac512 = __atomic_load_n(&dpf_mac512, __ATOMIC_ACQUIRE);
+    c.mac512 = !secea__kernels_now()->portable && secea__kernels_now()->cpu.avx512dq;
     unsigned b = levels < SUB_LOG ? levels : SUB_LOG;
     uint64_t chunks = (c.nleaves + ((uint64_t)1 << b) - 1) >> b;
     c.topcap = walk_top_cap(chunks / c.parts + 2);

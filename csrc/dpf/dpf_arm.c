@@ -22,11 +22,6 @@
 
 typedef secea__dpf_blk blk;
 
-int secea__dpf_has_armce(void)
-{
-    return secea__cpu_allowed("aes");     /* HWCAP_AES and ASIMD (dispatch.c) */
-}
-
 TGT static inline void load_rk(uint8x16_t k[11], int which)
 {
     for (int i = 0; i < 11; i++) k[i] = vld1q_u8(secea__dpf_rk[which] + 16 * i);

@@ -88,12 +88,9 @@ extern const secea__dpf_impl secea__dpf_impl_portable;
 #if SECEA_X86
 extern const secea__dpf_impl secea__dpf_impl_aesni;
 extern const secea__dpf_impl secea__dpf_impl_vaes;
-int secea__dpf_has_aesni(void);
-int secea__dpf_has_vaes(void);
 #endif
 #if SECEA_ARMCE
 extern const secea__dpf_impl secea__dpf_impl_armce;   /* dpf_arm.c */
-int secea__dpf_has_armce(void);
 #endif
 
 static inline secea__dpf_blk secea__dpf_sigma(secea__dpf_blk x)

@@ -28,21 +28,6 @@
 
 typedef secea__dpf_blk blk;
 
-int secea__dpf_has_aesni(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1");
-}
-
-int secea__dpf_has_vaes(void)
-{
-    __builtin_cpu_init();
-    return secea__cpu_allowed("vaes") && __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("aes") &&
-           __builtin_cpu_supports("avx2");
-}
-
 /* ================================================================ AES-NI */
 
 TGT_NI static inline void ni_load_rk(__m128i rk[11], int which)

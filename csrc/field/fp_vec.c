@@ -8,7 +8,7 @@
  * Each loop body is written once (FP_VEC_BODIES) and instantiated three
  * times: portable, AVX2+BMI2 (mulx, vectorised add/sub) and AVX-512DQ
  * (vectorised 64-bit multiplies and conversions for the f64 path), chosen at
- * run time by secea__field_select.
+ * run time by secea__field_choose (one const ops table per variant).
  */
 #include "secea.h"
 #include "internal.h"
@@ -201,7 +201,7 @@ typedef int (*binchk_fn)(uint64_t *, const uint64_t *, const uint64_t *, size_t,
 typedef int (*unchk_fn)(uint64_t *, const uint64_t *, size_t, uint64_t);
 typedef int (*scalchk_fn)(uint64_t *, const uint64_t *, uint64_t, size_t, uint64_t);
 
-static struct {
+struct secea__field_ops {
     binop_fn add, sub, mul;
     unop_fn neg;
     scal_fn mul_scalar;
@@ -211,9 +211,15 @@ static struct {
     unchk_fn neg_chk;
     scalchk_fn mul_scalar_chk;
     const char *name;
-} FP = {add_portable, sub_portable, mul_portable, neg_portable, mul_scalar_portable,
-        dot_rows_portable, first_ge_portable, add_chk_portable, sub_chk_portable, mul_chk_portable,
-        neg_chk_portable, mul_scalar_chk_portable, "portable"};
+};
+
+static const struct secea__field_ops fp_portable = {
+    add_portable, sub_portable, mul_portable, neg_portable, mul_scalar_portable,
+    dot_rows_portable, first_ge_portable, add_chk_portable, sub_chk_portable, mul_chk_portable,
+    neg_chk_portable, mul_scalar_chk_portable, "portable"};
+
+/* the ops of the table in force (internal.h, "run-time CPU dispatch") */
+#define FP (*secea__kernels_now()->field)
 
 #if SECEA_X86
 #include <immintrin.h>
@@ -274,58 +280,74 @@ static void mul_scalar_avx512_ifma(uint64_t *out, const uint64_t *a, uint64_t k,
  * AVX-512 machine yet: the figures above are AVX2. */
 #define FP_CHECK_CHUNK 2048
 
-static int mul_scalar_chk_chunked(uint64_t *out, const uint64_t *a, uint64_t c, size_t n, uint64_t p)
+#if SECEA_X86
+static int mul_scalar_chk_chunked(uint64_t *out, const uint64_t *a, uint64_t c, size_t n, uint64_t p,
+                                  scal_fn mul_scalar)
 {
     if (c >= p) return 2;
     for (size_t i = 0; i < n; i += FP_CHECK_CHUNK) {
         size_t m = n - i < FP_CHECK_CHUNK ? n - i : FP_CHECK_CHUNK;
-        if (FP.first_ge(a + i, m, p)) return 1;
-        FP.mul_scalar(out + i, a + i, c, m, p);
+        if (first_ge_avx512(a + i, m, p)) return 1;
+        mul_scalar(out + i, a + i, c, m, p);
     }
     return 0;
 }
 
-#if SECEA_X86
+static int mul_scalar_chk_avx512_v(uint64_t *out, const uint64_t *a, uint64_t c, size_t n, uint64_t p)
+{
+    return mul_scalar_chk_chunked(out, a, c, n, p, mul_scalar_avx512_v);
+}
+
+static int mul_scalar_chk_avx512_ifma(uint64_t *out, const uint64_t *a, uint64_t c, size_t n, uint64_t p)
+{
+    return mul_scalar_chk_chunked(out, a, c, n, p, mul_scalar_avx512_ifma);
+}
+
 static int mul_chk_avx512_v(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p)
 {
     if (p != SECEA_GOLDILOCKS) return mul_chk_avx512(out, a, b, n, p);
     for (size_t i = 0; i < n; i += FP_CHECK_CHUNK) {
         size_t m = n - i < FP_CHECK_CHUNK ? n - i : FP_CHECK_CHUNK;
-        if (FP.first_ge(a + i, m, p)) return 1;
-        if (FP.first_ge(b + i, m, p)) return 2;
+        if (first_ge_avx512(a + i, m, p)) return 1;
+        if (first_ge_avx512(b + i, m, p)) return 2;
         secea__gl_mul_avx512(out + i, a + i, b + i, m);
     }
     return 0;
 }
+
+static const struct secea__field_ops fp_avx512 = {
+    add_avx512, sub_avx512, mul_avx512_v, neg_avx512, mul_scalar_avx512_v,
+    dot_rows_avx512, first_ge_avx512, add_chk_avx512, sub_chk_avx512, mul_chk_avx512_v,
+    neg_chk_avx512, mul_scalar_chk_avx512_v, "avx512"};
+static const struct secea__field_ops fp_avx512_ifma = {     /* Shoup products by a scalar */
+    add_avx512, sub_avx512, mul_avx512_v, neg_avx512, mul_scalar_avx512_ifma,
+    dot_rows_avx512, first_ge_avx512, add_chk_avx512, sub_chk_avx512, mul_chk_avx512_v,
+    neg_chk_avx512, mul_scalar_chk_avx512_ifma, "avx512"};
+static const struct secea__field_ops fp_avx2 = {
+    add_avx2, sub_avx2, mul_avx2, neg_avx2, mul_scalar_avx2,
+    dot_rows_avx2, first_ge_avx2, add_chk_avx2, sub_chk_avx2, mul_chk_avx2,
+    neg_chk_avx2, mul_scalar_chk_avx2, "avx2"};
 #endif
 
-void secea__field_select(int force_portable)
+void secea__field_choose(secea__kernels *k)
 {
+    const secea__cpu_features *c = &k->cpu;
+    k->field = &fp_portable;
+    k->field_avx512 = 0;
+    if (k->portable) return;
 #if SECEA_X86
-    if (!force_portable && secea__cpu_allowed("avx512dq") && secea__cpu_allowed("bmi2")) {
-        FP.add = add_avx512; FP.sub = sub_avx512; FP.mul = mul_avx512_v; FP.neg = neg_avx512;
-        FP.mul_scalar = secea__cpu_allowed("avx512ifma") ? mul_scalar_avx512_ifma : mul_scalar_avx512_v;
-        FP.dot_rows = dot_rows_avx512; FP.first_ge = first_ge_avx512;
-        FP.add_chk = add_chk_avx512; FP.sub_chk = sub_chk_avx512; FP.neg_chk = neg_chk_avx512;
-        FP.mul_chk = mul_chk_avx512_v; FP.mul_scalar_chk = mul_scalar_chk_chunked; FP.name = "avx512";
-        return;
+    if (c->avx512dq && c->bmi2) {
+        k->field = c->avx512ifma ? &fp_avx512_ifma : &fp_avx512;
+        k->field_avx512 = 1;
+    } else if (c->avx2 && c->bmi2) {
+        k->field = &fp_avx2;
     }
-    if (!force_portable && secea__cpu_allowed("avx2") && secea__cpu_allowed("bmi2")) {
-        FP.add = add_avx2; FP.sub = sub_avx2; FP.mul = mul_avx2; FP.neg = neg_avx2;
-        FP.mul_scalar = mul_scalar_avx2; FP.dot_rows = dot_rows_avx2; FP.first_ge = first_ge_avx2;
-        FP.add_chk = add_chk_avx2; FP.sub_chk = sub_chk_avx2; FP.neg_chk = neg_chk_avx2;
-        FP.mul_chk = mul_chk_avx2; FP.mul_scalar_chk = mul_scalar_chk_avx2; FP.name = "avx2";
-        return;
-    }
+#else
+    (void)c;
 #endif
-    (void)force_portable;
-    FP.add = add_portable; FP.sub = sub_portable; FP.mul = mul_portable; FP.neg = neg_portable;
-    FP.mul_scalar = mul_scalar_portable; FP.dot_rows = dot_rows_portable; FP.first_ge = first_ge_portable;
-    FP.add_chk = add_chk_portable; FP.sub_chk = sub_chk_portable; FP.neg_chk = neg_chk_portable;
-    FP.mul_chk = mul_chk_portable; FP.mul_scalar_chk = mul_scalar_chk_portable; FP.name = "portable";
 }
 
-const char *secea__field_variant(void) { return FP.name; }
+const char *secea__field_variant(const secea__kernels *k) { return k->field->name; }
 
 void secea_fp_add(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { FP.add(out, a, b, n, p); }
 void secea_fp_sub(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t n, uint64_t p) { FP.sub(out, a, b, n, p); }

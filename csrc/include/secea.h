@@ -14,6 +14,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ---- status codes ----
+ * Every int-returning entry point returns SECEA_OK (0) on success and one of
+ * these negative codes on failure.  A positive value, where a function has
+ * one, is a result documented with it (the operand out of range of the
+ * *_checked kernels, SECEA_PRG_XOR_CHECK's failed range check).  Python maps
+ * them in one place: secea_fast._native.check_status. */
+enum secea_status {
+    SECEA_OK = 0,
+    SECEA_ENOMEM = -1,      /* working memory could not be allocated */
+    SECEA_EINVAL = -2,      /* arguments outside what the kernel takes (shape, modulus, layout, CPU) */
+    SECEA_EINTERNAL = -3    /* a kernel's internal bound was exceeded: a bug, never the caller's input */
+};
+
+/* Limits the Python layer checks before calling (declared to cffi, read as lib.SECEA_...). */
+#define SECEA_MAX_THREADS 64        /* threads of one parallel kernel (csrc/common/threads.c) */
+#define SECEA_HGCD_MAX_LOG 30       /* secea_fp_poly_hgcd's longest transform: 2^30 */
+
 /* ---- runtime CPU dispatch (csrc/common/dispatch.c) ---- */
 /* Re-selects every kernel variant.  level 0: the best the CPU runs; 1: the
  * portable C path everywhere (SECEA_FAST_BACKEND=portable); 2: at most

@@ -163,39 +163,36 @@ static void run_scalar(secea__mm_job *jb)
 static const secea__mm_variant mm_portable = {"portable", 2, pack_pairs, run_scalar};
 
 /* ---- dispatch ---- */
-static int use_ifma = 0, use_neon = 0;
-
-void secea__matmul_select(int force_portable)
+void secea__matmul_choose(secea__kernels *k)
 {
-    use_ifma = 0;
-    use_neon = 0;
-    if (force_portable) return;
+    k->matmul = SECEA__MM_PORTABLE;
+    if (k->portable) return;
 #if SECEA_X86
-    use_ifma = secea__mm_ifma_available();
+    if (k->cpu.avx512ifma) k->matmul = SECEA__MM_IFMA;
 #elif SECEA_ARM64
-    use_neon = secea__cpu_allowed("asimd");
+    if (k->cpu.asimd) k->matmul = SECEA__MM_NEON;
 #endif
 }
 
-const char *secea__matmul_variant(void)
+const char *secea__matmul_variant(const secea__kernels *k)
 {
-    return use_ifma ? "ifma" : use_neon ? "neon" : "portable";
+    return k->matmul == SECEA__MM_IFMA ? "ifma" : k->matmul == SECEA__MM_NEON ? "neon" : "portable";
 }
 
 /* the variant without IFMA: NEON limbs for p < 2^50, else the scalar kernel */
-static const secea__mm_variant *choose_narrow(uint64_t p)
+static const secea__mm_variant *choose_narrow(int mm, uint64_t p)
 {
-    (void)p;
+    (void)p; (void)mm;
 #if SECEA_ARM64
-    if (use_neon && p < (1ULL << 50)) return &secea__mm_neon50;
+    if (mm == SECEA__MM_NEON && p < (1ULL << 50)) return &secea__mm_neon50;
 #endif
     return &mm_portable;
 }
 
-static const secea__mm_variant *choose(uint64_t p)
+static const secea__mm_variant *choose(int mm, uint64_t p)
 {
-    if (use_ifma) return p <= (1ULL << 52) ? &secea__mm_ifma1 : &secea__mm_ifma2;
-    return choose_narrow(p);
+    if (mm == SECEA__MM_IFMA) return p <= (1ULL << 52) ? &secea__mm_ifma1 : &secea__mm_ifma2;
+    return choose_narrow(mm, p);
 }
 
 typedef struct { const secea__mm_variant *v; secea__mm_job job; } mm_task;
@@ -236,9 +233,10 @@ int secea_fp_mat_mul(uint64_t *C, const uint64_t *A, const uint64_t *B,
     /* IFMA vectorises rows of A, 16 per tile: fewer rows leave lanes idle;
      * with two limbs, short sums do not pay for its packing and finalisation */
     int narrow_shape = m < IFMA_MIN_ROWS || (p > (1ULL << 52) && k < IFMA2_MIN_K);
-    const secea__mm_variant *v = use_ifma && narrow_shape ? choose_narrow(p) : choose(p);
+    const int mm = secea__kernels_now()->matmul;
+    const secea__mm_variant *v = mm == SECEA__MM_IFMA && narrow_shape ? choose_narrow(mm, p) : choose(mm, p);
     void *Bp = v->pack_b(B, k, n, p);
-    if (!Bp) return -1;
+    if (!Bp) return SECEA_ENOMEM;
     int status = run_packed(v, C, A, Bp, m, k, n, p, threads);
     free(Bp);
     return status;
@@ -259,7 +257,7 @@ secea_mat_packed *secea_fp_mat_pack(const uint64_t *B, size_t k, size_t n, uint6
     if (k == 0 || n == 0) return NULL;
     secea_mat_packed *h = malloc(sizeof *h);
     if (!h) return NULL;
-    h->v = choose(p);
+    h->v = choose(secea__kernels_now()->matmul, p);
     h->Bp = h->v->pack_b(B, k, n, p);
     if (!h->Bp) { free(h); return NULL; }
     h->k = k; h->n = n; h->p = p;
@@ -331,7 +329,7 @@ int secea_fp_mat_mul_packed_xor(uint64_t *C, const uint64_t *A, const secea_mat_
                                 const uint8_t *key, uint64_t block0, unsigned skip0)
 {
     if (m == 0) return 0;
-    if (skip0 != 0 && skip0 != 8) return -2;
+    if (skip0 != 0 && skip0 != 8) return SECEA_EINVAL;
     size_t tiles = (m + XOR_TILE_ROWS - 1) / XOR_TILE_ROWS;
     threads = secea__pool_threads(threads, tiles);
     xor_job jobs[SECEA_POOL_MAX_THREADS];
@@ -341,6 +339,6 @@ int secea_fp_mat_mul_packed_xor(uint64_t *C, const uint64_t *A, const secea_mat_
     secea__pool_run(xor_run, jobs, (size_t)threads, 0, threads);
     int status = 0;
     for (int t = 0; t < threads; t++)       /* an allocation failure outranks a bad entry */
-        if (jobs[t].status == -1 || (jobs[t].status && !status)) status = jobs[t].status;
+        if (jobs[t].status == SECEA_ENOMEM || (jobs[t].status && !status)) status = jobs[t].status;
     return status;
 }

@@ -33,8 +33,6 @@
 #if SECEA_X86
 #include <immintrin.h>
 
-int secea__mm_ifma_available(void) { return secea__cpu_allowed("avx512ifma"); }
-
 static size_t round_up(size_t x, size_t r) { return (x + r - 1) / r * r; }
 
 /* B packed as one allocation (the front end free()s it): a 64-byte header
@@ -228,7 +226,7 @@ static void run_common(secea__mm_job *jb, int limbs)
     secea_modctx c; secea_modctx_init(&c, jb->p);
     /* vector finalisation for p < 2^50 (the default embedding prime) when the
      * top word is small enough to be an exact double: always, unless k is huge */
-    int f64_ok = jb->p < SECEA_F64_MAX_P && jb->k < ((size_t)1 << 40) && secea__cpu_allowed("avx512dq");
+    int f64_ok = jb->p < SECEA_F64_MAX_P && jb->k < ((size_t)1 << 40) && secea__kernels_now()->cpu.avx512dq;
     uint64_t c52 = secea_mod64(&c, 1ULL << 52);
     uint64_t c104 = secea_mulmod(&c, c52, c52);
     for (size_t r0 = jb->row0; r0 < jb->row1; r0 += MR) {
@@ -279,7 +277,6 @@ const secea__mm_variant secea__mm_ifma1 = {"ifma1", MR, pack_b1, run1};
 const secea__mm_variant secea__mm_ifma2 = {"ifma2", MR, pack_b2, run2};
 
 #else  /* not x86: never selected */
-int secea__mm_ifma_available(void) { return 0; }
 const secea__mm_variant secea__mm_ifma1 = {"ifma1", MR, 0, 0};
 const secea__mm_variant secea__mm_ifma2 = {"ifma2", MR, 0, 0};
 #endif

@@ -35,7 +35,6 @@ static inline uint64_t secea__mm_fin192(const secea_modctx *c, uint64_t top, uin
 
 extern const secea__mm_variant secea__mm_ifma1;   /* p <= 2^52, one 52-bit limb */
 extern const secea__mm_variant secea__mm_ifma2;   /* p < 2^64, two limbs */
-int secea__mm_ifma_available(void);
 #if SECEA_ARM64
 extern const secea__mm_variant secea__mm_neon50;  /* p < 2^50, NEON UMLAL on 25-bit limbs (matmul_neon.c) */
 #endif

@@ -34,7 +34,7 @@ static void gl_powers(uint64_t *out, uint64_t h, size_t n)
  * multiple of their 8 lanes. */
 static int simd_ok(size_t D)
 {
-    return SECEA_X86 && D % 8 == 0 && strncmp(secea__ntt_variant(), "avx512", 6) == 0;
+    return SECEA_X86 && D % 8 == 0 && secea__kernels_now()->ntt_avx512;
 }
 
 /* Order r (odd, r | p - 1, zeta a primitive r-th root of unity), in place:
@@ -45,9 +45,9 @@ static int simd_ok(size_t D)
 int secea_gl_graeffe_odd(const secea_ntt_plan *pl, uint64_t *a, uint64_t *b, unsigned r, uint64_t zeta)
 {
     const size_t D = pl->n;
-    if (pl->p != GL || r < 3 || !(r & 1)) return -2;
+    if (pl->p != GL || r < 3 || !(r & 1)) return SECEA_EINVAL;
     uint64_t *mem = malloc(6 * D * sizeof(uint64_t));
-    if (!mem) return -1;
+    if (!mem) return SECEA_ENOMEM;
     uint64_t *P = mem, *Q = mem + D, *ac = mem + 2 * D, *bc = mem + 3 * D, *tw = mem + 4 * D,
              *step = mem + 5 * D;
     gl_powers(step, zeta, D);
@@ -99,10 +99,10 @@ int secea_gl_graeffe_odd(const secea_ntt_plan *pl, uint64_t *a, uint64_t *b, uns
 int secea_gl_graeffe2(const secea_ntt_plan *pl, uint64_t *a, uint64_t *b, unsigned steps)
 {
     const size_t D = pl->n;
-    if (pl->p != GL) return -2;
+    if (pl->p != GL) return SECEA_EINVAL;
     if (steps == 0) return 0;
     uint64_t *mem = malloc(7 * D * sizeof(uint64_t));
-    if (!mem) return -1;
+    if (!mem) return SECEA_ENOMEM;
     uint64_t *XA = mem, *XB = mem + 2 * D, *tw = mem + 4 * D, *e0 = mem + 5 * D, *e1 = mem + 6 * D;
     secea_modctx c;
     secea_modctx_init(&c, GL);

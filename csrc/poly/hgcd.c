@@ -71,7 +71,7 @@
 
 #define GL SECEA_GOLDILOCKS
 
-#define SECEA_HG_MAXLOG 31     /* transform lengths 2^0 .. 2^30 */
+#define SECEA_HG_MAXLOG (SECEA_HGCD_MAX_LOG + 1)   /* transform lengths 2^0 .. 2^30 */
 #define HG_BASE_DEFAULT 128    /* classical Euclid at and below this degree */
 #define HG_NTT_MIN 32          /* transform length below which products are classical */
 #define HG_DIV_CLASSICAL 64    /* classical division if min(len q, len d) <= this */
@@ -203,7 +203,7 @@ static void ar_free(hg_arena *ar)
 /* one chunk of n words up front (the usual peak of a call) */
 static int ar_reserve(hg_arena *ar, size_t n)
 {
-    if (!ar_alloc(ar, n)) return -1;
+    if (!ar_alloc(ar, n)) return SECEA_ENOMEM;
     ar->ch[0].used = 0;
     return 0;
 }
@@ -589,7 +589,7 @@ static void t_subm(const hctx *c, const secea_ntt_plan *pl, uint64_t *out, const
 #define ALLOC(ptr, n)                                       \
     do {                                                    \
         (ptr) = ar_alloc(&c->ar, (n));                      \
-        if (!(ptr)) return -1;                              \
+        if (!(ptr)) return SECEA_ENOMEM;                    \
     } while (0)
 #define TRY(x)                                              \
     do {                                                    \
@@ -620,7 +620,7 @@ static int poly_mul(hctx *c, uint64_t *out, const uint64_t *x, size_t lx, const 
         return 0;
     }
     const secea_ntt_plan *pl = hg_plan(c, logN);
-    if (!pl) return -1;
+    if (!pl) return SECEA_ENOMEM;
     hg_mark mk = ar_mark(&c->ar);
     uint64_t *X;
     ALLOC(X, 2 * N);
@@ -640,7 +640,7 @@ static int mul_cyclic(hctx *c, uint64_t *out, const uint64_t *x, size_t lx, cons
 {
     size_t N = (size_t)1 << logN;
     const secea_ntt_plan *pl = hg_plan(c, logN);
-    if (!pl) return -1;
+    if (!pl) return SECEA_ENOMEM;
     hg_mark mk = ar_mark(&c->ar);
     uint64_t *Y;
     ALLOC(Y, N);
@@ -674,7 +674,7 @@ static int inv_series(hctx *c, uint64_t *g, const uint64_t *f, size_t lf, size_t
         size_t N = (size_t)1 << lg;
         if (m > 32 && N >= HG_NTT_MIN) {
             const secea_ntt_plan *pl = hg_plan(c, lg);
-            if (!pl) return -1;
+            if (!pl) return SECEA_ENOMEM;
             hg_mark mk2 = ar_mark(&c->ar);
             uint64_t *G, *F;
             ALLOC(G, N);
@@ -881,11 +881,11 @@ static int apply(hctx *c, const hmat *R, const uint64_t *a, size_t la, const uin
         return *lX == lc && *lY < lc ? 0 : -3;
     }
     const secea_ntt_plan *pl = hg_plan(c, lg);
-    if (!pl) return -1;
+    if (!pl) return SECEA_ENOMEM;
     uint64_t *T, *U, *O, *tmp;
     ALLOC(T, 4 * N);
     for (int i = 0; i < 4; i++) {
-        if (R->l[i] > N) return -3;
+        if (R->l[i] > N) return SECEA_EINTERNAL;
         memcpy(T + i * N, R->e[i], R->l[i] * sizeof(uint64_t));
         memset(T + i * N + R->l[i], 0, (N - R->l[i]) * sizeof(uint64_t));
     }
@@ -925,7 +925,7 @@ static int combine(hctx *c, hmat *M, size_t cap, const hmat *S, const hmat *R, c
     size_t L[4];
     step_lens(R, lq, L);
     for (int i = 0; i < 4; i++)
-        if (L[i] > cap) return -3;
+        if (L[i] > cap) return SECEA_EINTERNAL;
     if (mat_is_identity(S)) return step_coeff(c, M, R, q, lq);
     size_t ms = 0, mr = 0;
     for (int i = 0; i < 4; i++) {
@@ -950,7 +950,7 @@ static int combine(hctx *c, hmat *M, size_t cap, const hmat *S, const hmat *R, c
                     size_t l1 = S->l[2 * i + k], l2 = Rp.l[2 * k + j];
                     if (!l1 || !l2) continue;
                     size_t lt = l1 + l2 - 1;
-                    if (lt > cap) return -3;
+                    if (lt > cap) return SECEA_EINTERNAL;
                     secea_fp_poly_mul_classical(t, S->e[2 * i + k], l1, Rp.e[2 * k + j], l2, 0, 1, c->p);
                     if (lt > lo) {
                         memset(o + lo, 0, (lt - lo) * sizeof(uint64_t));
@@ -964,7 +964,7 @@ static int combine(hctx *c, hmat *M, size_t cap, const hmat *S, const hmat *R, c
         return 0;
     }
     const secea_ntt_plan *pl = hg_plan(c, lg);
-    if (!pl) return -1;
+    if (!pl) return SECEA_ENOMEM;
     uint64_t *tmp;
     ALLOC(tmp, c->kind == HG_GENERIC ? N : 1);
     const uint64_t *TP[4];
@@ -1032,7 +1032,7 @@ transforms_ready:;
     secea_ntt_inverse(pl, O, 4);
     for (int i = 0; i < 4; i++) {
         size_t l = trimlen(O + i * N, n_out);
-        if (l > cap) return -3;
+        if (l > cap) return SECEA_EINTERNAL;
         memcpy(M->e[i], O + i * N, l * sizeof(uint64_t));
         M->l[i] = l;
     }
@@ -1097,7 +1097,7 @@ static int base_euclid(hctx *c, hmat *M, size_t cap, const uint64_t *a, size_t l
             for (int col = 0; col < 2; col++) {
                 size_t ls = L[2 + col], ln = ls + lq - 1;
                 if (ln < L[col]) ln = L[col];
-                if (ln > cap) return -3;
+                if (ln > cap) return SECEA_EINTERNAL;
                 uint64_t *d = E[col];
                 if (ln > L[col]) memset(d + L[col], 0, (ln - L[col]) * sizeof(uint64_t));
                 v_step(c, d, 0, ln, E[2 + col], ls, s, Q0, Q1);
@@ -1120,7 +1120,7 @@ static int base_euclid(hctx *c, hmat *M, size_t cap, const uint64_t *a, size_t l
                 size_t ls = L[2 + col];
                 if (ls) {
                     size_t ln = ls + lq - 1;
-                    if (ln > cap) return -3;
+                    if (ln > cap) return SECEA_EINTERNAL;
                     if (ln > L[col]) memset(d + L[col], 0, (ln - L[col]) * sizeof(uint64_t));
                     for (size_t t = 0; t < lq; t++) v_submul(c, d + t, s, ls, q[t]);
                     L[col] = trimlen(d, ln > L[col] ? ln : L[col]);
@@ -1216,7 +1216,7 @@ static int hgcd_rec(hctx *c, hmat *M, const uint64_t *a, size_t la, const uint64
         size_t L[4];
         step_lens(&R, lq, L);
         for (int i = 0; i < 4; i++)
-            if (L[i] > cap) return -3;
+            if (L[i] > cap) return SECEA_EINTERNAL;
         TRY(step_coeff(c, M, &R, q, lq));
         ar_release(&c->ar, mk);
         return 0;
@@ -1236,28 +1236,27 @@ int secea_fp_poly_hgcd(uint64_t *m00, uint64_t *m01, uint64_t *m10, uint64_t *m1
                        size_t *lens, const uint64_t *a, size_t la, const uint64_t *b, size_t lb, uint64_t p,
                        size_t base_deg)
 {
-    if (la == 0 || lb >= la || a[la - 1] == 0) return -2;
+    if (la == 0 || lb >= la || a[la - 1] == 0) return SECEA_EINVAL;
     unsigned need = clog2(2 * la);
-    if (need >= SECEA_HG_MAXLOG) return -2;
+    if (need >= SECEA_HG_MAXLOG) return SECEA_EINVAL;
     if (p != GL) {
-        if (p >= (1ULL << 63) || !(p & 1) || p < 3) return -2;
-        if ((unsigned)__builtin_ctzll(p - 1) < need) return -2;
+        if (p >= (1ULL << 63) || !(p & 1) || p < 3) return SECEA_EINVAL;
+        if ((unsigned)__builtin_ctzll(p - 1) < need) return SECEA_EINVAL;
     }
     hctx *c = calloc(1, sizeof *c);
-    if (!c) return -1;
+    if (!c) return SECEA_ENOMEM;
     c->p = p;
     secea_modctx_init(&c->mc, p);
     if (p == GL) {
         c->kind = HG_GL_PORTABLE;
 #if SECEA_X86
-        const char *v = secea_kernel_variant("ntt");
-        if (v && strcmp(v, "portable") != 0 && secea__cpu_allowed("avx512f")) c->kind = HG_GL_AVX512;
+        if (secea__kernels_now()->ntt_avx512) c->kind = HG_GL_AVX512;
 #endif
     }
     c->base = base_deg ? base_deg : HG_BASE_DEFAULT;
     if (ar_reserve(&c->ar, 24 * la + 65536)) {      /* measured peak: 22-24 la words */
         free(c);
-        return -1;
+        return SECEA_ENOMEM;
     }
     int rc = 0;
     lb = trimlen(b, lb);

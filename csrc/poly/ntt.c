@@ -600,52 +600,53 @@ typedef void (*gl_pw_fn)(uint64_t *, const uint64_t *, size_t);
 static void r2_forward_portable(const secea_ntt_plan *pl, uint64_t *a) { r2_fwd_generic(pl, a, pl->n); }
 static void r2_inverse_portable(const secea_ntt_plan *pl, uint64_t *a) { r2_inv_generic(pl, a, pl->n); }
 
-static struct {
+struct secea__ntt_ops {
     gl_xform_fn fwd, inv;       /* Goldilocks stages */
     gl_xform_fn r2fwd, r2inv;   /* generic primes, logn >= 6 */
     gl_xform_fn r52fwd, r52inv; /* generic primes p < 2^51, logn >= 6 */
     gl_pw_fn pw;
     const char *name;
-} NTT = {gl_forward_portable, gl_inverse_portable, r2_forward_portable, r2_inverse_portable,
-         r2_forward_portable, r2_inverse_portable, gl_pointwise_portable, "portable"};
+};
 
-void secea__ntt_select(int force_portable)
-{
+static const struct secea__ntt_ops ntt_portable = {
+    gl_forward_portable, gl_inverse_portable, r2_forward_portable, r2_inverse_portable,
+    r2_forward_portable, r2_inverse_portable, gl_pointwise_portable, "portable"};
 #if SECEA_X86
-    if (!force_portable && secea__cpu_allowed("avx512f") && secea__cpu_allowed("avx512dq")) {
-        NTT.fwd = secea__ntt_gl_forward_avx512;
-        NTT.inv = secea__ntt_gl_inverse_avx512;
-        NTT.r2fwd = NTT.r52fwd = secea__ntt_r2_forward_avx512;
-        NTT.r2inv = NTT.r52inv = secea__ntt_r2_inverse_avx512;
-        NTT.pw = secea__ntt_gl_pointwise_avx512;
-        NTT.name = "avx512";
-        if (secea__cpu_allowed("avx512ifma")) {
-            NTT.r52fwd = secea__ntt_r2_forward_ifma;
-            NTT.r52inv = secea__ntt_r2_inverse_ifma;
-            NTT.name = "avx512ifma";
-        }
-        return;
+static const struct secea__ntt_ops ntt_avx512 = {
+    secea__ntt_gl_forward_avx512, secea__ntt_gl_inverse_avx512,
+    secea__ntt_r2_forward_avx512, secea__ntt_r2_inverse_avx512,
+    secea__ntt_r2_forward_avx512, secea__ntt_r2_inverse_avx512,
+    secea__ntt_gl_pointwise_avx512, "avx512"};
+static const struct secea__ntt_ops ntt_avx512ifma = {
+    secea__ntt_gl_forward_avx512, secea__ntt_gl_inverse_avx512,
+    secea__ntt_r2_forward_avx512, secea__ntt_r2_inverse_avx512,
+    secea__ntt_r2_forward_ifma, secea__ntt_r2_inverse_ifma,
+    secea__ntt_gl_pointwise_avx512, "avx512ifma"};
+#endif
+
+void secea__ntt_choose(secea__kernels *k)
+{
+    k->ntt = &ntt_portable;
+    k->ntt_avx512 = 0;
+#if SECEA_X86
+    if (!k->portable && k->cpu.avx512dq) {          /* avx512dq: with F and VL */
+        k->ntt = k->cpu.avx512ifma ? &ntt_avx512ifma : &ntt_avx512;
+        k->ntt_avx512 = 1;
     }
 #endif
-    (void)force_portable;
-    NTT.fwd = gl_forward_portable;
-    NTT.inv = gl_inverse_portable;
-    NTT.r2fwd = NTT.r52fwd = r2_forward_portable;
-    NTT.r2inv = NTT.r52inv = r2_inverse_portable;
-    NTT.pw = gl_pointwise_portable;
-    NTT.name = "portable";
 }
 
-const char *secea__ntt_variant(void) { return NTT.name; }
+const char *secea__ntt_variant(const secea__kernels *k) { return k->ntt->name; }
 
 void secea_ntt_forward(const secea_ntt_plan *pl, uint64_t *a, size_t count)
 {
     const size_t n = pl->n;
     if (n == 1) return;
+    const struct secea__ntt_ops *ops = secea__kernels_now()->ntt;
     for (size_t c = 0; c < count; c++, a += n) {
-        if (pl->gold_stages) NTT.fwd(pl, a);
+        if (pl->gold_stages) ops->fwd(pl, a);
         else if (pl->p == GL) r2_fwd_gold(pl, a, n);
-        else if (pl->logn >= 6) (pl->p < SECEA_NTT_IFMA_MAX_P ? NTT.r52fwd : NTT.r2fwd)(pl, a);
+        else if (pl->logn >= 6) (pl->p < SECEA_NTT_IFMA_MAX_P ? ops->r52fwd : ops->r2fwd)(pl, a);
         else r2_fwd_generic(pl, a, n);
     }
 }
@@ -654,10 +655,11 @@ void secea_ntt_inverse(const secea_ntt_plan *pl, uint64_t *a, size_t count)
 {
     const size_t n = pl->n;
     if (n == 1) return;
+    const struct secea__ntt_ops *ops = secea__kernels_now()->ntt;
     for (size_t c = 0; c < count; c++, a += n) {
-        if (pl->gold_stages) NTT.inv(pl, a);
+        if (pl->gold_stages) ops->inv(pl, a);
         else if (pl->p == GL) r2_inv_gold(pl, a, n);
-        else if (pl->logn >= 6) (pl->p < SECEA_NTT_IFMA_MAX_P ? NTT.r52inv : NTT.r2inv)(pl, a);
+        else if (pl->logn >= 6) (pl->p < SECEA_NTT_IFMA_MAX_P ? ops->r52inv : ops->r2inv)(pl, a);
         else r2_inv_generic(pl, a, n);
     }
 }
@@ -678,16 +680,17 @@ static void pw_f64_avx512(uint64_t *a, const uint64_t *b, size_t n, uint64_t p) 
 void secea_ntt_pointwise(const secea_ntt_plan *pl, uint64_t *a, const uint64_t *b, size_t n)
 {
     const uint64_t p = pl->p;
-    if (p == GL) { NTT.pw(a, b, n); return; }
+    const secea__kernels *k = secea__kernels_now();
+    if (p == GL) { k->ntt->pw(a, b, n); return; }
     if (p < SECEA_F64_MAX_P) {
 #if SECEA_X86
-        if (NTT.pw != gl_pointwise_portable) { pw_f64_avx512(a, b, n, p); return; }
+        if (k->ntt_avx512) { pw_f64_avx512(a, b, n, p); return; }
 #endif
         pw_f64_portable(a, b, n, p);
         return;
     }
 #if SECEA_X86
-    if (NTT.pw != gl_pointwise_portable && (p & 1) && p < (1ULL << 63)) {
+    if (k->ntt_avx512 && (p & 1) && p < (1ULL << 63)) {
         uint64_t pinv = p;                           /* Newton: p^-1 mod 2^64 */
         for (int i = 0; i < 6; i++) pinv *= 2 - p * pinv;
         uint64_t r1 = (uint64_t)(((secea_u128)1 << 64) % p);

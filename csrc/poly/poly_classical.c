@@ -86,7 +86,7 @@ int secea_fp_poly_divrem_classical(uint64_t *q, uint64_t *r, const uint64_t *a, 
     secea_modctx c;
     secea_modctx_init(&c, p);
     uint64_t *w = malloc(la * sizeof(uint64_t));
-    if (!w) return -1;
+    if (!w) return SECEA_ENOMEM;
     memcpy(w, a, la * sizeof(uint64_t));
     divrem_inplace(q, w, la, b, lb, &c);
     if (r && lb > 1) memcpy(r, w, (lb - 1) * sizeof(uint64_t));
@@ -282,7 +282,7 @@ int secea_fp_poly_hgcd_classical(uint64_t *r0, uint64_t *r1, uint64_t *m00, uint
     secea_modctx_init(&c, p);
     /* six work polynomials of capacity la, plus a quotient buffer */
     uint64_t *buf = calloc(7 * la, sizeof(uint64_t));
-    if (!buf) return -1;
+    if (!buf) return SECEA_ENOMEM;
     uint64_t *A = buf, *B = buf + la, *M[2][2] = {{buf + 2 * la, buf + 3 * la}, {buf + 4 * la, buf + 5 * la}};
     uint64_t *q = buf + 6 * la;
     size_t lA = la, lB = trim(b, lb), lM[2][2] = {{1, 0}, {0, 1}};
@@ -350,7 +350,7 @@ int secea_fp_poly_powmod_classical(uint64_t *out, const uint64_t *base, size_t l
     size_t d = lg - 1;
     size_t lt = lb > 2 * d - 1 ? lb : 2 * d - 1;
     uint64_t *buf = calloc(2 * d + lt, sizeof(uint64_t));
-    if (!buf) return -1;
+    if (!buf) return SECEA_ENOMEM;
     uint64_t *b = buf, *r = buf + d, *t = buf + 2 * d;
     /* b = base mod g */
     memcpy(t, base, lb * sizeof(uint64_t));
@@ -390,7 +390,7 @@ void secea_fp_tree_pair_mul(uint64_t *out, const uint64_t *a, const uint64_t *f,
 int secea_fp_tree_cross(uint64_t *out, const uint64_t *t, const uint64_t *f, size_t pairs, size_t N, uint64_t p)
 {
     uint64_t *tmp = malloc((N ? N : 1) * sizeof(uint64_t));
-    if (!tmp) return -1;
+    if (!tmp) return SECEA_ENOMEM;
     for (size_t i = 0; i < pairs; i++) {
         secea_fp_mul(out + i * N, t + (2 * i) * N, f + (2 * i + 1) * N, N, p);
         secea_fp_mul(tmp, t + (2 * i + 1) * N, f + (2 * i) * N, N, p);

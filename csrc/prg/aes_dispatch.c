@@ -11,23 +11,17 @@
  * variants that have it (secea_prg_xor's bulk).
  *
  * Variants (aes_portable.c, aes_x86.c, aes_arm.c): "vaes", "aesni", "armce"
- * (ARMv8 Crypto Extensions), "portable".  The
- * default before secea__aes_select is the portable one, so every call is
- * correct even before dispatch initialisation.  Expanded keys are wiped. */
+ * (ARMv8 Crypto Extensions), "portable", chosen by secea__aes_choose into
+ * the kernel table (internal.h; a call before secea_dispatch_init gets the
+ * level-0 table).  Expanded keys are wiped. */
 #include <string.h>
 #include "secea.h"
 #include "aes_internal.h"
 
-static const secea__aes_impl *aes_impl = &secea__aes_impl_portable;
-
+/* the variant of the kernel table in force (internal.h, "run-time CPU dispatch") */
 static inline const secea__aes_impl *aes_current(void)
 {
-    return __atomic_load_n(&aes_impl, __ATOMIC_ACQUIRE);
-}
-
-static inline void aes_set(const secea__aes_impl *p)
-{
-    __atomic_store_n(&aes_impl, p, __ATOMIC_RELEASE);
+    return secea__kernels_now()->aes;
 }
 
 static inline uint64_t ld64be(const uint8_t *p)
@@ -155,64 +149,44 @@ void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, c
     wipe_key_and_stack(rk);
 }
 
+/* the variant named, if the features of the table in force allow it, else NULL */
+static const secea__aes_impl *aes_by_name(const secea__cpu_features *c, const char *name)
+{
+    if (!strcmp(name, "portable")) return &secea__aes_impl_portable;
 #if SECEA_X86
-static int aes_has_vaes(void)
-{
-    __builtin_cpu_init();
-    return secea__cpu_allowed("vaes") && __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("aes") &&
-           __builtin_cpu_supports("avx2");
-}
-
-static int aes_has_aesni(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("aes") && __builtin_cpu_supports("sse4.1");
-}
+    if (!strcmp(name, "aesni") && c->aes) return &secea__aes_impl_aesni;
+    if (!strcmp(name, "vaes") && c->vaes) return &secea__aes_impl_vaes;
 #endif
-
 #if SECEA_ARMCE
-static int aes_has_armce(void)
-{
-    return secea__cpu_allowed("aes");     /* HWCAP_AES (and ASIMD): dispatch.c */
-}
+    if (!strcmp(name, "armce") && c->aes) return &secea__aes_impl_armce;
 #endif
+    (void)c;
+    return NULL;
+}
 
-void secea__aes_select(int force_portable)
+void secea__aes_choose(secea__kernels *k)
 {
     const secea__aes_impl *p = &secea__aes_impl_portable;
-#if SECEA_X86
-    if (!force_portable) {
-        if (aes_has_vaes()) p = &secea__aes_impl_vaes;
-        else if (aes_has_aesni()) p = &secea__aes_impl_aesni;
+    if (!k->portable) {
+        const char *best[] = {"vaes", "aesni", "armce"};
+        for (int i = 0; i < 3 && p == &secea__aes_impl_portable; i++) {
+            const secea__aes_impl *q = aes_by_name(&k->cpu, best[i]);
+            if (q) p = q;
+        }
     }
-#elif SECEA_ARMCE
-    if (!force_portable && aes_has_armce()) p = &secea__aes_impl_armce;
-#else
-    (void)force_portable;
-#endif
-    aes_set(p);
+    k->aes = p;
 }
 
 int secea__aes_select_named(const char *name)
 {
-    const secea__aes_impl *p = NULL;
-    if (!strcmp(name, "portable")) p = &secea__aes_impl_portable;
-#if SECEA_X86
-    else if (!strcmp(name, "aesni") && aes_has_aesni()) p = &secea__aes_impl_aesni;
-    else if (!strcmp(name, "vaes") && aes_has_vaes()) p = &secea__aes_impl_vaes;
-#endif
-#if SECEA_ARMCE
-    else if (!strcmp(name, "armce") && aes_has_armce()) p = &secea__aes_impl_armce;
-#endif
+    const secea__aes_impl *p = aes_by_name(&secea__kernels_now()->cpu, name);
     if (!p) return -1;
-    aes_set(p);
-    return 0;
+    return secea__kernels_override(p, NULL);
 }
 
-const char *secea__aes_variant(void)
+const char *secea__aes_variant(const secea__kernels *k)
 {
-    return aes_current()->name;
+    return k->aes->name;
 }
 
 uint64_t secea_aes_peak(size_t nblocks)

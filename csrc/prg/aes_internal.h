@@ -13,7 +13,7 @@
 
 #define SECEA_AES_RK_BYTES 176
 
-typedef struct {
+typedef struct secea__aes_impl {
     const char *name;
     /* rk (176 bytes, 64-byte aligned) := KeyExpansion(key). */
     void (*expand)(uint8_t *rk, const uint8_t *key);

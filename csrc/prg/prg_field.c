@@ -68,7 +68,7 @@ static size_t compact_avx512(uint64_t *dst, const uint8_t *src, size_t nw, uint6
 static size_t compact(uint64_t *dst, const uint8_t *src, size_t nw, uint64_t mask, uint64_t p)
 {
 #if SECEA_X86
-    if (!strcmp(secea_kernel_variant("field"), "avx512"))
+    if (secea__kernels_now()->field_avx512)
         return compact_avx512(dst, src, nw, mask, p);
 #endif
     return compact_portable(dst, src, nw, mask, p);
@@ -137,7 +137,7 @@ static uint64_t xor_words(uint64_t *out, const uint8_t *ks, const uint64_t *in, 
                           uint64_t p, int check, int stream)
 {
 #if SECEA_X86
-    if (!strcmp(secea_kernel_variant("field"), "avx512"))
+    if (secea__kernels_now()->field_avx512)
         return xor_words_avx512(out, ks, in, n, p, check, stream);
 #endif
     (void)stream;

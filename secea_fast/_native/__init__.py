@@ -16,6 +16,9 @@ Everything here is *raw*: callers have validated their inputs (see
 * ``backend_info()`` tells which variant each kernel family uses.
 * ``SECEA_FAST_NUM_THREADS`` / ``threads=`` set the thread count of parallel
   kernels (default: the cores this process may run on).
+* ``check_status`` maps the C status codes (``enum secea_status`` of
+  ``csrc/include/secea.h``, read as ``lib.SECEA_OK``, ...) to exceptions: the
+  one place where a return code becomes an error.
 """
 from __future__ import annotations
 
@@ -35,6 +38,28 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 _BACKENDS = ("auto", "portable", "avx2")
 _LEVEL = {"auto": 0, "portable": 1, "avx2": 2}          # secea_dispatch_init's levels
 _state = {"backend": "auto"}
+
+
+def check_status(status: int, what: str, invalid: str = "arguments outside the kernel's limits") -> None:
+    """Raise for a failed C call: ``SECEA_ENOMEM`` -> ``MemoryError``,
+    ``SECEA_EINVAL`` -> ``ValueError`` with ``invalid`` (say which argument),
+    anything else but ``SECEA_OK`` -> ``RuntimeError`` (a kernel bug, or a
+    positive result the caller should have handled first).  ``what`` names the
+    operation, e.g. ``"dpf eval_full"``.
+
+    >>> check_status(lib.SECEA_OK, "x")
+    >>> check_status(lib.SECEA_EINVAL, "matmul", "skip must be 0 or 8")
+    Traceback (most recent call last):
+    ...
+    ValueError: matmul: skip must be 0 or 8
+    """
+    if status == lib.SECEA_OK:
+        return
+    if status == lib.SECEA_ENOMEM:
+        raise MemoryError(f"{what}: could not allocate working memory")
+    if status == lib.SECEA_EINVAL:
+        raise ValueError(f"{what}: {invalid}")
+    raise RuntimeError(f"{what}: the C kernel failed (status {status})")
 
 
 def set_backend(name: str) -> None:
@@ -92,14 +117,16 @@ def available_cpus() -> int:
 
 
 def resolve_threads(threads) -> int:
-    """``threads=None`` means the default; otherwise a positive int (<= 64)."""
+    """``threads=None`` means the default; otherwise a positive int (at most
+    ``lib.SECEA_MAX_THREADS``, 64)."""
+    top = lib.SECEA_MAX_THREADS
     if threads is None:
-        return min(default_threads(), 64)
+        return min(default_threads(), top)
     if isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
         raise TypeError(f"threads must be a positive int or None, got {type(threads).__name__}")
     threads = int(threads)                   # a NumPy integer is an int like every other count argument
-    if not 1 <= threads <= 64:
-        raise ValueError(f"threads must be between 1 and 64, got {threads}")
+    if not 1 <= threads <= top:
+        raise ValueError(f"threads must be between 1 and {top}, got {threads}")
     return threads
 
 

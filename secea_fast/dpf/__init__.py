@@ -83,7 +83,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._checks import check_int, check_prime
-from .._native import ffi, lib, resolve_threads
+from .._native import check_status, ffi, lib, resolve_threads
 from .._secrets import SecretHolder
 
 __all__ = ["Key", "KeyBatch", "PathKey", "PathKeyBatch", "PathSecret", "PathSecretBatch", "gen", "gen_batch", "eval_points", "eval_full",
@@ -217,10 +217,7 @@ def _wptr(arr, ctype="uint64_t[]"):
 
 
 def _check_status(status, what):
-    if status == -2:
-        raise ValueError(f"dpf {what}: key layout outside the kernel's limits")
-    if status:
-        raise MemoryError(f"dpf {what}: could not allocate working memory")
+    check_status(status, f"dpf {what}", "key layout outside the kernel's limits")
 
 
 def _check_out(out, shape):

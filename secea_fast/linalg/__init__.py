@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._checks import check_elements, check_prime
-from .._native import ffi, lib, resolve_threads, u64ptr
+from .._native import check_status, ffi, lib, resolve_threads, u64ptr
 from ..prg import Prg
 
 __all__ = ["matmul", "matvec", "PackedRight", "DecryptedRangeError"]
@@ -112,9 +112,8 @@ class PackedRight:
         return A
 
     def _status(self, rc, m):
-        if rc:
-            k, n = self.shape
-            raise MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
+        k, n = self.shape
+        check_status(rc, f"matmul of a {m}x{k} by a packed {k}x{n} matrix", "the stream skip must be 0 or 8")
 
     def mul(self, A: NDArray[np.uint64], threads: int | None = None,
             out: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:

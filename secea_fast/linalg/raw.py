@@ -20,14 +20,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from .._native import ffi, lib, resolve_threads, u64in, u64out
+from .._native import check_status, ffi, lib, resolve_threads, u64in, u64out
 from . import PackedRight               # defined before the package imports this module
 
 __all__ = ["matmul", "mul_packed"]
-
-def _no_memory(m: int, k: int, n: int) -> MemoryError:
-    return MemoryError(f"matmul: could not allocate work space for a {m}x{k} by {k}x{n} product")
-
 
 def matmul(A: NDArray[np.uint64], B: NDArray[np.uint64], p: int, threads: int | None = None,
            out: NDArray[np.uint64] | None = None) -> NDArray[np.uint64]:
@@ -38,9 +34,9 @@ def matmul(A: NDArray[np.uint64], B: NDArray[np.uint64], p: int, threads: int | 
     C = np.empty((m, n), dtype=np.uint64) if out is None else out
     if C.size == 0:
         return C
-    if lib.secea_fp_mat_mul(u64out(C), u64in(A) if A.size else ffi.NULL,
-                            u64in(B) if B.size else ffi.NULL, m, k, n, p, resolve_threads(threads)) != 0:
-        raise _no_memory(m, k, n)
+    check_status(lib.secea_fp_mat_mul(u64out(C), u64in(A) if A.size else ffi.NULL,
+                                      u64in(B) if B.size else ffi.NULL, m, k, n, p, resolve_threads(threads)),
+                 f"matmul of a {m}x{k} by a {k}x{n} matrix")
     return C
 
 
@@ -56,6 +52,6 @@ def mul_packed(A: NDArray[np.uint64], B: PackedRight, threads: int | None = None
     if B.handle is None:                 # k == 0
         C[:] = 0
         return C
-    if lib.secea_fp_mat_mul_packed(u64out(C), u64in(A), B.handle, m, resolve_threads(threads)):
-        raise _no_memory(m, k, n)
+    check_status(lib.secea_fp_mat_mul_packed(u64out(C), u64in(A), B.handle, m, resolve_threads(threads)),
+                 f"matmul of a {m}x{k} by a packed {k}x{n} matrix")
     return C

@@ -17,7 +17,7 @@ import gmpy2
 import numpy as np
 from gmpy2 import mpz
 
-from .._native import ffi, lib
+from .._native import check_status, ffi, lib
 
 LANES = 8          # zmm kernel; a chunk of at most HALF_LANES runs on the ymm one
 HALF_LANES = 4
@@ -106,11 +106,9 @@ def _run(bases, exps, mods, L, ebits, consts, across: bool):
         rc = powm(p(out), p(base), p(rr), p(mod), p(k0), p(exp), ewords, ebits, L)
     for a in (exp, mod, rr, base):                      # secret exponents, moduli and bases
         a.fill(0)
-    if rc == -1:
-        out.fill(0)
-        raise MemoryError("modular exponentiation kernel: out of memory")
     if rc:
-        raise RuntimeError("modular exponentiation kernel unavailable")
+        out.fill(0)
+    check_status(rc, "modular exponentiation kernel", "unavailable on this CPU, or limbs out of range")
     res = _from_limbs(np.ascontiguousarray(out.T) if across else out)[:n]
     out.fill(0)
     return res

@@ -21,7 +21,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import tuning
-from .._native import ffi, lib, u64ptr
+from .._native import check_status, ffi, lib, u64ptr
 from ..field import raw as fp
 
 U64 = np.uint64
@@ -280,9 +280,8 @@ def divrem(a, b, p):
     if min(lq, lb) <= tuning.POLY_DIV_CLASSICAL_MAX:
         q = np.empty(lq, dtype=U64)
         r = np.empty(lb - 1, dtype=U64)
-        if lib.secea_fp_poly_divrem_classical(u64ptr(q), u64ptr(r), u64ptr(np.ascontiguousarray(a)), la,
-                                              u64ptr(np.ascontiguousarray(b)), lb, p):
-            raise MemoryError("divrem: out of memory")
+        check_status(lib.secea_fp_poly_divrem_classical(u64ptr(q), u64ptr(r), u64ptr(np.ascontiguousarray(a)),
+                                                        la, u64ptr(np.ascontiguousarray(b)), lb, p), "divrem")
         return q, trim(r)
     rb_inv = inv_series(b[::-1].copy(), lq, p)
     q = mul_trunc(a[::-1].copy(), rb_inv, lq, p)[::-1].copy()
@@ -492,8 +491,8 @@ def interpolate_tree(ys, tree: Tree):
                     T = ntt_rows(tf[:rows], N, p)
                 S = np.empty((pairs, N), dtype=U64)
                 F = np.ascontiguousarray(fw[:rows])
-                if lib.secea_fp_tree_cross(u64ptr(S), u64ptr(T), u64ptr(F), pairs, N, p):
-                    raise MemoryError("tree interpolation: out of memory")
+                check_status(lib.secea_fp_tree_cross(u64ptr(S), u64ptr(T), u64ptr(F), pairs, N, p),
+                             "tree interpolation")
                 nevens = S.copy()
                 ntf = intt_rows(S, p)
             else:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import tuning
-from .._native import ffi, lib, u64ptr
+from .._native import check_status, ffi, lib, u64ptr
 from ..field import raw as fp
 from ._core import (GOLDILOCKS, U64, add, deg, divrem, intt_rows, monic, mul, ntt_native, ntt_rows, sub, trim,
                     two_adicity, zeros)
@@ -92,10 +92,10 @@ def classical(a, b, stop_deg, p):
     bufs = [np.zeros(la, dtype=U64) for _ in range(6)]
     lens = np.zeros(6, dtype=np.uint64)
     lens_c = ffi.from_buffer("size_t[]", lens)
-    if lib.secea_fp_poly_hgcd_classical(*(u64ptr(x) for x in bufs), lens_c,
-                                        u64ptr(np.ascontiguousarray(a)), la,
-                                        u64ptr(np.ascontiguousarray(b)), len(b), stop_deg, p):
-        raise MemoryError("half-gcd base case: out of memory")
+    check_status(lib.secea_fp_poly_hgcd_classical(*(u64ptr(x) for x in bufs), lens_c,
+                                                  u64ptr(np.ascontiguousarray(a)), la,
+                                                  u64ptr(np.ascontiguousarray(b)), len(b), stop_deg, p),
+                 "half-gcd base case")
     r0, r1, m00, m01, m10, m11 = (x[: int(n)] for x, n in zip(bufs, lens))
     return ((m00, m01), (m10, m11)), r0, r1
 
@@ -104,7 +104,7 @@ def native_supported(p, la):
     """Whether the C half-GCD handles modulus p and len a = la (its transforms
     reach length 2^ceil(log2(2 la)))."""
     logn = (2 * la - 1).bit_length()
-    if logn > 30:
+    if logn > lib.SECEA_HGCD_MAX_LOG:
         return False
     return p == GOLDILOCKS or (p < 2**63 and p % 2 == 1 and two_adicity(p) >= logn)
 
@@ -135,10 +135,7 @@ def hgcd_native(a, b, p, remainders=False, base_deg=None):
     b = np.ascontiguousarray(b) if lb else np.zeros(1, dtype=U64)
     rc = lib.secea_fp_poly_hgcd(*(u64ptr(x) for x in ms), rp0, rp1, ffi.from_buffer("size_t[]", lens),
                                 u64ptr(a), la, u64ptr(b), lb, p, base_deg)
-    if rc == -1:
-        raise MemoryError("half-gcd: out of memory")
-    if rc:
-        raise RuntimeError(f"half-gcd: native kernel failed ({rc})")
+    check_status(rc, "half-gcd", f"a (length {la}) and b (length {lb}) or p = {p} outside the kernel's limits")
     L = [int(x) for x in lens]
     M = ((ms[0][:L[0]], ms[1][:L[1]]), (ms[2][:L[2]], ms[3][:L[3]]))
     return (M, r0[:L[4]], r1[:L[5]]) if remainders else M

@@ -45,7 +45,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .._native import lib, u64ptr
+from .._native import check_status, lib, u64ptr
 from ..field import raw as fp
 from ._core import GOLDILOCKS, U64, deg, derivative, mul, plan, trim
 from ._core import powers as _powers
@@ -178,17 +178,15 @@ def graeffe_binary_ref(a, b, steps, pn):
 
 def graeffe_odd(a, b, r, pn):
     """``graeffe_odd_ref`` in C (csrc/poly/graeffe.c): in place, returns (a, b)."""
-    rc = lib.secea_gl_graeffe_odd(pn.pl, u64ptr(a), u64ptr(b), r, _root(r))
-    if rc:
-        raise MemoryError("tangent Graeffe: out of memory") if rc == -1 else ValueError("bad Graeffe order")
+    check_status(lib.secea_gl_graeffe_odd(pn.pl, u64ptr(a), u64ptr(b), r, _root(r)), "tangent Graeffe",
+                 f"order r must be odd and >= 3 over the Goldilocks plan, got r = {r}")
     return a, b
 
 
 def graeffe_binary(a, b, steps, pn):
     """``graeffe_binary_ref`` in C: in place, returns (a, b)."""
-    rc = lib.secea_gl_graeffe2(pn.pl, u64ptr(a), u64ptr(b), steps)
-    if rc:
-        raise MemoryError("tangent Graeffe: out of memory")
+    check_status(lib.secea_gl_graeffe2(pn.pl, u64ptr(a), u64ptr(b), steps), "tangent Graeffe",
+                 "the plan must be over the Goldilocks prime")
     return a, b
 
 

@@ -20,7 +20,7 @@ import secrets
 import numpy as np
 
 from .. import tuning
-from .._native import lib, u64ptr
+from .._native import check_status, lib, u64ptr
 from . import _graeffe
 from ._core import (GOLDILOCKS, U64, Tree, deg, derivative, divrem, eval_tree, horner, interpolate_tree, inv_series,
                     monic, mul, mul_trunc, sub, trim)
@@ -57,9 +57,9 @@ class Modulus:
         if self.n <= tuning.ROOTS_CLASSICAL_MAX and e < 2**64:
             out = np.empty(self.n, dtype=U64)
             base = np.ascontiguousarray(base)
-            if lib.secea_fp_poly_powmod_classical(u64ptr(out), u64ptr(base), len(base), e,
-                                                  u64ptr(np.ascontiguousarray(self.g)), len(self.g), self.p):
-                raise MemoryError("powmod: out of memory")
+            check_status(lib.secea_fp_poly_powmod_classical(u64ptr(out), u64ptr(base), len(base), e,
+                                                            u64ptr(np.ascontiguousarray(self.g)), len(self.g),
+                                                            self.p), "powmod")
             return trim(out)
         result = np.array([1 % self.p], dtype=U64)
         base = self.reduce(base)

@@ -59,8 +59,10 @@ def _check_bytes(value: object, name: str, length: int | None = None, min_len: i
     return value
 
 
-def aes128_ctr(key: bytes, iv: bytes, nbytes: int) -> bytes:
-    """``nbytes`` of AES-128-CTR keystream (SP 800-38A), as OpenSSL produces it.
+def aes128_ctr(key: bytes, iv: bytes, nbytes: int) -> bytearray:
+    """``nbytes`` of AES-128-CTR keystream (SP 800-38A), as OpenSSL produces
+    it, in a new ``bytearray`` (compares equal to the same ``bytes``; mutable,
+    so it is filled in place without a copy, see ``_new_bytearray``).
 
     >>> aes128_ctr(bytes(16), bytes(16), 16).hex()
     '66e94bd4ef8a2c3b884cfa59ca342b2e'
@@ -70,30 +72,27 @@ def aes128_ctr(key: bytes, iv: bytes, nbytes: int) -> bytes:
     nbytes = check_int(nbytes, "nbytes")
     if nbytes < 0:
         raise ValueError(f"nbytes must be >= 0, got {nbytes}")
-    if nbytes >= 2 and _new_bytes is not None:
-        # the keystream is written straight into a new, uninitialised bytes
-        # object: no zero-fill and no bytearray -> bytes copy (3 passes over
-        # the output before; 64 MiB ran at 0.6x OpenSSL, now several x faster)
-        out = _new_bytes(None, nbytes)
-        buf = ffi.from_buffer(out)
+    # the keystream is written straight into a new, uninitialised bytearray:
+    # no zero-fill and no copy into a bytes (3 passes over the output
+    # before; 64 MiB ran at 0.6x OpenSSL, now several x faster)
+    out = _new_bytearray(None, nbytes) if _new_bytearray is not None and nbytes >= 2 else bytearray(nbytes)
+    if nbytes:
+        buf = ffi.from_buffer("uint8_t[]", out, require_writable=True)
         if nbytes >= _HUGEPAGE_MIN:
             _advise_hugepages(buf, nbytes)
         lib.secea_aes128_ctr(buf, nbytes, key, iv)
-        return out
-    out = bytearray(nbytes)
-    if nbytes:
-        lib.secea_aes128_ctr(u8ptr(out), nbytes, key, iv)
-    return bytes(out)
+    return out
 
 
-def _bytes_allocator():
-    """``PyBytes_FromStringAndSize(NULL, n)`` through ``ctypes.pythonapi``: a
-    bytes object of n uninitialised bytes that the caller fills before anyone
-    else sees it (the C API's documented way to build bytes in place).  None
-    where ``ctypes.pythonapi`` does not exist (then bytearray + copy)."""
+def _bytearray_allocator():
+    """``PyByteArray_FromStringAndSize(NULL, n)`` through ``ctypes.pythonapi``:
+    a bytearray of n uninitialised bytes (the C API's documented way to make
+    one without filling it), which the caller fills before anyone else sees
+    it; a bytearray is mutable, so nothing immutable is ever written.  None
+    where ``ctypes.pythonapi`` does not exist (then ``bytearray(n)``, zeroed)."""
     try:
         import ctypes
-        f = ctypes.pythonapi.PyBytes_FromStringAndSize
+        f = ctypes.pythonapi.PyByteArray_FromStringAndSize
     except (ImportError, AttributeError):       # pragma: no cover - not CPython
         return None
     f.restype = ctypes.py_object                # ctypes keeps the new reference
@@ -101,7 +100,7 @@ def _bytes_allocator():
     return f
 
 
-_new_bytes = _bytes_allocator()
+_new_bytearray = _bytearray_allocator()
 
 # Outputs this large are their own mmap (glibc's mmap threshold is at most
 # 32 MiB; secea_fast's malloc tuning sets exactly that), so every call
@@ -179,7 +178,6 @@ def random_seed(nbytes: int = 32) -> bytes:
 
 
 # secea_prg_xor's flags, declared to cffi by the header (not re-typed here)
-_XOR_CHECK, _XOR_STREAM = lib.SECEA_PRG_XOR_CHECK, lib.SECEA_PRG_XOR_STREAM
 
 
 def _check_out_src(out, src):
@@ -330,7 +328,7 @@ class Prg(SecretHolder):
         bad = lib.secea_prg_xor(ffi.from_buffer("uint64_t[]", out, require_writable=True),
                                 ffi.from_buffer("uint64_t[]", src), src.size, key,
                                 block.to_bytes(16, "big"), skip, p, coef,
-                                (_XOR_CHECK if check else 0) | (_XOR_STREAM if stream else 0))
+                                (lib.SECEA_PRG_XOR_CHECK if check else 0) | (lib.SECEA_PRG_XOR_STREAM if stream else 0))
         if bad:
             raise ValueError("decrypted message has entries >= p")
         return out
