@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import secea_fast
 from secea_fast import dpf
 from secea_fast._native import ffi, lib
+from secea_fast.dpf import _layout
 from secea_fast.dpf import reference as ref
 
 P61 = 2**61 - 1
@@ -39,9 +40,9 @@ def rand_beta(group, d=None):
 
 def ref_bodies(alpha, beta, n, group, early, rand):
     """Bodies from the Python twin, for the same inputs as dpf.gen(_rand=rand)."""
-    g = dpf._group(group)
+    g = _layout.group_of(group)
     b = [beta] if np.isscalar(beta) or isinstance(beta, int) else [int(v) for v in beta]
-    e = dpf._early_e(g, n) if early else 0
+    e = _layout.early_e(g, n) if early else 0
     if early:
         placed = [0] * (1 << e)
         placed[alpha & ((1 << e) - 1)] = b[0]
@@ -94,7 +95,7 @@ def test_gen_and_eval_bit_identical_to_twin(group, vector, early, n, backend):
     k0, k1 = dpf.gen(alpha, beta, n, group=group, early=early, _rand=rand)
     b0, b1, _ = ref_bodies(alpha, beta, n, group, early, rand)
     assert k0._body == b0 and k1._body == b1
-    g = dpf._group(group)
+    g = _layout.group_of(group)
     xs = sorted({0, alpha, 2**n - 1, secrets.randbelow(2**n)})
     for key, body in ((k0, b0), (k1, b1)):
         got = dpf.eval_points(key, np.array(xs, dtype=np.uint64))
@@ -544,7 +545,7 @@ def test_early_termination_is_the_default_where_the_payload_allows(group, vector
     b0, b1 = dpf.gen_batch([9, 200], [beta, beta] if not vector else np.stack([beta, beta]), 8, group=group)
     expect = group != P61 and not vector
     assert k0.early == k1.early == b0.early == expect
-    g = dpf._group(group)
+    g = _layout.group_of(group)
     for a, b in ((k0, k1), (b0[0], b1[0])):
         full = (dpf.eval_full(a).astype(object) + dpf.eval_full(b).astype(object)) % g.modulus
         want = np.zeros_like(full)
@@ -805,7 +806,7 @@ def test_convert_domains_match_the_twin(group, domain, backend):
     p0, p1, secret = dpf.path_gen(alpha, n)
     finals = secret._finals
     x0, x1 = int.from_bytes(finals[:16], "little"), int.from_bytes(finals[16:], "little")
-    g = dpf._group(group)
+    g = _layout.group_of(group)
     beta = [int(b) for b in rand_beta(group, d)]
     cw = dpf.convert_gen(secret, np.array(beta, dtype=np.uint64), group, domain=domain)
     assert cw.tolist() == ref.convert_gen(x0, x1, beta, g.gid, g.p, domain)
@@ -847,3 +848,4 @@ def test_one_payload_per_domain_on_a_path():
     with pytest.raises(ValueError, match="domain"):
         dpf.convert_accumulate(np.zeros((4, 1), dtype=np.uint64), np.zeros((4, 16), dtype=np.uint8), 0,
                                np.ones(1, dtype=np.uint64), domain=-3)
+
