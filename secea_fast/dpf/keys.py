@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._native import ffi, lib, resolve_threads
 from ._layout import (FLAG_EARLY, FLAG_VECTOR, MAGIC_KEY, MAGIC_KEY_BATCH, MAGIC_PATH, MAGIC_PATH_BATCH, MAX_PAYLOAD, U64, Group, as_u64_ints,
                       check_alpha, check_below_modulus, check_beta, check_cw, check_early, check_log_domain,
-                      check_status, early_e, group_of, pack_elems, parse, parse_batch, ptr, wptr)
+                      check_status, group_of, pack_elems, parse, parse_batch, ptr, wptr)
 from .params import Params
 
 __all__ = ["Key", "KeyBatch", "PathKey", "PathKeyBatch", "gen", "gen_batch"]
@@ -420,16 +420,17 @@ def gen(alpha: int, beta: Beta, log_domain: int, group: str | int = "u64", early
     if g.gid == 0 and not vector:
         # one scalar key: the kernel straight on bytearrays (a single call then costs
         # what the batched path costs per key plus the argument checks)
-        e = early_e(g, n) if early else 0
-        ncw = 1 << e
+        e, ncw = params.e, params.ncw
         betas = ffi.new(f"uint64_t[{ncw}]")
         betas[alpha & (ncw - 1)] = int(b[0])      # an early leaf holds beta at alpha mod 2^e
-        size = params.body_size
-        k0, k1 = bytearray(size), bytearray(size)
-        st = lib.secea_dpf_gen(params.shape(), ffi.from_buffer(k0), ffi.from_buffer(k1), ffi.NULL,
+        k0, k1 = bytearray(params.body_size), bytearray(params.body_size)
+        st = lib.secea_dpf_gen(params._kshape, ffi.from_buffer(k0), ffi.from_buffer(k1), ffi.NULL,
                                ffi.new("uint64_t[1]", [alpha >> e]), betas, rand, 1, 1)
         check_status(st, "gen")
-        return Key(params, 0, k0), Key(params, 1, k1)
+        one, other = Key.__new__(Key), Key.__new__(Key)
+        one.params, one.party, one._body = params, 0, bytes(k0)
+        other.params, other.party, other._body = params, 1, bytes(k1)
+        return one, other
     b0, b1 = _gen_raw(np.array([alpha], dtype=np.uint64), b.reshape(1, -1), params, rand, 1)
     return b0[0], b1[0]
 

@@ -28,12 +28,17 @@ class Params:
     without early termination; ``Params(8, early=True)`` the default scalar
     key of ``gen``; ``Params(8, 'u32', 4)`` a 4-element Z_2^32 payload."""
 
-    __slots__ = ("log_domain", "g", "d", "vector", "early")
+    __slots__ = ("log_domain", "g", "d", "vector", "early", "e", "levels", "ncw", "path_size", "body_size", "_kshape")
     log_domain: int
     g: Group
     d: int
     vector: bool
     early: bool
+    e: int              # early-termination levels (0 for depth-n keys)
+    levels: int         # the tree depth n - e
+    ncw: int            # elements of the final correction word: 2^e for early keys, else d (0 for path keys)
+    path_size: int      # bytes of the path part of a body: 32 + 16 levels
+    body_size: int      # bytes of one key body (csrc/include/secea.h)
 
     def __init__(self, log_domain: int, group: str | int = "u64", d: int = 1, *, vector: bool | None = None,
                  early: bool = False) -> None:
@@ -50,7 +55,14 @@ class Params:
         self._set(n, g, d, vec, check_early(early, g, vec))
 
     def _set(self, n: int, g: Group, d: int, vector: bool, early: bool) -> None:
+        # everything derived is computed once: the objects are immutable and cached (``of``)
         self.log_domain, self.g, self.d, self.vector, self.early = n, g, d, vector, early
+        self.e = early_e(g, n) if early else 0
+        self.levels = n - self.e
+        self.ncw = (1 << self.e) if early else d
+        self.path_size = 32 + 16 * self.levels
+        self.body_size = body_size(self.levels, self.ncw, g.width) if d else self.path_size
+        self._kshape = kernel_shape(self.levels, self.e, g.gid, g.p, self.ncw, self.body_size)
 
     @classmethod
     def of(cls, log_domain: int, g: Group, d: int, vector: bool, early: bool) -> Params:
@@ -73,36 +85,12 @@ class Params:
         """'u64', 'u32' or the prime p."""
         return self.g.name
 
-    @property
-    def e(self) -> int:
-        """Early-termination levels (0 for depth-n keys)."""
-        return early_e(self.g, self.log_domain) if self.early else 0
-
-    @property
-    def levels(self) -> int:
-        """The tree depth n - e."""
-        return self.log_domain - self.e
-
-    @property
-    def ncw(self) -> int:
-        """Elements of the final correction word: 2^e for early keys, else d (0 for path keys)."""
-        return (1 << self.e) if self.early else self.d
-
-    @property
-    def path_size(self) -> int:
-        """Bytes of the path part of a body: 32 + 16 levels."""
-        return 32 + 16 * self.levels
-
-    @property
-    def body_size(self) -> int:
-        """Bytes of one key body (csrc/include/secea.h)."""
-        return body_size(self.levels, self.ncw, self.g.width) if self.d else self.path_size
-
     def shape(self, stride: int | None = None) -> object:
         """The kernels' ``secea_dpf_shape`` for bodies ``stride`` bytes apart
         (default: the body size); cached, read-only."""
-        return kernel_shape(self.levels, self.e, self.g.gid, self.g.p, self.ncw,
-                            self.body_size if stride is None else stride)
+        if stride is None or stride == self.body_size:
+            return self._kshape
+        return kernel_shape(self.levels, self.e, self.g.gid, self.g.p, self.ncw, stride)
 
     def header(self, magic: bytes, party: int) -> bytes:
         """The 24-byte key header (module ``_layout``) of a body with these parameters."""
