@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import secea_fast
 from secea_fast import dpf
 from secea_fast._native import ffi, lib
+from secea_fast.dpf import _layout
 from secea_fast.dpf import reference as ref
 
 P61 = 2**61 - 1
@@ -39,9 +40,9 @@ def rand_beta(group, d=None):
 
 def ref_bodies(alpha, beta, n, group, early, rand):
     """Bodies from the Python twin, for the same inputs as dpf.gen(_rand=rand)."""
-    g = dpf._group(group)
+    g = _layout.group_of(group)
     b = [beta] if np.isscalar(beta) or isinstance(beta, int) else [int(v) for v in beta]
-    e = dpf._early_e(g, n) if early else 0
+    e = _layout.early_e(g, n) if early else 0
     if early:
         placed = [0] * (1 << e)
         placed[alpha & ((1 << e) - 1)] = b[0]
@@ -94,7 +95,7 @@ def test_gen_and_eval_bit_identical_to_twin(group, vector, early, n, backend):
     k0, k1 = dpf.gen(alpha, beta, n, group=group, early=early, _rand=rand)
     b0, b1, _ = ref_bodies(alpha, beta, n, group, early, rand)
     assert k0._body == b0 and k1._body == b1
-    g = dpf._group(group)
+    g = _layout.group_of(group)
     xs = sorted({0, alpha, 2**n - 1, secrets.randbelow(2**n)})
     for key, body in ((k0, b0), (k1, b1)):
         got = dpf.eval_points(key, np.array(xs, dtype=np.uint64))
@@ -544,7 +545,7 @@ def test_early_termination_is_the_default_where_the_payload_allows(group, vector
     b0, b1 = dpf.gen_batch([9, 200], [beta, beta] if not vector else np.stack([beta, beta]), 8, group=group)
     expect = group != P61 and not vector
     assert k0.early == k1.early == b0.early == expect
-    g = dpf._group(group)
+    g = _layout.group_of(group)
     for a, b in ((k0, k1), (b0[0], b1[0])):
         full = (dpf.eval_full(a).astype(object) + dpf.eval_full(b).astype(object)) % g.modulus
         want = np.zeros_like(full)
@@ -805,7 +806,7 @@ def test_convert_domains_match_the_twin(group, domain, backend):
     p0, p1, secret = dpf.path_gen(alpha, n)
     finals = secret._finals
     x0, x1 = int.from_bytes(finals[:16], "little"), int.from_bytes(finals[16:], "little")
-    g = dpf._group(group)
+    g = _layout.group_of(group)
     beta = [int(b) for b in rand_beta(group, d)]
     cw = dpf.convert_gen(secret, np.array(beta, dtype=np.uint64), group, domain=domain)
     assert cw.tolist() == ref.convert_gen(x0, x1, beta, g.gid, g.p, domain)
@@ -847,3 +848,47 @@ def test_one_payload_per_domain_on_a_path():
     with pytest.raises(ValueError, match="domain"):
         dpf.convert_accumulate(np.zeros((4, 1), dtype=np.uint64), np.zeros((4, 16), dtype=np.uint8), 0,
                                np.ones(1, dtype=np.uint64), domain=-3)
+
+
+def test_params_is_the_one_description_of_a_key():
+    """Every key type carries a Params; equal parameters compare equal, and the
+    body size, depth and correction-word length derive from it alone."""
+    k0, _ = dpf.gen(5, 42, 10)
+    assert k0.params == dpf.Params(10, early=True) and k0.params.levels == 7 and k0.params.ncw == 8
+    assert k0.params.body_size == len(k0.to_bytes()) - 24
+    f0, _ = dpf.gen(5, np.arange(1, 4, dtype=np.uint64), 10, group="u32")
+    assert f0.params == dpf.Params(10, "u32", 3) and f0.params != dpf.Params(10, "u32", 4)
+    p0, _, _ = dpf.path_gen(5, 10)
+    assert p0.params == dpf.Params.path(10) and p0.params.is_path and p0.params.body_size == 32 + 16 * 10
+    assert dpf.KeyBatch.from_keys([k0, k0]).params is k0.params
+    with pytest.raises(ValueError, match="d"):
+        dpf.Params(10, "u64", 3, vector=False)
+    with pytest.raises(ValueError, match="early"):
+        dpf.Params(10, "u64", 3, early=True)
+
+
+def test_kernels_refuse_a_shape_outside_their_limits():
+    """The C entry points take the key shape as a struct checked by field name,
+    and refuse (status -2, nothing written) a shape outside the kernels'
+    limits.  Control: the same call with the valid shape succeeds."""
+    k0, _ = dpf.gen_batch([3, 9], [1, 2], 8, early=False)
+    bodies, size = k0.bodies, k0.params.body_size
+    party = np.zeros(2, dtype=np.uint8)
+
+    def run(**changes):
+        fields = {"levels": 8, "early": 0, "group": 0, "modulus": 0, "ncw": 1, "stride": size}
+        fields.update(changes)
+        out = np.full((2, 256), 7, dtype=np.uint64)
+        st = lib.secea_dpf_eval_full(ffi.new("secea_dpf_shape *", fields),
+                                     ffi.from_buffer("uint64_t[]", out, require_writable=True),
+                                     ffi.from_buffer("uint8_t[]", bodies), ffi.from_buffer("uint8_t[]", party), 2, 256, 1)
+        return st, out
+
+    st, out = run()
+    assert st == 0 and not (out == 7).all()                      # the control: a valid shape evaluates
+    for bad in ({"levels": 65}, {"early": 5}, {"group": 3}, {"group": 2, "modulus": 1}, {"stride": size - 1},
+                {"ncw": 0}, {"early": 2, "ncw": 1}):
+        st, out = run(**bad)
+        assert st == -2 and (out == 7).all(), bad
+    with pytest.raises(ValueError, match="layout"):
+        dpf.eval_full_batch(dpf.KeyBatch(dpf.Params(8, early=False), 0, bodies[:, :size - 8]))

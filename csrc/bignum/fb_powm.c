@@ -399,7 +399,8 @@ int secea_vb4_powm(uint64_t *out, const uint64_t *bases, size_t count, const uin
 int secea_fb4_available(void)
 {
 #if SECEA_X86
-    return secea__cpu_allowed("avx2");
+    const secea__kernels *k = secea__kernels_now();   /* the CPU under the ceiling (dispatch.c) */
+    return !k->portable && k->cpu.avx2;
 #else
     return 0;
 #endif

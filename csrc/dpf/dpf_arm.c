@@ -12,7 +12,7 @@
  * with 0 - t: no branches on t or on seeds.
  *
  * Every function using the AES intrinsics carries SECEA_TARGET_ARMCE, so the
- * file compiles with the baseline flags; dpf.c selects it at run time. */
+ * file compiles with the baseline flags; variants.c selects it at run time. */
 #include "dpf_internal.h"
 
 #if SECEA_ARMCE
@@ -180,8 +180,28 @@ TGT static void conv_u64_armce(uint64_t *out, const blk *leaves, size_t n, const
     }
 }
 
+/* the slots without special code here: the plain-C conversions of
+ * convert_hashed.c on this variant's own hash */
+
+static void conv_u64_vec_armce(uint64_t *out, const blk *leaves, size_t n, const uint64_t *cw, size_t d,
+                             int party, int accumulate)
+{
+    secea__dpf_conv_u64_vec_hashed(hash_armce, out, leaves, n, cw, d, party, accumulate);
+}
+
+static void conv_u64x4_armce(uint64_t *out, const blk *leaves, size_t n, const uint64_t cw[4], int party)
+{
+    secea__dpf_conv_u64_vec_hashed(hash_armce, out, leaves, n, cw, 4, party, 0);
+}
+
+static void conv_acc_armce(void *acc, const blk *leaves, size_t n, const void *cw, size_t d, unsigned w)
+{
+    secea__dpf_conv_acc_hashed(hash_armce, acc, leaves, n, cw, d, w);
+}
+
 const secea__dpf_impl secea__dpf_impl_armce = {
-    "armce", expand_armce, hash_armce, hash_sel_armce, conv_u64_armce, NULL, NULL, NULL  /* conv_acc: plain C */
+    "armce", expand_armce, hash_armce, hash_sel_armce, conv_u64_armce, conv_u64_vec_armce, conv_u64x4_armce,
+    conv_acc_armce
 };
 
 #else

@@ -12,7 +12,7 @@
  * with 0 - t for AES-NI): no branches on t.
  *
  * Every function carries a target attribute, so the file compiles with the
- * package's baseline flags; dispatch happens in dpf.c.
+ * package's baseline flags; variants.c selects a table at run time.
  *
  * Length (about 700 lines): the AES-NI and VAES variants of every DPF
  * primitive share the sigma / control-bit helpers and the fixed-key
@@ -168,8 +168,28 @@ TGT_NI static void conv_u64_aesni(uint64_t *out, const blk *leaves, size_t n,
     }
 }
 
+/* the slots without special code here: the plain-C conversions of
+ * convert_hashed.c on this variant's own hash */
+
+static void conv_u64_vec_aesni(uint64_t *out, const blk *leaves, size_t n, const uint64_t *cw, size_t d,
+                             int party, int accumulate)
+{
+    secea__dpf_conv_u64_vec_hashed(hash_aesni, out, leaves, n, cw, d, party, accumulate);
+}
+
+static void conv_u64x4_aesni(uint64_t *out, const blk *leaves, size_t n, const uint64_t cw[4], int party)
+{
+    secea__dpf_conv_u64_vec_hashed(hash_aesni, out, leaves, n, cw, 4, party, 0);
+}
+
+static void conv_acc_aesni(void *acc, const blk *leaves, size_t n, const void *cw, size_t d, unsigned w)
+{
+    secea__dpf_conv_acc_hashed(hash_aesni, acc, leaves, n, cw, d, w);
+}
+
 const secea__dpf_impl secea__dpf_impl_aesni = {
-    "aesni", expand_aesni, hash_aesni, hash_sel_aesni, conv_u64_aesni, NULL, NULL, NULL
+    "aesni", expand_aesni, hash_aesni, hash_sel_aesni, conv_u64_aesni, conv_u64_vec_aesni, conv_u64x4_aesni,
+    conv_acc_aesni
 };
 
 /* ================================================================ VAES */

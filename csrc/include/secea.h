@@ -261,23 +261,39 @@ uint64_t secea_aes_peak(size_t nblocks);
 /* ---- distributed point functions (csrc/dpf/) ----
  * Two-party DPF of Boyle, Gilboa, Ishai (CCS 2016) split as SecEmb's
  * PathGen / PathEval / ConvertGen / ConvertEval; secea_fast.dpf documents
- * the construction.  group: 0 = Z_2^64, 1 = Z_2^32, 2 = F_p (modulus = p, a
- * prime < 2^64; ignored otherwise).  levels L = tree depth = log_domain - e,
- * e = early-termination levels (0 for default keys); ncw = group elements of
- * the final correction word (d for d-element payloads, 2^e for early keys).
- * A key body (little endian) is
+ * the construction.  A key body (little endian) is
  *     root (16 B: seed, t^(0) in bit 0) | L x s_CW (16 B, bit 0 zero)
  *     | t_CW^L mask (8 B, bit i-1 = level i) | t_CW^R mask (8 B)
  *     | ncw x final CW element (4 B each for Z_2^32, else 8 B),
  * a path body the same without the final CW (32 + 16 L bytes).  A state (or
- * final) is one 16-byte block: seed with t in bit 0.  Functions taking a
- * threads argument return 0, or -1 if memory could not be allocated. */
+ * final) is one 16-byte block: seed with t in bit 0.
+ *
+ * Every entry point takes the shape of its keys as one const struct, by
+ * pointer (cffi checks its fields by name; no positional layout integers).
+ * Entry points return 0, -1 if memory could not be allocated, or -2 if the
+ * shape is outside the kernels' limits (levels > 64, early > 4, an unknown
+ * group, a stride shorter than the body, an F_p modulus < 2, or a shape the
+ * function does not take). */
+#define SECEA_DPF_GROUP_U64 0
+#define SECEA_DPF_GROUP_U32 1
+#define SECEA_DPF_GROUP_FP 2
+typedef struct {
+    unsigned levels;     /* tree depth L = log_domain - early */
+    unsigned early;      /* e: levels cut by early termination (0: the depth-n tree) */
+    unsigned group;      /* SECEA_DPF_GROUP_U64 (Z_2^64), _U32 (Z_2^32) or _FP (F_p) */
+    uint64_t modulus;    /* the prime p < 2^64 of group F_p; ignored otherwise */
+    size_t ncw;          /* group elements of the final correction word: the payload length d,
+                          * 2^e for early keys, 0 for path bodies (keygen writes paths only) */
+    size_t stride;       /* bytes from one key body to the next (at least the body: path
+                          * functions also walk the path part of key bodies) */
+} secea_dpf_shape;
 /* Key generation for count keys: alphas are path indices (< 2^L), betas
  * count x ncw elements (reduced; for early keys beta sits at position
- * alpha mod 2^e), rand 32 fresh random bytes per key.  ncw = 0 writes path
- * bodies only.  finals (NULL or 32 B per key) receives the two final states
- * (party 0 then party 1), i.e. PathGen's (s_0^(n), s_1^(n), t_1^(n)). */
-int secea_dpf_gen(uint8_t *keys0, uint8_t *keys1, uint8_t *finals, const uint64_t *alphas, const uint64_t *betas, const uint8_t *rand, size_t count, unsigned levels, unsigned group, uint64_t modulus, size_t ncw, int threads);
+ * alpha mod 2^e), rand 32 fresh random bytes per key; bodies are written
+ * shape->stride bytes apart.  ncw = 0 writes path bodies only.  finals (NULL
+ * or 32 B per key) receives the two final states (party 0 then party 1),
+ * i.e. PathGen's (s_0^(n), s_1^(n), t_1^(n)). */
+int secea_dpf_gen(const secea_dpf_shape *shape, uint8_t *keys0, uint8_t *keys1, uint8_t *finals, const uint64_t *alphas, const uint64_t *betas, const uint8_t *rand, size_t count, int threads);
 /* Conversion domains.  Convert_D(s) is the stream of blocks
  * H_V(s xor (j + D 2^64)), j = 0, 1, ...: the public domain D sits in the
  * high word, the block counter j in the low word, so two domains never hash
@@ -287,37 +303,38 @@ int secea_dpf_gen(uint8_t *keys0, uint8_t *keys1, uint8_t *finals, const uint64_
  * correction words are masked by independent values and their difference
  * reveals nothing about the payloads. */
 /* ConvertGen: cw (count x ncw) from finals (32 B per key) and betas, in
- * conversion domain `domain`.
- * Returns 0, or -1 if memory could not be allocated (also convert_eval). */
-int secea_dpf_convert_gen(uint64_t *cw, const uint8_t *finals, const uint64_t *betas, size_t count, unsigned group, uint64_t modulus, size_t ncw, uint64_t domain);
-/* Point evaluation: point i uses key i / per_key (bodies key_bytes apart)
- * and party[i / per_key]; out has npoints x ncw values (npoints if e > 0). */
-int secea_dpf_eval_points(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, const uint64_t *xs, size_t npoints, size_t per_key, unsigned levels, unsigned e, unsigned group, uint64_t modulus, size_t ncw, int threads);
+ * conversion domain `domain` (shape: group, modulus, ncw). */
+int secea_dpf_convert_gen(const secea_dpf_shape *shape, uint64_t *cw, const uint8_t *finals, const uint64_t *betas, size_t count, uint64_t domain);
+/* Point evaluation: point i uses key i / per_key and party[i / per_key]; out
+ * has npoints x ncw values (npoints if early > 0). */
+int secea_dpf_eval_points(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *keys, const uint8_t *party, const uint64_t *xs, size_t npoints, size_t per_key, int threads);
 /* PathEval: states (npoints x 16 B) of the leaves xs[i] (< 2^L); paths may
- * be path or key bodies path_stride bytes apart, point i uses i / per_key. */
-int secea_dpf_path_eval(uint8_t *states, const uint8_t *paths, size_t path_stride, const uint64_t *xs, size_t npoints, size_t per_key, unsigned levels, int threads);
-/* ConvertEval: out (n x ncw) = (-1)^party (Convert_domain(s_i) + t_i * cw). */
-int secea_dpf_convert_eval(uint64_t *out, const uint8_t *states, size_t n, int party, const uint64_t *cw, unsigned group, uint64_t modulus, size_t ncw, uint64_t domain);
+ * be path or key bodies (shape: levels, stride), point i uses i / per_key. */
+int secea_dpf_path_eval(const secea_dpf_shape *shape, uint8_t *states, const uint8_t *paths, const uint64_t *xs, size_t npoints, size_t per_key, int threads);
+/* ConvertEval: out (n x ncw) = (-1)^party (Convert_domain(s_i) + t_i * cw)
+ * (shape: group, modulus, ncw). */
+int secea_dpf_convert_eval(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *states, size_t n, int party, const uint64_t *cw, uint64_t domain);
 /* Full-domain evaluation of count keys at x < m (m <= 2^(L+e)): out is
- * count x m x ncw (count x m if e > 0). */
-int secea_dpf_eval_full(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, size_t count, uint64_t m, unsigned levels, unsigned e, unsigned group, uint64_t modulus, size_t ncw, int threads);
-/* States of all leaves j < m (count x m x 16 B). */
-int secea_dpf_path_eval_full(uint8_t *states, const uint8_t *paths, size_t path_stride, size_t count, uint64_t m, unsigned levels, int threads);
-/* Over Z_2^64: acc[j*d + k] += sum_c (-1)^party[c] (Convert_domain(s_cj)_k + t_cj * cws[c*d + k])
+ * count x m x ncw (count x m if early > 0). */
+int secea_dpf_eval_full(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *keys, const uint8_t *party, size_t count, uint64_t m, int threads);
+/* States of all leaves j < m (count x m x 16 B; shape: levels, stride). */
+int secea_dpf_path_eval_full(const secea_dpf_shape *shape, uint8_t *states, const uint8_t *paths, size_t count, uint64_t m, int threads);
+/* Over Z_2^64 (shape: group 0, ncw = d):
+ * acc[j*d + k] += sum_c (-1)^party[c] (Convert_domain(s_cj)_k + t_cj * cws[c*d + k])
  * for j < m, k < d; states count x m x 16 B (from secea_dpf_path_eval_full). */
-int secea_dpf_convert_accumulate(uint64_t *acc, const uint8_t *states, const uint8_t *party, const uint64_t *cws, size_t count, uint64_t m, size_t d, uint64_t domain, int threads);
-/* The aggregation fused: walks each path (path_stride bytes apart) to its
+int secea_dpf_convert_accumulate(const secea_dpf_shape *shape, uint64_t *acc, const uint8_t *states, const uint8_t *party, const uint64_t *cws, size_t count, uint64_t m, uint64_t domain, int threads);
+/* The aggregation fused: walks each path (shape: levels, stride) to its
  * leaves j < m and converts them at once, nothing stored: over Z_2^64
- * (group 0; acc uint64) or Z_2^32 (group 1; acc uint32, cws < 2^32),
- * acc[j*d + k] += (-1)^party sum_c (Convert_domain(s_cj)_k + t_cj * cws[c*d + k]).
- * Returns 0, -1 (memory) or -2 (group not 0 or 1). */
-int secea_dpf_path_convert_accumulate(void *acc, const uint8_t *paths, size_t path_stride, int party, const uint64_t *cws, size_t count, uint64_t m, size_t d, unsigned group, unsigned levels, uint64_t domain, int threads);
-/* Over Z_2^64, scalar keys: out[c*d + k] = sum_{x<m} Eval(key_c, x) * table[x*d + k]. */
-int secea_dpf_eval_full_dot(uint64_t *out, const uint8_t *keys, size_t key_bytes, const uint8_t *party, size_t count, unsigned levels, unsigned e, const uint64_t *table, uint64_t m, size_t d, int threads);
+ * (group 0; acc uint64) or Z_2^32 (group 1; acc uint32, cws < 2^32), d = ncw:
+ * acc[j*d + k] += (-1)^party sum_c (Convert_domain(s_cj)_k + t_cj * cws[c*d + k]). */
+int secea_dpf_path_convert_accumulate(const secea_dpf_shape *shape, void *acc, const uint8_t *paths, int party, const uint64_t *cws, size_t count, uint64_t m, uint64_t domain, int threads);
+/* Over Z_2^64, scalar keys (shape: group 0, ncw 1 or 2^e):
+ * out[c*d + k] = sum_{x<m} Eval(key_c, x) * table[x*d + k]. */
+int secea_dpf_eval_full_dot(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *keys, const uint8_t *party, size_t count, const uint64_t *table, uint64_t m, size_t d, int threads);
 /* Two-server PIR on path keys (Boyle, Gilboa, Ishai 2016): the control bits of
  * the leaves select rows, out[c*d + k] = XOR_{x<m, t_cx = 1} table[x*d + k];
  * the two servers' outputs XOR to row alpha (t_0x xor t_1x = [x = alpha]). */
-int secea_dpf_path_xor_rows(uint64_t *out, const uint8_t *paths, size_t path_stride, size_t count, unsigned levels, const uint64_t *table, uint64_t m, size_t d, int threads);
+int secea_dpf_path_xor_rows(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *paths, size_t count, const uint64_t *table, uint64_t m, size_t d, int threads);
 /* The fixed-key hash H_which (0 = left, 1 = right, 2 = convert) on
  * nblocks 16-byte blocks (known answers against the Python twin). */
 void secea_dpf_hash(uint8_t *out, const uint8_t *in, size_t nblocks, int which);

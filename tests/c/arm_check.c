@@ -298,20 +298,18 @@ static void dpf_run(const char *v, dpf_out *o, unsigned L, unsigned e, unsigned 
     uint8_t party0[64] = {0}, party1[64];
     memset(party1, 1, sizeof party1);
     for (int w = 0; w < 3; w++) secea_dpf_hash(o->hash + 16 * hn * (size_t)w, hin, hn, w);
-    CHECK(secea_dpf_gen(o->k0, o->k1, NULL, alphas, betas, rnd32, count, L, group, p, ncw, threads) == 0,
-          "%s: dpf gen", v);
-    CHECK(secea_dpf_eval_full(o->full0, o->k0, kb, party0, count, m, L, e, group, p, ncw, threads) == 0,
-          "%s: eval_full", v);
-    CHECK(secea_dpf_eval_full(o->full1, o->k1, kb, party1, count, m, L, e, group, p, ncw, threads) == 0,
-          "%s: eval_full", v);
-    CHECK(secea_dpf_eval_points(o->pts, o->k0, kb, party0, xs, npts, npts / count, L, e, group, p, ncw,
-                                threads) == 0, "%s: eval_points", v);
+    const secea_dpf_shape key = {.levels = L, .early = e, .group = group, .modulus = p, .ncw = ncw, .stride = kb};
+    const secea_dpf_shape path = {.levels = L, .stride = kb};     /* the path part of the same bodies */
+    CHECK(secea_dpf_gen(&key, o->k0, o->k1, NULL, alphas, betas, rnd32, count, threads) == 0, "%s: dpf gen", v);
+    CHECK(secea_dpf_eval_full(&key, o->full0, o->k0, party0, count, m, threads) == 0, "%s: eval_full", v);
+    CHECK(secea_dpf_eval_full(&key, o->full1, o->k1, party1, count, m, threads) == 0, "%s: eval_full", v);
+    CHECK(secea_dpf_eval_points(&key, o->pts, o->k0, party0, xs, npts, npts / count, threads) == 0,
+          "%s: eval_points", v);
     if (!e) {
-        CHECK(secea_dpf_path_eval_full(o->states, o->k1, kb, count, m, L, threads) == 0,
-              "%s: path_eval_full", v);
+        CHECK(secea_dpf_path_eval_full(&path, o->states, o->k1, count, m, threads) == 0, "%s: path_eval_full", v);
     }
     if (group == 0 && ncw == 1)
-        CHECK(secea_dpf_eval_full_dot(o->dot, o->k0, kb, party0, count, L, e, table, m, d, threads) == 0,
+        CHECK(secea_dpf_eval_full_dot(&key, o->dot, o->k0, party0, count, table, m, d, threads) == 0,
               "%s: eval_full_dot", v);
 }
 
