@@ -220,3 +220,48 @@ def test_registry_rows_are_complete():
         assert name == f"{row.data_set}/{row.model}"
         assert set(row.published) == set(tables.SETTINGS) and row.rounds > row.quick_rounds >= 1
         assert row.published == tables.PUBLISHED_TABLE3[(row.data_set, row.model)]
+
+
+@pytest.mark.slow       # Kinship rows in two forked workers, then a SIGTERM (~20-40 s)
+def test_table_command_workers_end_with_it_on_sigterm(kinship_dir, tmp_path):
+    """``study table3 --processes 2`` under SIGTERM: exit 143, one "stopped by"
+    line, and no worker left.  (With a ProcessPoolExecutor its shutdown waited
+    for the running jobs and a worker outlived the command.)"""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+    import psutil
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONUNBUFFERED="1")
+    p = subprocess.Popen([sys.executable, "-m", "secea_fast", "study", "table3", "--data-set", "kinship",
+                          "--models", "transe", "--settings", "Entire", "EmbAvg", "--reps", "2", "--rounds", "50",
+                          "--processes", "2", "--data", str(kinship_dir), "--out", str(tmp_path / "out")],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    workers: list[int] = []
+    while time.monotonic() < deadline and len(workers) < 2:
+        try:
+            workers = [c.pid for c in psutil.Process(p.pid).children(recursive=True)
+                       if "secea_fast" in " ".join(c.cmdline())]
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.2)
+    assert len(workers) >= 2, "the command did not start its two workers"
+    time.sleep(2)
+    os.kill(p.pid, signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err[-2000:]
+    assert "stopped by SIGTERM" in err.strip().splitlines()[-1]
+
+    def alive(w):
+        try:
+            return psutil.Process(w).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(map(alive, workers)):
+        time.sleep(0.1)
+    assert not [w for w in workers if alive(w)]

@@ -43,6 +43,7 @@ import numpy as np
 
 from . import framework as fw
 from .._cli_checks import OneLineParser, option_problem, output_dir_problem, save_result
+from .._workers import run_shards
 from .ldp import PAPER_EPSILONS, PUBLISHED_TABLE7, LDPAvg
 
 __all__ = ["Row", "TABLE3", "PUBLISHED_TABLE3", "SETTINGS", "TABLES", "data_set_path", "run_table3",
@@ -236,22 +237,21 @@ def _run_all(table: str, jobs: list[tuple[str, str, int]], rounds: dict[str, int
     """Every (row key, setting, repetition) of ``jobs``, on ``processes``
     worker processes (1: in this process)."""
     args = [(table, k, s, rep, rounds[k], clients, str(path), quick) for k, s, rep in jobs]
-    out = {}
-    if processes == 1:
-        results: Any = (_one_run(*a) for a in args)
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))
-        results = pool.map(_one_run, *zip(*args))
-    try:
-        for (k, s, rep), res in zip(jobs, results):
-            out[(k, s, rep)] = res
-            _say(progress, f"[{table} {k}] {s} rep {rep + 1}: {TABLE3[k].metric} {res[0][-1]:.4f}")
-    finally:
-        if processes != 1:
-            pool.shutdown(cancel_futures=True)
-    return out
+    out: dict[tuple[str, str, int], Any] = {}
+
+    def collect(item):
+        i, res = item
+        k, s, rep = jobs[i]
+        out[(k, s, rep)] = res
+        _say(progress, f"[{table} {k}] {s} rep {rep + 1}: {TABLE3[k].metric} {res[0][-1]:.4f}")
+    # the package's one pool (forked per call): a SIGTERM or an error stops every worker
+    # with the caller (a ProcessPoolExecutor's shutdown waited for the running jobs)
+    run_shards(_indexed_run, list(range(len(args))), args, collect, processes if processes > 1 else 0)
+    return {j: out[j] for j in jobs}
+
+
+def _indexed_run(args, i):
+    return i, _one_run(*args[i])
 
 
 def run_table3(data_set: str, *, models: Sequence[str] | None = None, quick: bool = False, reps: int | None = None,
