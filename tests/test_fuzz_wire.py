@@ -64,6 +64,13 @@ def _samples():
                                            lambda k: k.to_json().encode(), [pk.to_json().encode()])
     out["paillier.PrivateKey.from_json"] = (lambda b: paillier.PrivateKey.from_json(b, insecure=True),
                                             lambda k: k.to_json().encode(), [sk.to_json().encode()])
+    spk, _ = paillier.keygen(BITS, insecure=True, variant="short-exponent")
+    out["paillier.ShortExponentPublicKey.from_bytes"] = (
+        lambda b: paillier.ShortExponentPublicKey.from_bytes(b, insecure=True),
+        paillier.ShortExponentPublicKey.to_bytes, [spk.to_bytes()])
+    out["paillier.ShortExponentPublicKey.from_json"] = (
+        lambda b: paillier.ShortExponentPublicKey.from_json(b, insecure=True),
+        lambda k: k.to_json().encode(), [spk.to_json().encode()])
     out["paillier.ciphertexts_from_bytes"] = (lambda b: paillier.ciphertexts_from_bytes(b, pk),
                                               lambda c: paillier.ciphertexts_to_bytes(c, pk),
                                               [paillier.ciphertexts_to_bytes(cts[:2], pk)])
@@ -278,7 +285,8 @@ def test_every_parser_is_fuzzed():
                "ClientSession.import_state", "FederatorSession.import_state", "Federator.import_state",
                "SchemeClient.import_state", "Roster.from_json", "UserSession.import_state",
                "Server1Session.import_state", "Server0Session.import_state", "Layer.import_state",
-               "PaillierLayer.import_state"}
+               "PaillierLayer.import_state", "ShortExponentPublicKey.from_bytes",
+               "ShortExponentPublicKey.from_json"}
     assert found <= covered, f"parsers without a fuzz test: {sorted(found - covered)}"
     for name in NAMES:                               # and every valid sample parses and round-trips
         parse, ser, valid = SAMPLES[name]
