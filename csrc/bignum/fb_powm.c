@@ -160,6 +160,22 @@ uint64_t secea_fb_mul_bench(size_t L, size_t reps)
 
 /* one row of the product: t[0..L] += a b_i + m y, y chosen so that slot 0
  * becomes 0 mod 2^26, whose carry goes to slot 1 */
+/* The ``live`` lanes of ``lanes`` (L limbs of 26 bits, four lanes interleaved)
+ * -> ``live`` numbers of L64 64-bit words at ``out``. */
+static void fb4_unpack(uint64_t *out, const uint64_t *lanes, size_t live, size_t L, size_t L64)
+{
+    for (size_t l = 0; l < live; l++) {
+        uint64_t *o = out + l * L64;
+        memset(o, 0, L64 * sizeof *o);
+        for (size_t j = 0; j < L; j++) {
+            const uint64_t limb = lanes[4 * j + l];
+            const size_t bit = 26 * j, w = bit / 64, s = bit % 64;
+            if (w < L64) o[w] |= limb << s;
+            if (s > 38 && w + 1 < L64) o[w + 1] |= limb >> (64 - s);
+        }
+    }
+}
+
 FB4_ATTR static inline void fb4_row(__m256i *t, const __m256i *a, __m256i bi, const __m256i *m, __m256i k0,
                                     size_t L)
 {
@@ -264,16 +280,7 @@ FB4_ATTR static void fb4_run(uint64_t *out, const uint64_t *table, unsigned W, s
         fb4_amm(x, x, one, m, k0v, L, acc);                 /* out of Montgomery form: <= m */
         fb4_canonical(x, m, L, sel);
         for (size_t j = 0; j < L; j++) _mm256_storeu_si256((__m256i *)(lanes + 4 * j), x[j]);
-        for (size_t l = 0; l < live; l++) {                 /* 26-bit limbs -> 64-bit words */
-            uint64_t *o = out + (g + l) * L64;
-            memset(o, 0, L64 * sizeof *o);
-            for (size_t j = 0; j < L; j++) {
-                const uint64_t limb = lanes[4 * j + l];
-                const size_t bit = 26 * j, w = bit / 64, s = bit % 64;
-                if (w < L64) o[w] |= limb << s;
-                if (s > 38 && w + 1 < L64) o[w + 1] |= limb >> (64 - s);
-            }
-        }
+        fb4_unpack(out + g * L64, lanes, live, L, L64);
     }
     secea_wipe(d, sizeof d);
 }
@@ -357,16 +364,7 @@ FB4_ATTR static void vb4_run(uint64_t *out, const uint64_t *bases, size_t count,
         fb4_amm(x, x, one, m, k0v, L, acc);
         fb4_canonical(x, m, L, sel);
         for (size_t j = 0; j < L; j++) _mm256_storeu_si256((__m256i *)(lanes + 4 * j), x[j]);
-        for (size_t l = 0; l < live; l++) {
-            uint64_t *o = out + (g + l) * L64;
-            memset(o, 0, L64 * sizeof *o);
-            for (size_t j = 0; j < L; j++) {
-                const uint64_t limb = lanes[4 * j + l];
-                const size_t bit = 26 * j, w = bit / 64, s = bit % 64;
-                if (w < L64) o[w] |= limb << s;
-                if (s > 38 && w + 1 < L64) o[w + 1] |= limb >> (64 - s);
-            }
-        }
+        fb4_unpack(out + g * L64, lanes, live, L, L64);
     }
     secea_wipe(&d, sizeof d);
 }
