@@ -201,6 +201,7 @@ class _Follow:
         self.stages, self.out, self.rounds = stages, out_dir, rounds
         self.prefix = ""
         self.history = ""              # the training run's directory under out_dir
+        self._seen = 0                 # lines of the longest progress file already reported
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()
@@ -234,10 +235,14 @@ class _Follow:
             lines = f.read_text().splitlines()
             if len(lines) > len(best):
                 best = lines
-        if best:
-            words = best[-1].split()       # "<stage> [<step>] attempt <k>"
-            name = " ".join(words[:2] if len(words) > 1 and words[1] != "attempt" else words[:1])
-            self.stages.stage(f"{self.prefix}round: {name}")
+        # every stage logged since the last poll, in order: a stage shorter
+        # than the poll (the first one, on a quiet host) is still reported
+        for line in best[min(self._seen, len(best)):]:
+            words = line.split()           # "<stage> [<step>] attempt <k>"
+            if words:
+                name = " ".join(words[:2] if len(words) > 1 and words[1] != "attempt" else words[:1])
+                self.stages.stage(f"{self.prefix}round: {name}")
+        self._seen = max(self._seen, len(best))
 
     def close(self) -> None:
         """Stop following."""
