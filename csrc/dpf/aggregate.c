@@ -70,6 +70,7 @@ typedef struct {
     size_t path_stride, count, d;
     unsigned levels, w;
     int party;
+    int multi;            /* MULTI_KEYS keys' top levels interleaved (secea__dpf_descend_multi) */
     uint64_t m, domain;
 } pca_ctx;
 
@@ -88,16 +89,38 @@ static int pca_unit(void *vctx, size_t unit, void *scratch)
     uint64_t lo = (uint64_t)unit * PCA_LEAVES, hi = lo + PCA_LEAVES < c->m ? lo + PCA_LEAVES : c->m;
     size_t n = (size_t)(hi - lo), d = c->d, w = c->w;
     uint8_t *p = scratch;
-    tree_t *tree = (tree_t *)p;                    p += (sizeof(tree_t) + 63) & ~(size_t)63;
+    tree_t *trees = (tree_t *)p;                   p += (MULTI_KEYS * sizeof(tree_t) + 63) & ~(size_t)63;
     blk *bufA = (blk *)p;                          p += 16 * (PCA_LEAVES + 4);
     blk *bufB = (blk *)p;                          p += 16 * (PCA_LEAVES + 4);
+    blk *mout = (blk *)p;                          p += 16 * (size_t)MULTI_OUT * MULTI_KEYS;
+    blk *mtmp = (blk *)p;                          p += 16 * (size_t)MULTI_TMP;
     uint8_t *cw = p;
     uint8_t *acc = c->acc + lo * d * w;
+    size_t kg = c->multi ? MULTI_KEYS : 1;         /* keys whose top levels descend together */
+    uint64_t am = 0;
+    size_t nm = 0;
+    unsigned dm = 0;
     /* acc += (-1)^party S  ==  acc = -(-acc + S) for party 1 */
     if (c->party) negate_rows(acc, n * d, (unsigned)w);
     for (size_t key = 0; key < c->count; key++) {
-        secea__dpf_tree_load(tree, c->paths + key * c->path_stride, c->levels);
-        blk *leaves = (blk *)secea__dpf_descend(im, tree, &tree->root, 0, 0, c->levels, lo, hi, bufA, bufB);
+        size_t kk = key % kg;
+        blk *leaves;
+        if (c->multi) {
+            if (kk == 0) {
+                size_t nk = c->count - key < kg ? c->count - key : kg;
+                blk start[MULTI_KEYS];
+                for (size_t k = 0; k < nk; k++) {
+                    secea__dpf_tree_load(&trees[k], c->paths + (key + k) * c->path_stride, c->levels);
+                    start[k] = trees[k].root;
+                }
+                dm = secea__dpf_descend_multi(im, trees, nk, start, 0, 0, c->levels, lo, hi, mout, &am, &nm, mtmp);
+            }
+            leaves = (blk *)secea__dpf_descend(im, &trees[kk], mout + kk * MULTI_OUT, am, dm, c->levels, lo, hi,
+                                               bufA, bufB);
+        } else {
+            secea__dpf_tree_load(&trees[0], c->paths + key * c->path_stride, c->levels);
+            leaves = (blk *)secea__dpf_descend(im, &trees[0], &trees[0].root, 0, 0, c->levels, lo, hi, bufA, bufB);
+        }
         for (size_t i = 0; i < n; i++) leaves[i].hi ^= c->domain;
         const uint64_t *cwk = c->cws + key * d;
         if (w == 8) memcpy(cw, cwk, 8 * d);
@@ -107,6 +130,7 @@ static int pca_unit(void *vctx, size_t unit, void *scratch)
     }
     if (c->party) negate_rows(acc, n * d, (unsigned)w);
     secea_wipe(bufA, 32 * (PCA_LEAVES + 4));
+    secea_wipe(mout, 16 * ((size_t)MULTI_OUT * MULTI_KEYS + MULTI_TMP));
     return 0;
 }
 
@@ -129,7 +153,9 @@ int secea_dpf_path_convert_accumulate(const secea_dpf_shape *shape, void *acc, c
     c.party = party & 1;
     c.m = m;
     c.domain = domain;
-    size_t scratch = ((sizeof(tree_t) + 63) & ~(size_t)63) + 32 * (PCA_LEAVES + 4) + 8 * d + 64;
+    c.multi = secea__dpf_interleave();
+    size_t scratch = ((MULTI_KEYS * sizeof(tree_t) + 63) & ~(size_t)63) + 32 * (PCA_LEAVES + 4) +
+                     16 * ((size_t)MULTI_OUT * MULTI_KEYS + MULTI_TMP) + 8 * d + 64;
     size_t units = (size_t)((m + PCA_LEAVES - 1) / PCA_LEAVES);
     return secea__pool_run(pca_unit, &c, units, scratch, threads);
 }

@@ -164,6 +164,29 @@ void secea__dpf_tree_load(tree_t *t, const uint8_t *body, unsigned levels);
  * blocks each and must differ from nodes. */
 const blk *secea__dpf_descend(const secea__dpf_impl *im, const tree_t *t, const blk *nodes, uint64_t a0,
                               unsigned d0, unsigned d1, uint64_t lo, uint64_t hi, blk *bufA, blk *bufB);
+/* Interleaved descent of several trees (the latency-bound top levels).
+ * nk <= MULTI_KEYS trees t[0..nk) start from one node each, start[k], all
+ * with index a0 at depth d0, toward the nodes of depth d1 with indices
+ * [lo, hi) (descendants of a0).  While a level has fewer than MULTI_MIN
+ * parent nodes per tree, the level of all nk trees is hashed in one batch
+ * (the variant's hash slot under k_L, then k_R: nk times the blocks in
+ * flight), then corrected in C; it stops at the first wider level.  Returns
+ * the depth dm reached; tree k's nodes of depth dm covering [lo, hi), *nm of
+ * them with indices *am, *am + 1, ..., are at out + k * MULTI_OUT, ready for
+ * secea__dpf_descend(..., out + k * MULTI_OUT, *am, dm, d1, lo, hi, ...).
+ * tmp: MULTI_TMP blocks.  Bit-identical to secea__dpf_descend per tree. */
+#define MULTI_KEYS 8
+#define MULTI_MIN 16
+#define MULTI_OUT (2 * MULTI_MIN + 2)
+#define MULTI_TMP (MULTI_KEYS * 7 * MULTI_MIN)
+unsigned secea__dpf_descend_multi(const secea__dpf_impl *im, const tree_t *t, size_t nk, const blk *start,
+                                  uint64_t a0, unsigned d0, unsigned d1, uint64_t lo, uint64_t hi, blk *out,
+                                  uint64_t *am, size_t *nm, blk *tmp);
+/* 1 (the default) if the server kernels (path_xor_rows, eval_full_dot,
+ * path_convert_accumulate) descend their top levels interleaved, 0 for the
+ * reference walk of one tree at a time (secea_dpf_set_interleave) */
+int secea__dpf_interleave(void);
+
 /* Writes the values of leaves[0..cnt) (out[i*ncw + k]), at most nout of
  * them.  conv: CONV_CH * nb blocks of scratch. */
 void secea__dpf_leaf_values(const secea__dpf_impl *im, const grp_t *g, const blk *leaves, size_t cnt,

@@ -8,6 +8,7 @@
 #include "dpf_tree.h"
 
 #define DOT_KG 8   /* keys per group: one pass over a table chunk serves 8 keys */
+_Static_assert(DOT_KG <= MULTI_KEYS, "a key group's subtree tops descend in one interleaved batch");
 
 /* acc[k*d + col] += sum_x vals[k*vs + x] * table[x*d + col] (xor_mode 0), or
  * acc[k*d + col] ^= vals[k*vs + x] & table[x*d + col] with all-ones / zero
@@ -103,6 +104,7 @@ typedef struct {
     uint64_t *partial;     /* units x DOT_KG x d */
     int mac512;
     int xor_mode;          /* path keys: XOR of the rows whose leaf has t = 1 */
+    int multi;             /* the DOT_KG keys' subtree tops interleaved (secea__dpf_descend_multi) */
 } dot_ctx;
 
 static int dot_unit(void *vctx, size_t unit, void *scratch)
@@ -129,6 +131,8 @@ static int dot_unit(void *vctx, size_t unit, void *scratch)
     blk *sB = (blk *)p;                               p += 16 * sub_cap();
     blk *conv = (blk *)p;                             p += 16 * (size_t)CONV_CH * g->nb;
     uint64_t *vals = (uint64_t *)p;                   p += 8 * chunk_x * DOT_KG;
+    blk *mout = (blk *)p;                             p += 16 * (size_t)MULTI_OUT * DOT_KG;
+    blk *mtmp = (blk *)p;                             p += 16 * (size_t)MULTI_TMP;
     uint64_t cw[DOT_KG][DPF_MAX_EARLY_NCW];
     int party[DOT_KG];
     walk_t w[DOT_KG];
@@ -144,9 +148,22 @@ static int dot_unit(void *vctx, size_t unit, void *scratch)
     }
     memset(vals, 0, 8 * chunk_x * DOT_KG);   /* rows of absent keys stay zero */
     for (uint64_t q = w[0].qlo; q <= w[0].qhi; q++) {
-        uint64_t slo = 0, shi = 0;
+        uint64_t slo = 0, shi = 0, am = 0;
+        size_t nm = 0;
+        unsigned dm = 0;
+        if (c->multi) {
+            /* the subtrees' top levels of the nk keys interleaved, then one key at a time */
+            uint64_t a = q << w[0].b, z = (q + 1) << w[0].b;
+            slo = lo > a ? lo : a;
+            shi = hi < z ? hi : z;
+            blk start[DOT_KG];
+            for (size_t k = 0; k < nk; k++) start[k] = w[k].top[q - w[k].qlo];
+            dm = secea__dpf_descend_multi(im, trees, nk, start, q, w[0].D, L, slo, shi, mout, &am, &nm, mtmp);
+        }
         for (size_t k = 0; k < nk; k++) {
-            const blk *leaves = secea__dpf_walk_sub(&w[k], im, &trees[k], q, lo, hi, &slo, &shi, sA, sB);
+            const blk *leaves = c->multi
+                ? secea__dpf_descend(im, &trees[k], mout + k * MULTI_OUT, am, dm, L, slo, shi, sA, sB)
+                : secea__dpf_walk_sub(&w[k], im, &trees[k], q, lo, hi, &slo, &shi, sA, sB);
             size_t cnt = (size_t)(shi - slo);
             uint64_t first = slo * ncw;
             uint64_t avail = c->m - first;
@@ -187,6 +204,7 @@ static int dot_run(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *k
     dot_ctx c;
     memset(&c, 0, sizeof c);
     c.xor_mode = xor_mode;
+    c.multi = secea__dpf_interleave();
     c.im = secea__dpf_impl_cur();
     secea__dpf_grp_init(&c.g, 0, 0, e ? (size_t)1 << e : 1);
     c.keys = keys;
@@ -210,7 +228,8 @@ static int dot_run(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *k
     if (!c.partial) return SECEA_ENOMEM;
     size_t chunk_x = ((size_t)1 << b) * c.g.ncw;
     size_t scratch = sizeof(tree_t) * DOT_KG + 16 * c.topcap * (DOT_KG + 2) + 32 * sub_cap() +
-                     16 * (size_t)CONV_CH * c.g.nb + 8 * chunk_x * DOT_KG + 64;
+                     16 * (size_t)CONV_CH * c.g.nb + 8 * chunk_x * DOT_KG +
+                     16 * ((size_t)MULTI_OUT * DOT_KG + MULTI_TMP) + 64;
     int status = secea__pool_run(dot_unit, &c, units, scratch, threads);
     if (status == 0) {
         memset(out, 0, 8 * count * d);

@@ -108,6 +108,58 @@ const blk *secea__dpf_descend(const secea__dpf_impl *im, const tree_t *t, const 
     return cur + (lo - a);
 }
 
+static int interleave_on = 1;
+
+int secea_dpf_set_interleave(int on)
+{
+    int prev = __atomic_load_n(&interleave_on, __ATOMIC_RELAXED);
+    __atomic_store_n(&interleave_on, on ? 1 : 0, __ATOMIC_RELAXED);
+    return prev;
+}
+
+int secea__dpf_interleave(void) { return __atomic_load_n(&interleave_on, __ATOMIC_RELAXED); }
+
+unsigned secea__dpf_descend_multi(const secea__dpf_impl *im, const tree_t *t, size_t nk, const blk *start,
+                                  uint64_t a0, unsigned d0, unsigned d1, uint64_t lo, uint64_t hi, blk *out,
+                                  uint64_t *am, size_t *nm, blk *tmp)
+{
+    /* tmp: gathered parents | H_L | H_R (nk * MULTI_MIN each) | two child levels (2 nk MULTI_MIN each) */
+    blk *par = tmp, *hl = tmp + MULTI_KEYS * MULTI_MIN, *hr = hl + MULTI_KEYS * MULTI_MIN;
+    blk *lvA = hr + MULTI_KEYS * MULTI_MIN, *lvB = lvA + 2 * MULTI_KEYS * MULTI_MIN;
+    const blk *cur = start;
+    size_t cstride = 1;              /* nodes per tree in cur */
+    uint64_t a = a0;
+    unsigned dep = d0;
+    for (; dep < d1; dep++) {
+        unsigned rem = d1 - dep - 1;
+        uint64_t plo = lo >> (rem + 1), phi = (hi - 1) >> (rem + 1);
+        size_t n = (size_t)(phi - plo + 1);
+        if (n >= MULTI_MIN) break;
+        for (size_t k = 0; k < nk; k++) memcpy(par + k * n, cur + k * cstride + (plo - a), 16 * n);
+        im->hash(hl, par, nk * n, DPF_KL, 1);
+        im->hash(hr, par, nk * n, DPF_KR, 1);
+        blk *dst = cur == lvA ? lvB : lvA;
+        for (size_t k = 0; k < nk; k++) {
+            blk cl = t[k].cw[dep][0], cr = t[k].cw[dep][1];
+            for (size_t i = 0; i < n; i++) {
+                size_t j = k * n + i;
+                uint64_t tm = 0 - (par[j].lo & 1);
+                dst[2 * j] = blk_xor(hl[j], blk_and(cl, tm));
+                dst[2 * j + 1] = blk_xor(hr[j], blk_and(cr, tm));
+            }
+        }
+        cur = dst;
+        cstride = 2 * n;
+        a = plo << 1;
+    }
+    uint64_t qlo = lo >> (d1 - dep), qhi = (hi - 1) >> (d1 - dep);
+    size_t cnt = (size_t)(qhi - qlo + 1);
+    for (size_t k = 0; k < nk; k++) memcpy(out + k * MULTI_OUT, cur + k * cstride + (qlo - a), 16 * cnt);
+    *am = qlo;
+    *nm = cnt;
+    return dep;
+}
+
 void secea__dpf_leaf_values(const secea__dpf_impl *im, const grp_t *g, const blk *leaves, size_t cnt,
                         const uint64_t *cw, int party, blk *conv, uint64_t *out, size_t nout)
 {

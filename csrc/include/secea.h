@@ -335,6 +335,12 @@ int secea_dpf_eval_full_dot(const secea_dpf_shape *shape, uint64_t *out, const u
  * the leaves select rows, out[c*d + k] = XOR_{x<m, t_cx = 1} table[x*d + k];
  * the two servers' outputs XOR to row alpha (t_0x xor t_1x = [x = alpha]). */
 int secea_dpf_path_xor_rows(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *paths, size_t count, const uint64_t *table, uint64_t m, size_t d, int threads);
+/* The server kernels above (path_xor_rows, eval_full_dot,
+ * path_convert_accumulate) walk the top levels of several keys' trees
+ * interleaved (on = 1, the default) or one tree at a time (on = 0: the
+ * reference walk, bit-identical; tests and benchmarks compare the two).
+ * Process-wide; returns the previous setting. */
+int secea_dpf_set_interleave(int on);
 /* The fixed-key hash H_which (0 = left, 1 = right, 2 = convert) on
  * nblocks 16-byte blocks (known answers against the Python twin). */
 void secea_dpf_hash(uint8_t *out, const uint8_t *in, size_t nblocks, int which);
