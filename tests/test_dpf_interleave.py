@@ -52,11 +52,11 @@ def _keys(count, n, m, seed):
 @pytest.mark.parametrize("n, m", SHAPES)
 def test_xor_rows_interleaved_matches_reference(variant, count, n, m):
     alphas, (k0, k1, _) = _keys(count, n, m, 1000 * n + count)
-    table = np.frombuffer(os.urandom(8 * m * 3), dtype=np.uint64).reshape(m, 3)
+    table = np.frombuffer(os.urandom(8 * m * 6), dtype=np.uint64).reshape(m, 6)   # a 4-word slice + 2
     r0, i0 = _both_walks(lambda: dpf.path_xor_rows(k0, table, threads=1))
     r1, i1 = _both_walks(lambda: dpf.path_xor_rows(k1, table, threads=2))
     assert i0.tobytes() == r0.tobytes() and i1.tobytes() == r1.tobytes()
-    got = (i0 ^ i1).reshape(count, 3)
+    got = (i0 ^ i1).reshape(count, 6)
     assert np.array_equal(got, table[alphas])     # and both are right
 
 

@@ -91,6 +91,39 @@ TGT_MAC static void xor_avx512(uint64_t *acc, const uint64_t *vals, size_t vs, c
 {
     mac_avx512_mode(acc, vals, vs, table, rows, d, 1);
 }
+
+#define TGT_AVX2 SECEA_TARGET("avx2")
+#define XOR2_ROWS 48   /* rows per block: 48 x 64 words x 8 B = 24 KiB of table stay in L1 across the column passes */
+
+/* xor_plain with AVX2 (CPUs without AVX-512): per block of rows and 4-word
+ * column slice, the DOT_KG accumulators live in registers, each row slice is
+ * loaded once and ANDed with each key's broadcast mask.  The masks (control
+ * bits) only mask: no address depends on them. */
+TGT_AVX2 static void xor_avx2(uint64_t *acc, const uint64_t *vals, size_t vs, const uint64_t *table, size_t rows,
+                              size_t d)
+{
+    size_t d4 = d & ~(size_t)3;
+    for (size_t x0 = 0; x0 < rows; x0 += XOR2_ROWS) {
+        size_t xn = rows - x0 < XOR2_ROWS ? rows - x0 : XOR2_ROWS;
+        for (size_t c0 = 0; c0 < d4; c0 += 4) {
+            __m256i a[DOT_KG];
+            for (int k = 0; k < DOT_KG; k++) a[k] = _mm256_loadu_si256((const __m256i *)(acc + k * d + c0));
+            for (size_t x = x0; x < x0 + xn; x++) {
+                __m256i r = _mm256_loadu_si256((const __m256i *)(table + x * d + c0));
+                for (int k = 0; k < DOT_KG; k++) {
+                    __m256i v = _mm256_set1_epi64x((long long)vals[k * vs + x]);
+                    a[k] = _mm256_xor_si256(a[k], _mm256_and_si256(v, r));
+                }
+            }
+            for (int k = 0; k < DOT_KG; k++) _mm256_storeu_si256((__m256i *)(acc + k * d + c0), a[k]);
+        }
+        for (size_t x = x0; x < x0 + xn; x++)          /* the last d mod 4 columns */
+            for (int k = 0; k < DOT_KG; k++) {
+                uint64_t v = vals[k * vs + x];
+                for (size_t col = d4; col < d; col++) acc[k * d + col] ^= v & table[x * d + col];
+            }
+    }
+}
 #endif
 
 typedef struct {
@@ -103,6 +136,7 @@ typedef struct {
     uint64_t m, nleaves;
     uint64_t *partial;     /* units x DOT_KG x d */
     int mac512;
+    int xor256;            /* the XOR retrieval with AVX2 (xor_avx2): the CPU has it, no AVX-512, interleaved mode */
     int xor_mode;          /* path keys: XOR of the rows whose leaf has t = 1 */
     int multi;             /* the DOT_KG keys' subtree tops interleaved (secea__dpf_descend_multi) */
 } dot_ctx;
@@ -181,6 +215,8 @@ static int dot_unit(void *vctx, size_t unit, void *scratch)
         if (c->mac512) {
             if (c->xor_mode) xor_avx512(acc, vals, chunk_x, tab, rows, d);
             else mac_avx512(acc, vals, chunk_x, tab, rows, d);
+        } else if (c->xor_mode && c->xor256) {
+            xor_avx2(acc, vals, chunk_x, tab, rows, d);
         } else
 #endif
         if (c->xor_mode) xor_plain(acc, vals, chunk_x, tab, rows, d);
@@ -220,6 +256,10 @@ static int dot_run(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *k
     c.ngroups = (count + DOT_KG - 1) / DOT_KG;
     c.parts = secea__dpf_choose_parts(c.ngroups, threads, c.nleaves);
     c.mac512 = secea__dpf_mac512();
+    {
+        const secea__kernels *kn = secea__kernels_now();
+        c.xor256 = c.multi && !kn->portable && kn->cpu.avx2;
+    }
     unsigned b = levels < SUB_LOG ? levels : SUB_LOG;
     uint64_t chunks = (c.nleaves + ((uint64_t)1 << b) - 1) >> b;
     c.topcap = walk_top_cap(chunks / c.parts + 2);
