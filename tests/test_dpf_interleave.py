@@ -64,7 +64,7 @@ def test_xor_rows_interleaved_matches_reference(variant, count, n, m):
 @pytest.mark.parametrize("count", COUNTS)
 @pytest.mark.parametrize("n, m", SHAPES)
 def test_convert_accumulate_interleaved_matches_reference(variant, group, dtype, count, n, m):
-    d = 3
+    d = 5   # full and partial 16-byte blocks in both rings
     alphas, (k0, k1, sec) = _keys(count, n, m, 7 + 1000 * n + count)
     rng = np.random.default_rng(count)
     betas = rng.integers(0, 1 << 32, (count, d), dtype=np.uint64)
