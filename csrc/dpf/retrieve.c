@@ -2,8 +2,11 @@
  * key without materialising the 2^n shares (the fused dot product), and
  * the two-server XOR PIR on path keys (rows selected by the leaves' control
  * bits).  DOT_KG keys walk one leaf range together, so one pass over a
- * table chunk serves DOT_KG keys; the multiply-accumulate is plain C or
- * AVX-512 (secea__dpf_mac512, chosen with the variant table). */
+ * table chunk serves DOT_KG keys, and their subtrees' top levels descend
+ * interleaved (secea__dpf_descend_multi); the multiply-accumulate is plain C
+ * or AVX-512 (secea__dpf_mac512, chosen with the variant table), the XOR
+ * also AVX2 where AVX-512 is missing.  secea_dpf_set_interleave(0) selects
+ * the reference: one tree at a time and the plain-C XOR. */
 #include <stdlib.h>
 #include "dpf_tree.h"
 

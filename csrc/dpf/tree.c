@@ -7,8 +7,9 @@
  * then each subtree is expanded level by level in two ping-pong buffers and
  * converted (batched AES: 32 blocks in flight with VAES).  Threads take work
  * units (key, leaf range) from the atomic counter of secea__pool_run
- * (csrc/common/threads.c).  Expansion goes through secea__dpf_descend() alone: a
- * multi-key (interleaved) expansion replaces that one function's loop. */
+ * (csrc/common/threads.c).  Expansion goes through secea__dpf_descend(), and
+ * for the server kernels' top levels through secea__dpf_descend_multi()
+ * (several keys' trees per hash batch) first. */
 #include "dpf_tree.h"
 
 int secea__dpf_shape_ok(const secea_dpf_shape *s, unsigned need)
