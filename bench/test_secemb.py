@@ -224,3 +224,45 @@ def test_sessions_cost_against_raw_parties(benchmark):
     info["overhead_of_flower_loopback"] = (min(ses) - min(raw)) / info["flower_loopback_round_s"]
     benchmark.extra_info.update(info)
     print(info)
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_secemb_twin(benchmark, workload, bits):
+    """The servers' kernels against their reference twin in one process
+    (``lib.secea_dpf_set_interleave(0)``: one tree at a time and the plain-C
+    XOR), the two alternating, one thread, in CPU seconds, with the AES
+    ceiling on the same clock: the ratios hold on a loaded host where wall
+    times do not.  Command: ``pytest bench/test_secemb.py --benchmark-only
+    -k secemb_twin``."""
+    Q, items, grads = workload
+    clock = time.process_time
+    n, peak = 1 << 26, 0.0
+    best = {}
+
+    def run():
+        nonlocal peak
+        for il in (0, 1):
+            for _ in range(3):
+                t = clock()
+                lib.secea_aes_peak(n)
+                peak = max(peak, n / (clock() - t))
+            prev = lib.secea_dpf_set_interleave(il)
+            try:
+                rep = secemb.run_round(Q, items, grads, MP, threads=1, agg_bits=bits)
+            finally:
+                lib.secea_dpf_set_interleave(prev)
+            best[il] = rep
+
+    benchmark.group = "secemb server kernels vs reference twin"
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    info = {"agg_bits": bits, "clock": "process CPU seconds"}
+    for il, name in ((0, "reference"), (1, "interleaved")):
+        i = _round_info(best[il], USERS, bits, 1, peak)
+        for k in ("server_retrieval_s", "server_aggregation_s", "server_seconds_per_iteration",
+                  "aes_fraction_retrieval", "aes_fraction_aggregation", "aes_fraction_server"):
+            info[f"{name}_{k}"] = i[k]
+    info["aes_peak_gblocks_per_s"] = peak / 1e9
+    info["retrieval_ratio"] = info["reference_server_retrieval_s"] / info["interleaved_server_retrieval_s"]
+    info["server_ratio"] = (info["reference_server_seconds_per_iteration"]
+                            / info["interleaved_server_seconds_per_iteration"])
+    benchmark.extra_info.update(info)
