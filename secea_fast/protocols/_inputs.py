@@ -10,9 +10,75 @@ from typing import Any, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-# an entity id; the per-client inputs of a round: one dict entity id -> embedding per client
+# an entity id; the per-client inputs of a round: per client, a dict entity id -> embedding or
+# the same as arrays (EntityRows)
 EntityId = Union[str, bytes, int]
-Local = Sequence[dict[Any, Any]]
+
+
+class EntityRows:
+    """One client's input to an entity-aggregation round as arrays:
+    ``ids``, a 1-D integer array of distinct entity ids, and ``rows``, a
+    2-D real array with one embedding row per id, in the same order.  The
+    same input as the dict ``{int(i): row}`` (ids are matched across
+    clients as integers, so ``EntityRows([3], ...)`` and ``{3: ...}`` name
+    the same entity) and the same result bit for bit, without building a
+    dict per round.  Checked once, here: a round takes it as it is.  The
+    arrays are kept as read-only views, not copied (``rows`` as float64:
+    copied only if it is another dtype)."""
+
+    __slots__ = ("ids", "rows")
+    ids: np.ndarray
+    rows: np.ndarray
+
+    def __init__(self, ids: ArrayLike, rows: ArrayLike) -> None:
+        i = np.asarray(ids)
+        if i.ndim != 1 or i.dtype.kind not in "iu":
+            raise TypeError(f"ids must be a 1-D integer array, got dtype {i.dtype}, shape {i.shape}")
+        if not len(i):
+            raise ValueError("ids must name at least one entity")
+        r = real_vector(rows, "rows")
+        if r.ndim != 2 or r.shape[0] != len(i) or not r.shape[1]:
+            raise ValueError(f"rows must be a 2-D array with one non-empty row per id ({len(i)}), "
+                             f"got shape {r.shape}")
+        u, counts = np.unique(i, return_counts=True)
+        if len(u) != len(i):
+            raise ValueError(f"ids must be distinct: entity id {int(u[counts > 1][0])} is repeated")
+        i, r = i.view(), r.view()
+        i.flags.writeable = r.flags.writeable = False
+        object.__setattr__(self, "ids", i)
+        object.__setattr__(self, "rows", r)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("EntityRows is immutable")
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return f"EntityRows({len(self.ids)} ids, rows {self.rows.shape[0]}x{self.rows.shape[1]})"
+
+    def id_list(self) -> list[int]:
+        """The ids as Python ints (the dict form's keys)."""
+        return self.ids.tolist()
+
+    def to_dict(self) -> dict[int, np.ndarray]:
+        """The dict form: int id -> its row."""
+        return dict(zip(self.id_list(), self.rows))
+
+
+Local = Sequence[Union[dict[Any, Any], EntityRows]]
+Dicts = Sequence[dict[Any, Any]]          # the input of the rounds that take dicts only
+
+
+def local_ids(emb: dict[Any, Any] | EntityRows) -> list[Any]:
+    """A client's entity ids in its input's order (a dict's keys, or
+    :class:`EntityRows`' ids as Python ints)."""
+    return emb.id_list() if isinstance(emb, EntityRows) else list(emb)
+
+
+def local_items(emb: dict[Any, Any] | EntityRows) -> Iterable[tuple[Any, Any]]:
+    """(id, row) pairs of a client's input, in its order."""
+    return zip(emb.id_list(), emb.rows) if isinstance(emb, EntityRows) else emb.items()
 
 
 def id_bytes(x: EntityId) -> bytes:
@@ -54,19 +120,51 @@ def real_vector(vec: ArrayLike, name: str) -> np.ndarray:
     return a.astype(np.float64, copy=False)
 
 
-def check_local(local: Local) -> int:
+def check_local(local: Local, *, arrays: bool = False) -> int:
     """``local``: one non-empty dict entity id -> real 1-D embedding per
-    client (the input of the entity-aggregation rounds).  Returns d, the
-    embedding length of the first entity (the parameters check the rest)."""
+    client (the input of the entity-aggregation rounds), or with
+    ``arrays``, an :class:`EntityRows` (checked when it was made) in place
+    of any dict.  Returns d, the embedding length of the first entity (the
+    parameters check the rest)."""
     if not isinstance(local, (list, tuple)) or not local:
         raise TypeError("local must be a non-empty list of dicts (one per client)")
     for n, emb in enumerate(local):
+        if isinstance(emb, EntityRows):
+            if not arrays:
+                raise TypeError(f"local[{n}]: this round takes dicts entity id -> embedding, "
+                                f"not EntityRows (use its to_dict())")
+            continue
         if not isinstance(emb, dict) or not emb:
             raise ValueError(f"client {n}: expected a non-empty dict entity id -> embedding")
         for key, vec in emb.items():
             if not (isinstance(vec, np.ndarray) and vec.dtype.kind in "biuf"):
                 real_vector(vec, f"local[{n}][{key!r}]")
-    return len(np.asarray(next(iter(local[0].values()))).reshape(-1))
+    first = local[0]
+    if isinstance(first, EntityRows):
+        return int(first.rows.shape[1])
+    return len(np.asarray(next(iter(first.values()))).reshape(-1))
+
+
+def rows_in_order(emb: EntityRows, ids: list[Any], d: int, who: str) -> np.ndarray:
+    """``emb``'s rows in the order of ``ids`` (a party's entities): as they
+    are when its ids are ``ids`` in the same order, else matched by
+    ``id_bytes`` as a dict's keys are.  ValueError naming ``who`` for rows
+    of another width, a missing id or an unknown one."""
+    if emb.rows.shape[1] != d:
+        raise ValueError(f"{who}: rows must have {d} columns, got {emb.rows.shape[1]}")
+    keys = emb.id_list()
+    if keys == ids:
+        return emb.rows
+    if len(keys) != len(ids):
+        raise ValueError(f"{who}: need one embedding per entity ({len(ids)}), got {len(keys)}")
+    idx = {id_bytes(x): i for i, x in enumerate(ids)}
+    order = np.empty(len(keys), dtype=np.int64)
+    for j, key in enumerate(keys):
+        row = idx.get(id_bytes(key))
+        if row is None:
+            raise ValueError(f"{who}: embedding for unknown entity {key!r}")
+        order[row] = j
+    return emb.rows[order]
 
 
 def check_pairs(pairs: Iterable[tuple[int, int]] | None, N: int, name: str) -> set[tuple[int, int]]:

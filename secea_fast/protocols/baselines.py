@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import check_int
-from ._inputs import Local, check_local, id_bytes
+from ._inputs import Dicts, check_local, id_bytes
 from .secemb import SecEmbParams, SecEmbRoundResult, additive_shares, decode_fixed, encode_fixed, encode_table
 
 __all__ = ["embavg_rows", "embavg", "secure_fedrec_round", "embavg_round", "psi_sa_round"]
@@ -84,7 +84,7 @@ def embavg_rows(ids: Sequence[ArrayLike], rows: Sequence[ArrayLike], n_entities:
     return [tot[i].astype(np.float64) / scale / cnt[i][:, None].astype(np.float64) for i in idx]
 
 
-def embavg(local: Local, precision: int | None = None) -> list[dict[Any, np.ndarray]]:
+def embavg(local: Dicts, precision: int | None = None) -> list[dict[Any, np.ndarray]]:
     """:func:`embavg_rows` on one dict per client (entity id -> 1-D row;
     ids are matched as SecEA matches them, by ``id_bytes``): one dict per
     client with the average of each of its entities."""
@@ -97,7 +97,7 @@ def embavg(local: Local, precision: int | None = None) -> list[dict[Any, np.ndar
     return [dict(zip(emb, a)) for emb, a in zip(local, avg)]
 
 
-def embavg_round(local: Local) -> dict[str, Any]:
+def embavg_round(local: Dicts) -> dict[str, Any]:
     """EmbAvg (no privacy) timed and counted: returns {"embeddings": [per
     client dict] (:func:`embavg`), "seconds": {...}, "bytes": {...}}."""
     t0 = time.perf_counter()
@@ -107,7 +107,7 @@ def embavg_round(local: Local) -> dict[str, Any]:
     return {"embeddings": out, "seconds": {"server": dt}, "bytes": {"up": nb, "down": nb}}
 
 
-def psi_sa_round(local: Local, precision: int = 8, bound: float = 100.0) -> dict[str, Any]:
+def psi_sa_round(local: Dicts, precision: int = 8, bound: float = 100.0) -> dict[str, Any]:
     """PSI + pairwise-masked secure aggregation over the intersection (see
     the module docstring).  Returns embeddings, seconds, bytes and the
     intersection size."""

@@ -156,14 +156,14 @@ class SecEAAvg(Aggregator):
 
     def __call__(self, task, rows):
         from ..protocols import secea
-        local = [dict(zip(i.tolist(), r)) for i, r in zip(task.ids, rows)]
+        local = [secea.EntityRows(i, r) for i, r in zip(task.ids, rows)]
         kept = self._kept
         union = (kept[1] if kept is not None and len(kept[0]) == len(task.ids)
                  and all(np.array_equal(a, b) for a, b in zip(kept[0], task.ids)) else None)
         res = secea.run_round(local, T=self.T, precision=self.precision, bound=task.bound,
                               processes=self.processes, union=union)
         self._kept = ([np.array(i, copy=True) for i in task.ids], res.union)
-        out = [np.array([emb[k] for k in i.tolist()]) for emb, i in zip(res.embeddings, task.ids)]
+        out = list(res.rows)
         # "product" is the part of "responses" spent in the response products:
         # kept as "responses:product", outside the sum of the phases
         secs = {("responses:product" if k == "product" else k): float(v) for k, v in res.wall.items()

@@ -90,9 +90,9 @@ from .coding import DecodeResult, DecodingError, decode_values, gather_responses
 from .messages import Message
 from .params import PSU_PRIME, SecEAParams, hash_ids, max_clients
 from .parties import Client, Server
-from .round import PHASES, SecEARoundResult, aggregate, default_block_size, entity_union, plaintext_sums, run_round
+from .round import PHASES, EntityRows, SecEARoundResult, aggregate, default_block_size, entity_union, plaintext_sums, run_round
 
 __all__ = ["SecEAParams", "Client", "Server", "Message", "hash_ids", "entity_union",
            "aggregate", "run_round", "SecEARoundResult", "PSU_PRIME", "DecodingError",
            "DecodeResult", "decode_values", "gather_responses", "max_clients",
-           "default_block_size", "plaintext_sums", "PHASES"]
+           "default_block_size", "plaintext_sums", "PHASES", "EntityRows"]

@@ -16,7 +16,7 @@ from ...field import raw as fp
 from ..._checks import check_int
 from ..._secrets import SecretHolder
 from ...prg import Prg, X25519KeyPair, copy_stream, pairwise_seed, random_seed, uniform
-from .._inputs import EntityId, entity_list, id_bytes, real_vector
+from .._inputs import EntityId, EntityRows, entity_list, id_bytes, real_vector, rows_in_order
 from ..common.wire import Reader, Writer, canonical_int, check_increasing
 from .coding import DecodeResult, DecodingError, decode_values, gather_responses, union_from_sum
 from .._secea_wire import as_u64, pad_domain
@@ -254,14 +254,15 @@ class Client(SecretHolder):
         return self.positions
 
     # --- private embedding sharing (Sec. 4.2)
-    def encode_embeddings(self, embeddings: dict[Any, Any]) -> NDArray[np.uint64]:
+    def encode_embeddings(self, embeddings: dict[Any, Any] | EntityRows) -> NDArray[np.uint64]:
         """(M, K*sub) expanded fixed-point embeddings (eq. 6): (h, 1) at own
-        entities, 0 elsewhere, zero-padded to K sub-vectors."""
+        entities, 0 elsewhere, zero-padded to K sub-vectors.  ``embeddings``:
+        a dict entity id -> 1-D float array, or :class:`EntityRows`."""
         prm = self.params
-        M = self.M
+        if isinstance(embeddings, EntityRows):
+            return self._expand(rows_in_order(embeddings, self.ids, self.params.d, f"client {self.index}"))
         if not isinstance(embeddings, dict):
-            raise TypeError("embeddings must be a dict entity id -> 1-D float array")
-        H = np.zeros((M, prm.K * prm.sub), dtype=np.uint64)
+            raise TypeError("embeddings must be a dict entity id -> 1-D float array, or EntityRows")
         idx = {}
         for i, x in enumerate(self.ids):
             idx[id_bytes(x)] = i
@@ -281,12 +282,17 @@ class Client(SecretHolder):
             seen[row] = True
         if not seen.all():
             raise ValueError(f"client {self.index}: missing embeddings")
+        return self._expand(rows)
+
+    def _expand(self, rows: np.ndarray) -> NDArray[np.uint64]:
+        prm = self.params
+        H = np.zeros((self.M, prm.K * prm.sub), dtype=np.uint64)
         pos = self._positions()
         H[pos, :prm.d] = prm.fx.encode(rows)
         H[pos, prm.d] = 1
         return H
 
-    def share(self, embeddings: dict[Any, Any], rnd: int) -> list[Message]:
+    def share(self, embeddings: dict[Any, Any] | EntityRows, rnd: int) -> list[Message]:
         """y_{n,v} = (phi_{n,e_m}(alpha_v))_m for every v (eq. 11), each padded
         for its receiver (Remark 1); the share for v = n stays local."""
         prm = self.params
@@ -565,9 +571,13 @@ class Client(SecretHolder):
 
     def finish(self, sums: np.ndarray, counts: np.ndarray) -> dict[Any, np.ndarray]:
         """Global embeddings (eq. 5) for this client's own entities."""
-        prm = self.params
-        avg = sums.astype(np.float64) / prm.fx.scale / counts[:, None]
+        avg = self.finish_rows(sums, counts)
         return {x: avg[i] for i, x in enumerate(self.ids)}
+
+    def finish_rows(self, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """:meth:`finish` as one 2-D array, a row per own entity in this
+        client's entity order (the values of :meth:`finish`, bit for bit)."""
+        return sums.astype(np.float64) / self.params.fx.scale / counts[:, None]
 
 
 # ----------------------------------------------------------------- server

@@ -35,7 +35,8 @@ from numpy.typing import ArrayLike
 
 from ... import tuning
 from ..._checks import check_int
-from .._inputs import EntityId, Local, check_local, check_pairs, entity_list, id_bytes
+from .._inputs import EntityId, EntityRows, Local, check_local, check_pairs, entity_list, id_bytes, local_ids, \
+    local_items
 from ...executor import Executor
 from .._blocks import apportion_wall, resolve_executor, run_blocks
 from ..common.rounds import ProgressFactory, RoundResult
@@ -46,7 +47,7 @@ from .. import _secea_local       # a module, not names: it imports this package
 from .loopback import FaultyLoopback, Loopback, Transport, drive_checked
 from .session import ClientSession, ServerSession, default_block_size
 
-__all__ = ["SecEARoundResult", "run_round", "aggregate", "entity_union", "default_block_size",
+__all__ = ["SecEARoundResult", "EntityRows", "run_round", "aggregate", "entity_union", "default_block_size",
            "plaintext_sums", "PHASES"]
 
 PHASES = ("offline", "responses", "all")
@@ -60,6 +61,9 @@ class SecEARoundResult(RoundResult[SecEAParams]):
     global embeddings (eq. 5), the quantized sums and the holder counts."""
     params: SecEAParams  # the type argument, named here for the API reference (pdoc)
     embeddings: list = dc_field(default_factory=list)   # per client: id -> global embedding (eq. 5)
+    # per client: the same global embeddings as one 2-D float array, a row
+    # per entity in the order of the client's input (dict keys or EntityRows ids)
+    rows: list = dc_field(default_factory=list)
     sums: list = dc_field(default_factory=list)         # per client: (|E_n|, d) int64 quantized sums
     counts: list = dc_field(default_factory=list)       # per client: (|E_n|,) holders of each entity
     union_size: int = 0
@@ -137,7 +141,7 @@ def plaintext_sums(local: Local, params: SecEAParams) -> list[tuple[np.ndarray, 
     fx = params.fx
     tot: dict[bytes, list[Any]] = {}            # id -> [sum of quantized rows, count]
     for emb in local:
-        for key, vec in emb.items():
+        for key, vec in local_items(emb):
             q = fx.quantize(np.asarray(vec, dtype=np.float64).reshape(1, -1))[0].astype(object)
             k = id_bytes(key)
             if k in tot:
@@ -147,7 +151,7 @@ def plaintext_sums(local: Local, params: SecEAParams) -> list[tuple[np.ndarray, 
                 tot[k] = [q.copy(), 1]
     out = []
     for emb in local:
-        keys = [id_bytes(x) for x in emb]
+        keys = [id_bytes(x) for x in local_ids(emb)]
         out.append((np.array([tot[k][0] for k in keys], dtype=np.int64).reshape(len(keys), -1),
                     np.array([tot[k][1] for k in keys], dtype=np.int64)))
     return out
@@ -161,7 +165,10 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
               require_checked: bool = False, authenticate: bool = True,
               union: ArrayLike | None = None) -> SecEARoundResult:
     """One SecEA round for all parties: ``local[n]`` is client n's dict
-    entity id -> 1-D float embedding.  ``processes``: worker processes for
+    entity id -> 1-D float embedding, or the same as arrays,
+    :class:`EntityRows` (integer ids and a 2-D row array: no dict is built;
+    the result is the same bit for bit, and ``result.rows[n]`` holds the
+    global embeddings in the order of its ids).  ``processes``: worker processes for
     the per-block phases (a local fork pool), or ``executor``: any
     :class:`secea_fast.executor.Executor` (e.g. a ``RayExecutor``); the
     result is bit-identical either way.  ``drop`` / ``corrupt``: sets of
@@ -196,7 +203,7 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     signatures): only to measure what authentication costs.  Otherwise the
     per-block phases run on the executor, the same parties' block schedule
     (throughput measurements, ``secea-fast bench``)."""
-    d = check_local(local)
+    d = check_local(local, arrays=True)
     if upto not in PHASES:
         raise ValueError(f"upto must be one of {PHASES}, got {upto!r}")
     if verify and upto != "all":
@@ -223,7 +230,7 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
 
     # --- parties and the one-time entity union
     w0 = time.perf_counter()
-    clients, server = _secea_local.make_parties([list(emb.keys()) for emb in local], params)
+    clients, server = _secea_local.make_parties([local_ids(emb) for emb in local], params)
     M = _secea_local.union_and_share(clients, server, local, rnd, secs, wall, nbytes, w0, union=kept)
     if upto != "offline":
         # the responders' packed shares, made before the workers fork: one
@@ -264,15 +271,16 @@ def run_round(local: Local, *, T: int = 1, precision: int = 8, K: int | None = N
     busy = sum(secs[ph] for ph in _BLOCK_PHASES) or 1.0
     wall["product"] = wall_blocks * secs["product"] / busy
     apportion_wall(wall, secs, _BLOCK_PHASES, wall_blocks)
-    embeddings = ([c.finish(s, cnt) for c, s, cnt in zip(clients, sums, counts)]
-                  if upto == "all" else [])
+    rows = ([c.finish_rows(s, cnt) for c, s, cnt in zip(clients, sums, counts)]
+            if upto == "all" else [])
+    embeddings = [dict(zip(c.ids, r)) for c, r in zip(clients, rows)]
     if verify:
         for n, (s_ref, c_ref) in enumerate(plaintext_sums(local, params)):
             if not (np.array_equal(s_ref, sums[n]) and np.array_equal(c_ref, counts[n])):
                 raise AssertionError(f"client {n}: SecEA sums differ from the plaintext sums")
     return SecEARoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes,
                             verified=True if verify else None, processes=executor.processes,
-                            embeddings=embeddings, sums=sums, counts=counts, union_size=M,
+                            embeddings=embeddings, rows=rows, sums=sums, counts=counts, union_size=M,
                             union=clients[0].union, faulty=sorted(faulty), unchecked=sorted(unchecked))
 
 
@@ -317,18 +325,19 @@ def _run_sessions(local: Local, params: SecEAParams, *, block_size, drop, corrup
     busy = sum(v for ph, v in secs.items() if ph != "product") or 1.0
     wall = {ph: wall_all * v / busy for ph, v in secs.items()}
     wall["blocks"] = sum(wall[ph] for ph in _BLOCK_PHASES)
-    sums, counts, embeddings = [], [], []
+    sums, counts, rows = [], [], []
     for c in sess:
         s_, c_ = c.sums, c.counts
         assert s_ is not None and c_ is not None and c.client is not None, "every session decoded"
         sums.append(s_)
         counts.append(c_)
-        embeddings.append(c.client.finish(s_, c_))
+        rows.append(c.client.finish_rows(s_, c_))
+    embeddings = [dict(zip(c.ids, r)) for c, r in zip(sess, rows)]
     if verify:
         _verify(local, params, sums, counts)
     return SecEARoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes,
                             verified=True if verify else None, processes=1, embeddings=embeddings,
-                            sums=sums, counts=counts, union_size=res.union_size, union=res.union,
+                            rows=rows, sums=sums, counts=counts, union_size=res.union_size, union=res.union,
                             faulty=sorted({(n, v) for n, c in enumerate(sess) for _, v in c.faulty}),
                             unchecked=sorted((n, b) for n, c in enumerate(sess) for b in c.unchecked))
 

@@ -143,7 +143,7 @@ import numpy as np
 from ... import tuning
 from ..._checks import check_int
 from ..._secrets import SecretHolder
-from .._inputs import check_local, entity_list
+from .._inputs import EntityRows, check_local, entity_list, local_ids
 from ..common.roster import Identity, Roster, transcript
 from ..common.wire import Reader, Writer, check_increasing
 from .coding import DecodingError
@@ -322,7 +322,9 @@ class SaltLedger:
         self._seen.add(bytes(salt))
 
 
-def _local_rows(local) -> dict:
+def _local_rows(local) -> dict | EntityRows:
+    if isinstance(local, EntityRows):       # checked when it was made
+        return local
     if not hasattr(local, "items") or not hasattr(local, "keys"):
         raise TypeError(f"local must be a mapping entity id -> embedding row, got {type(local).__name__}")
     rows = {k: _as_numpy(v) for k, v in local.items()}
@@ -343,7 +345,9 @@ class ClientSession(SecretHolder):
     picklable; :meth:`export_state` is its one transfer, to its own node).  ``roster`` / ``identity``: the
     federation's roster and this party's identity (both None only for an
     unauthenticated measurement run: keys are then neither signed nor
-    checked); ``local``: entity id -> 1-D embedding row (NumPy or torch);
+    checked); ``local``: entity id -> 1-D embedding row (NumPy or torch),
+    or the same as arrays (:class:`~secea_fast.protocols.secea.EntityRows`;
+    then :attr:`rows` holds the result in the order of its ids);
     ``layer``: this client's :class:`~secea_fast.protocols.secea.layer.Layer`
     (default plain SecEA; SecEA-PHE: its own ``PaillierLayer``, which holds
     its Paillier key pair).
@@ -353,7 +357,7 @@ class ClientSession(SecretHolder):
     last block is decoded; :attr:`seconds` its compute seconds per phase
     (never sent)."""
 
-    def __init__(self, roster: Roster | None, identity: Identity | None, local: Mapping[Any, Any], *,
+    def __init__(self, roster: Roster | None, identity: Identity | None, local: Mapping[Any, Any] | EntityRows, *,
                  layer: Layer | None = None, salts: SaltLedger | None = None) -> None:
         if salts is not None and not callable(getattr(salts, "claim", None)):
             raise TypeError(f"salts must have a claim(salt) method, got {type(salts).__name__}")
@@ -366,7 +370,7 @@ class ClientSession(SecretHolder):
         self.layer = Layer() if layer is None else layer
         if not isinstance(self.layer, Layer):
             raise TypeError(f"layer must be a secea Layer, got {type(layer).__name__}")
-        self.ids = entity_list(local, "local")
+        self.ids = local_ids(local) if isinstance(local, EntityRows) else entity_list(local, "local")
         self.round = -1
         self.attempt = 0
         self.stage = ""                      # last stage taken: "", keys, peers, step
@@ -385,6 +389,7 @@ class ClientSession(SecretHolder):
         self.failed: set[int] = set()
         self.unchecked: set[int] = set()
         self.result: dict[Any, np.ndarray] | None = None
+        self.rows: np.ndarray | None = None    # the result as one array, a row per entity of ``ids``
         self.seconds: dict[str, float] = {}
         # this process's own record (never sent, not in the state): why a
         # block failed, which responders the decoder found faulty
@@ -407,7 +412,7 @@ class ClientSession(SecretHolder):
             self.layer.check_fields(cfg)
         except (ValueError, TypeError) as exc:
             raise ProtocolError(f"SecEA {stage!r} stage: {exc}") from None
-        self.result = None
+        self.result = self.rows = None
         if stage == "keys":
             return self._keys(cfg, rnd, attempt)
         if stage == "peers" and self.roster is not None and (rnd, attempt) != (self.round, self.attempt):
@@ -746,7 +751,8 @@ class ClientSession(SecretHolder):
         self.step, self.stage = step, "step"
         done = len(self.decoded) == len(blocks)
         if done:
-            self.result = c.finish(sums, counts)
+            self.rows = c.finish_rows(sums, counts)
+            self.result = dict(zip(c.ids, self.rows))
         reply = {"stage": "step", "decoded": sorted(self.decoded), "failed": sorted(self.failed),
                  "unchecked": sorted(self.unchecked), "done": done}
         if refused:
@@ -801,7 +807,7 @@ class ClientSession(SecretHolder):
 
     @classmethod
     def import_state(cls, data: bytes, roster: Roster | None, identity: Identity | None,
-                     local: Mapping[Any, Any], *, layer: Layer | None = None,
+                     local: Mapping[Any, Any] | EntityRows, *, layer: Layer | None = None,
                      salts: SaltLedger | None = None) -> ClientSession:
         """The session saved by :meth:`export_state`, for the same entities
         (ValueError otherwise).  Restores the saved secrets; generates none.

@@ -239,7 +239,12 @@ class Client(secea.Client):
     def finish(self, num: np.ndarray, den: np.ndarray) -> dict[Any, np.ndarray]:
         """Global embeddings (eq. 2) of this client's entities: the correctly
         rounded a / (b scale)."""
-        return {x: v for x, v in zip(self.ids, _means(num, den, self.params.fx.scale))}
+        return dict(zip(self.ids, self.finish_rows(num, den)))
+
+    def finish_rows(self, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        """:meth:`finish` as one 2-D array, a row per own entity in this
+        client's entity order."""
+        return _means(num, den, self.params.fx.scale)
 
 
 def _rational(x, p, N, amax):

@@ -21,7 +21,7 @@ import numpy as np
 from ... import paillier
 from ..._checks import check_int
 from ...executor import Executor
-from .._inputs import Local, check_local, check_pairs
+from .._inputs import Local, check_local, check_pairs, local_ids
 from ..common.roster import Roster
 from .._blocks import apportion_wall, resolve_executor, run_blocks
 from ..common.rounds import ProgressFactory, RoundResult
@@ -49,6 +49,9 @@ class PHERoundResult(RoundResult[PHEParams]):
     (denominator * scale)."""
     params: PHEParams  # the type argument, named here for the API reference (pdoc)
     embeddings: list = dc_field(default_factory=list)    # per client: id -> global embedding (eq. 2)
+    # per client: the same as one 2-D float array, a row per entity in the
+    # order of the client's input (dict keys or EntityRows ids)
+    rows: list = dc_field(default_factory=list)
     numerators: list = dc_field(default_factory=list)    # per client: (|E_n|, d) int64
     denominators: list = dc_field(default_factory=list)  # per client: (|E_n|, d) int64, 1 <= b <= N
     union_size: int = 0
@@ -153,7 +156,9 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
               threads: int | None = None, executor: Executor | None = None,
               authenticate: bool = True, variant: str = paillier.TEXTBOOK) -> PHERoundResult:
     """One SecEA-PHE round for all parties: ``local[n]`` is client n's dict
-    entity id -> 1-D float embedding.
+    entity id -> 1-D float embedding, or the same as arrays,
+    :class:`~secea_fast.protocols.secea.EntityRows` (the same result bit for
+    bit; ``result.rows[n]`` in the order of its ids).
 
     ``key_bits``: Paillier modulus size of every client (keys below 2048 bits
     need ``insecure_keys=True``); ``keys``: optional list of N (pk, sk) pairs
@@ -189,7 +194,7 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     run directly, their keys exchanged by
     :func:`~secea_fast.protocols.secea_phe.keys.exchange_keys` (throughput
     measurements; ``threads`` and ``progress`` apply there only)."""
-    d = check_local(local)
+    d = check_local(local, arrays=True)
     N = len(local)
     if params is None:
         params = PHEParams(SecEAParams(N=N, d=d, T=T, precision=precision, K=K, bound=bound),
@@ -219,7 +224,7 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     if sessions:
         return _run_sessions(local, params, keys, B, drop, verify, rnd, authenticate, secs, wall)
     assert executor is not None
-    clients = [Client(n, params, list(emb.keys()), keys[n]) for n, emb in enumerate(local)]
+    clients = [Client(n, params, local_ids(emb), keys[n]) for n, emb in enumerate(local)]
     server = Server(params)
     pks = [c.paillier_public_key for c in clients]
     roster, ids = Roster.make([(x, "client") for x in party_names(N)]) if authenticate else (None, {})
@@ -258,9 +263,10 @@ def run_round(local: Local, T: int = 1, precision: int = 8, key_bits: int = DEFA
     wall_blocks = run_blocks(executor, _block_job, jobs, state, collect, label="SecEA-PHE blocks",
                              progress=progress, secs=secs, nbytes=nbytes)
     apportion_wall(wall, secs, _BLOCK_PHASES, wall_blocks)
-    embeddings = [c.finish(a, b_) for c, a, b_ in zip(clients, nums, dens)]
+    rows = [c.finish_rows(a, b_) for c, a, b_ in zip(clients, nums, dens)]
+    embeddings = [dict(zip(c.ids, r)) for c, r in zip(clients, rows)]
     res = PHERoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes,
-                         processes=executor.processes, embeddings=embeddings, numerators=nums,
+                         processes=executor.processes, embeddings=embeddings, rows=rows, numerators=nums,
                          denominators=dens, union_size=M, ciphertexts=counter[0],
                          faulty=sorted(faulty))
     if verify:
@@ -347,9 +353,10 @@ def _run_sessions(local, params: PHEParams, keys, B, drop, verify, rnd, authenti
             nbytes[where[kind]] += b
     busy = sum(v for ph, v in secs.items() if ph != "keygen") or 1.0
     wall.update({ph: wall_all * v / busy for ph, v in secs.items() if ph != "keygen"})
-    embeddings = [p.finish(a, b) for p, a, b in zip(parties, nums, dens)]
+    rows = [p.finish_rows(a, b) for p, a, b in zip(parties, nums, dens)]
+    embeddings = [dict(zip(p.ids, r)) for p, r in zip(parties, rows)]
     out = PHERoundResult(params=params, seconds=secs, wall=wall, bytes=nbytes, processes=1,
-                         embeddings=embeddings, numerators=nums, denominators=dens, union_size=res.union_size,
+                         embeddings=embeddings, rows=rows, numerators=nums, denominators=dens, union_size=res.union_size,
                          ciphertexts=sum(p.ciphertexts for p in parties),
                          faulty=sorted({(n, v) for n, c in enumerate(sess) for _, v in c.faulty}))
     if verify:
