@@ -20,9 +20,15 @@ processes (local pool and/or Ray); ``secea-fast bench report`` renders
 pytest-benchmark and throughput JSON as plots and a Markdown summary;
 ``secea-fast bench summary`` prints each benchmark group's medians and our
 ratio to the fastest peer (``secea_fast.bench``).
-``--executor ray [--address ADDR]`` runs ``run``'s entity blocks on Ray.
+``--executor ray [--address ADDR]`` runs ``run``'s entity blocks on Ray
+(SecEA) or SecEmb server 0's user shards (``--processes W``: each SecEmb
+server its own pool of W workers).
 ``secea-fast data fetch|list|path`` fetches, lists and locates the papers'
 real data sets (``secea_fast.datasets``, ``secea_fast._data_cli``).
+
+Length (about 670 lines): the parser and the ``run`` job of each of the four
+protocols, which share one phase table, verdict and option checks and are
+meant to be read side by side; the other commands live in their own modules.
 """
 from __future__ import annotations
 

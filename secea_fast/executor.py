@@ -93,7 +93,7 @@ from ._secrets import transfer
 from ._workers import run_shards
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "party_transfer",
-           "ray_available", "tune_malloc"]
+           "ray_available", "tune_malloc", "worker_peak_rss"]
 
 _THREADS_ENV = "SECEA_FAST_NUM_THREADS"
 _J = TypeVar("_J")
@@ -446,6 +446,29 @@ def _ray_batch(per_shard, left, actors):
 
 def _noop(state, job):
     return job
+
+
+def _peak_rss(state, job):
+    import resource
+    return os.getpid(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def worker_peak_rss(executor: Executor, probes: int = 8) -> dict[int, int]:
+    """Peak resident set (bytes, ``getrusage``'s ru_maxrss) of the workers
+    that ran ``probes`` x ``processes`` no-op shards, by process id: for a
+    Ray executor its long-lived actors, so after a computation their peak
+    over it (most actors answer; one that gets no probe is missing).  A
+    local pool forks new workers per call: their peak is the calling
+    process's image at the fork, not a past computation's."""
+    if not isinstance(executor, Executor):
+        raise TypeError(f"executor must be an Executor, got {type(executor).__name__}")
+    probes = check_int(probes, "probes")
+    if probes < 1:
+        raise ValueError(f"probes must be >= 1, got {probes}")
+    out: dict[int, int] = {}
+    for pid, rss in executor.map(_peak_rss, range(probes * executor.processes), None):
+        out[pid] = max(rss, out.get(pid, 0))
+    return out
 
 
 def get_executor(kind: str = "local", processes: int | None = None,

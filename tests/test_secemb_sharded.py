@@ -160,3 +160,14 @@ def test_ray_server_is_bit_identical():
         Q, items, grads = _workload(5)
         res = secemb.run_round(Q, items, grads, MP, verify=True, executors=(ray_ex, LocalExecutor(2)))
         assert res.verified
+
+
+def test_worker_peak_rss_of_the_inline_pool():
+    import os
+    from secea_fast.executor import worker_peak_rss
+    got = worker_peak_rss(LocalExecutor(1), probes=2)
+    assert list(got) == [os.getpid()] and got[os.getpid()] > 1 << 20
+    with pytest.raises(TypeError, match="executor"):
+        worker_peak_rss("ray")
+    with pytest.raises(ValueError, match="probes"):
+        worker_peak_rss(LocalExecutor(1), probes=0)
