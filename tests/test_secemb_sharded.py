@@ -5,6 +5,7 @@ user; each server its own executor."""
 import numpy as np
 import pytest
 
+from secea_fast import tuning
 from secea_fast.executor import Executor, LocalExecutor, RayExecutor, ray_available
 from secea_fast.protocols import secemb
 from secea_fast.protocols.secemb import session as secemb_session
@@ -65,7 +66,18 @@ def test_sharded_server_is_bit_identical_in_process(bits, users):
     ex = Inline(3)
     (ans1, share1), (ansk, sharek) = _server_pair(users, bits, ex)
     assert ans1 == ansk and share1 == sharek
-    assert ex.shards == [min(3, users)] * 2          # retrieval and aggregation both sharded
+    assert ex.shards == [min(3 * tuning.SECEMB_SHARDS_PER_WORKER, users)] * 2   # both stages sharded
+
+
+def test_shards_are_capped(monkeypatch):
+    """A shard never holds more than SECEMB_USERS_PER_SHARD users (a worker's
+    memory bound), whatever the users; still bit for bit."""
+    monkeypatch.setattr(tuning, "SECEMB_USERS_PER_SHARD", 2)
+    monkeypatch.setattr(tuning, "SECEMB_SHARDS_PER_WORKER", 1)
+    ex = Inline(1)
+    (ans1, share1), (ansk, sharek) = _server_pair(7, 64, ex)
+    assert ans1 == ansk and share1 == sharek
+    assert ex.shards == [4, 4]
 
 
 def test_a_lost_partial_changes_the_share():
