@@ -174,12 +174,14 @@ def test_ray_server_is_bit_identical():
         assert res.verified
 
 
-def test_worker_peak_rss_of_the_inline_pool():
+def test_worker_usage_of_the_inline_pool():
     import os
-    from secea_fast.executor import worker_peak_rss
-    got = worker_peak_rss(LocalExecutor(1), probes=2)
-    assert list(got) == [os.getpid()] and got[os.getpid()] > 1 << 20
+    from secea_fast.executor import worker_usage
+    got = worker_usage(LocalExecutor(1), probes=2)
+    assert list(got) == [os.getpid()]
+    cpu, rss = got[os.getpid()]
+    assert cpu > 0 and rss > 1 << 20
     with pytest.raises(TypeError, match="executor"):
-        worker_peak_rss("ray")
+        worker_usage("ray")
     with pytest.raises(ValueError, match="probes"):
-        worker_peak_rss(LocalExecutor(1), probes=0)
+        worker_usage(LocalExecutor(1), probes=0)
