@@ -31,8 +31,9 @@ from secea_fast.protocols import secemb
 M, D, USERS, MP, BITS = 3883, 64, 100, 300, 32
 # Ray starts its workers 15 nice levels below the driver (its default ``worker_niceness``,
 # read from this variable when the local instance starts): on a shared host the actors then
-# starve behind every other process (measured here: 0.64 s per user and server at load 17,
-# against about 0.02 s quiet).  The workers run at the driver's priority, as the local pool's.
+# starve behind every other process (measured here: 0.64 s of wall per user and server at
+# load 17, for about 0.2 CPU-s of work).  The workers run at the driver's priority, as the
+# local pool's.
 os.environ.setdefault("RAY_worker_niceness", "0")
 
 
