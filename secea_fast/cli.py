@@ -20,9 +20,15 @@ processes (local pool and/or Ray); ``secea-fast bench report`` renders
 pytest-benchmark and throughput JSON as plots and a Markdown summary;
 ``secea-fast bench summary`` prints each benchmark group's medians and our
 ratio to the fastest peer (``secea_fast.bench``).
-``--executor ray [--address ADDR]`` runs ``run``'s entity blocks on Ray.
+``--executor ray [--address ADDR]`` runs ``run``'s entity blocks on Ray
+(SecEA) or SecEmb server 0's user shards (``--processes W``: each SecEmb
+server its own pool of W workers).
 ``secea-fast data fetch|list|path`` fetches, lists and locates the papers'
 real data sets (``secea_fast.datasets``, ``secea_fast._data_cli``).
+
+Length (about 670 lines): the parser and the ``run`` job of each of the four
+protocols, which share one phase table, verdict and option checks and are
+meant to be read side by side; the other commands live in their own modules.
 """
 from __future__ import annotations
 
@@ -165,7 +171,8 @@ _RUN_OPTIONS = {
               "executor", "address", "seed", "json", "quiet"},
     "secea-phe": {"workload", "N", "T", "d", "precision", "processes", "block_size", "seed", "json",
                   "quiet"},
-    "secemb": {"users", "items", "m_prime", "d", "frac_bits", "seed", "json", "quiet"},
+    "secemb": {"users", "items", "m_prime", "d", "frac_bits", "processes", "executor", "address", "seed", "json",
+               "quiet"},
     "osfl": {"N", "seed", "json", "quiet"},
 }
 _FLAG_NAMES = {"N": "-N", "T": "-T", "K": "-K", "d": "-d"}
@@ -428,6 +435,28 @@ def secemb_workload(users, m, d, seed):
     return Q, items, grads
 
 
+def _secemb_executors(args):
+    """(server 0's executor, server 1's, what they are) for ``run --protocol
+    secemb``: none by default (both servers in this process); ``--processes
+    W``: each server its own local pool of W workers; ``--executor ray``:
+    server 0 on Ray (W actors, a local instance or the cluster at
+    ``--address``) and server 1 on its own local pool, since one process
+    holds one Ray instance and the two servers must not share one (a
+    deployment runs each server in its own process, on its own cluster)."""
+    from .executor import LocalExecutor, get_executor
+    if args.address is not None and args.executor != "ray":
+        raise ValueError("--address applies with --executor ray only")
+    if args.executor is None and args.processes is None:
+        return None, None, "both servers and every user in this process"
+    w = available_cpus() if args.processes is None else args.processes
+    if w < 1:
+        raise ValueError(f"--processes must be >= 1, got {w}")
+    ex1 = LocalExecutor(w)
+    ex0 = get_executor(args.executor or "local", w, args.address)
+    return ex0, ex1, (f"every user in this process, server 0 on {ex0.name} ({ex0.processes} workers), server 1 on its own local pool "
+                      f"({w} workers)")
+
+
 def _secemb_job(args) -> int:
     o = {k: getattr(args, k) if getattr(args, k) is not None else v for k, v in SECEMB_DEFAULTS.items()}
     if args.m_prime is None:
@@ -454,9 +483,15 @@ def _secemb_stages(args, o, seed, say, stages) -> int:
         f"items per user median {int(np.median(counts))} (min {counts.min()}, max {counts.max()}; "
         f"{int((counts > o['m_prime']).sum())} users truncated to m' = {o['m_prime']}) "
         f"({time.perf_counter() - t0:.1f} s to generate)")
-    stages.stage("the round (both servers and every user in this process)")
+    ex0, ex1, where = _secemb_executors(args)
+    stages.stage(f"the round ({where})")
     t0 = time.perf_counter()
-    rep = secemb.run_round(Q, items, grads, o["m_prime"], frac_bits=o["frac_bits"])
+    try:
+        rep = secemb.run_round(Q, items, grads, o["m_prime"], frac_bits=o["frac_bits"], executors=(ex0, ex1))
+    finally:
+        for ex in (ex0, ex1):
+            if ex is not None:
+                ex.close()
     wall = time.perf_counter() - t0
     assert isinstance(rep.params, secemb.SecEmbParams), type(rep.params)   # typed object
     stages.stage("verify against the plaintext computation")
@@ -503,7 +538,7 @@ def main(argv=None) -> int:
         epilog="options per protocol -- secea: --workload/--movielens -N -T -K -d --precision "
                "--processes --block-size --executor --address --seed; secea-phe: --workload -N -T "
                "-d --precision --processes --block-size --seed; secemb: --users --items --m-prime "
-               "-d --frac-bits --seed; osfl: -N --seed.  --json and --quiet apply to all.")
+               "-d --frac-bits --processes --executor --address --seed; osfl: -N --seed.  --json and --quiet apply to all.")
     rp.add_argument("--protocol", choices=("secea", "secea-phe", "secemb", "osfl"), default="secea",
                     help="secea (default): SecEA on the MovieLens-1M shape; secea-phe: its "
                          "Paillier variant on the tiny shape; secemb: one SecEmb round on the "
@@ -528,13 +563,15 @@ def main(argv=None) -> int:
                     help="decimal digits, secea / secea-phe (default 8)")
     rp.add_argument("--processes", type=int, default=None,
                     help="worker processes: default the CPUs this process may use (secea), "
-                         "that number up to 4 (secea-phe)")
+                         "that number up to 4 (secea-phe); secemb: workers per server (default: none, "
+                         "each server in this process)")
     rp.add_argument("--block-size", type=int, default=None,
                     help="query rows per block, secea / secea-phe (default: sized to the cache)")
     rp.add_argument("--executor", choices=("local", "ray"), default=None,
-                    help="secea: entity-block workers on a local process pool (default) or Ray actors")
+                    help="secea: entity-block workers on a local process pool (default) or Ray actors; "
+                         "secemb: server 0's users sharded over Ray actors, server 1's over its own local pool")
     rp.add_argument("--address", default=None,
-                    help="secea with --executor ray: Ray cluster to join (e.g. auto or "
+                    help="secea, secemb with --executor ray: Ray cluster to join (e.g. auto or "
                          "ray://host:10001); default: start a local Ray instance")
     rp.add_argument("--users", type=int, default=None,
                     help=f"secemb: users (default {SECEMB_DEFAULTS['users']})")

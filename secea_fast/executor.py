@@ -93,7 +93,7 @@ from ._secrets import transfer
 from ._workers import run_shards
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "party_transfer",
-           "ray_available", "tune_malloc"]
+           "ray_available", "tune_malloc", "worker_usage"]
 
 _THREADS_ENV = "SECEA_FAST_NUM_THREADS"
 _J = TypeVar("_J")
@@ -446,6 +446,32 @@ def _ray_batch(per_shard, left, actors):
 
 def _noop(state, job):
     return job
+
+
+def _usage(state, job):
+    import resource
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return os.getpid(), r.ru_utime + r.ru_stime, r.ru_maxrss * 1024
+
+
+def worker_usage(executor: Executor, probes: int = 8) -> dict[int, tuple[float, int]]:
+    """(CPU seconds so far, user + sys; peak resident set in bytes,
+    ``getrusage``'s ru_maxrss) of the workers that ran ``probes`` x
+    ``processes`` no-op shards, by process id: for a Ray executor its
+    long-lived actors, so the difference of two calls is the CPU their
+    computation in between took, and the peak covers it (an actor that gets
+    no probe is missing).  A local pool forks new workers per call: their
+    figures are of the fork, not of a past computation."""
+    if not isinstance(executor, Executor):
+        raise TypeError(f"executor must be an Executor, got {type(executor).__name__}")
+    probes = check_int(probes, "probes")
+    if probes < 1:
+        raise ValueError(f"probes must be >= 1, got {probes}")
+    out: dict[int, tuple[float, int]] = {}
+    for pid, cpu, rss in executor.map(_usage, range(probes * executor.processes), None):
+        old = out.get(pid, (0.0, 0))
+        out[pid] = (max(cpu, old[0]), max(rss, old[1]))
+    return out
 
 
 def get_executor(kind: str = "local", processes: int | None = None,

@@ -43,5 +43,9 @@ OSFL_ROWS_MAX_COEFFS = 3            # share polynomials this short: row by row (
 RAY_TASK_TARGET_S = 0.025           # RayExecutor: short shards go in tasks of about this many seconds
 RAY_TASK_MAX_SHARDS = 64            # RayExecutor: at most this many shards per task
 
+# ---- SecEmb servers on executors (secea_fast.protocols.secemb.sharded) ------
+SECEMB_SHARDS_PER_WORKER = 4        # user shards per worker: a slow worker (a shared host) leaves less idle tail
+SECEMB_USERS_PER_SHARD = 250        # at most this many users a shard: a worker's memory (about 57 MB of keys and uploads at the ML-1M shape) whatever the users
+
 # ---- deployment on Flower (secea_fast.flower) ------------------------------
 FLOWER_STAGE_QUERY_BYTES = 512 << 20  # coded queries in flight per SecEA stage: bounds memory; M = 2,000 fits one stage

@@ -56,7 +56,7 @@ def test_run_help_states_defaults(capsys, monkeypatch):
     out = " ".join(capsys.readouterr().out.split())
     for text in ("default 5 (secea), 3 (secea-phe), 20 (osfl)", "default movielens-1m for secea, tiny for secea-phe",
                  "(default 100)", "(default 3883", "(default 300", "64 (secemb)", "(default 16)",
-                 "secemb: --users --items --m-prime -d --frac-bits --seed", "osfl: -N --seed"):
+                 "secemb: --users --items --m-prime -d --frac-bits --processes --executor --address --seed", "osfl: -N --seed"):
         assert text in out, text
 
 
@@ -157,6 +157,26 @@ def test_secemb_check_matches_fixed_point_bit_for_bit():
     assert secemb.plaintext_check(Q, items, grads, rep.params, rep)[0]
     other = secemb.SecEmbParams(m=150, d=5, m_prime=30, frac_bits=16, n_users=4)
     assert not secemb.plaintext_check(Q, items, grads, other, rep)[0]    # another quantization is not it
+
+
+def test_run_secemb_servers_on_their_own_pools(capsys, monkeypatch):
+    """--processes W: each server its own local pool (never one executor for
+    both), the round still bit for bit; --address without --executor ray is
+    refused naming the option."""
+    seen = []
+    real = secemb.run_round
+
+    def spy(*a, **kw):
+        seen.append(kw["executors"])
+        return real(*a, **kw)
+    monkeypatch.setattr(secemb, "run_round", spy)
+    rc, out, _ = _run(capsys, "--protocol", "secemb", "--users", "5", "--items", "200", "--m-prime", "20",
+                      "-d", "4", "--processes", "2", "--quiet")
+    assert rc == 0 and out.startswith("secemb: PASS"), out
+    ex0, ex1 = seen[0]
+    assert ex0 is not ex1 and ex0.processes == ex1.processes == 2
+    rc, _, err = _run(capsys, "--protocol", "secemb", "--address", "auto")
+    assert rc == 2 and "--address applies with --executor ray only" in err
 
 
 def test_run_secemb_refuses_bad_sizes(capsys):

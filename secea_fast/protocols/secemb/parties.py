@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
@@ -12,11 +12,13 @@ from numpy.typing import ArrayLike
 
 from ... import dpf
 from ..._secrets import SecretHolder
+from ...executor import Executor
 from ...prg import Prg, random_seed
 from ..common.wire import Reader, Writer
 from .messages import AggregateShare, AggregationUpload, RetrievalRequest, RetrievalResponse
 from .params import (AGGREGATION_DOMAIN, SecEmbParams, additive_shares, check_real, decode_agg, decode_fixed,
                      encode_agg, item_ids, pad_or_trunc_idx)
+from .sharded import sharded_accumulate, sharded_xor_rows
 
 
 _USER_STATE = b"SEUs"
@@ -132,7 +134,8 @@ class Server(SecretHolder):
     """Server b of SecEmb (Algorithm 3, "Server").  ``table``: the public item
     table Q as Z_2^64 fixed point (``encode_table``)."""
 
-    def __init__(self, party: int, params: SecEmbParams, table: np.ndarray, threads: int | None = None) -> None:
+    def __init__(self, party: int, params: SecEmbParams, table: np.ndarray, threads: int | None = None,
+                 executor: Executor | None = None) -> None:
         if party not in (0, 1):
             raise ValueError(f"party must be 0 or 1, got {party}")
         if not isinstance(table, np.ndarray) or table.dtype != np.uint64 or table.shape != (params.m, params.d):
@@ -141,11 +144,14 @@ class Server(SecretHolder):
         self.params = params
         self.table = np.ascontiguousarray(table)
         self.threads = threads
+        if executor is not None and not isinstance(executor, Executor):
+            raise TypeError(f"executor must be a secea_fast.executor.Executor or None, got {type(executor).__name__}")
+        self.executor = executor        # None: this process; else users sharded over its workers (.sharded)
         self._requests: dict[Any, dpf.PathKeyBatch] = {}      # user id (any hashable) -> its paths
 
-    def answer(self, user_id: Hashable, request: RetrievalRequest) -> RetrievalResponse:
-        """The XOR retrieval (eq. 3's deviation in the package docstring) for
-        every path key of the request; remembers the paths for aggregation."""
+    def check_request(self, request: RetrievalRequest) -> dpf.PathKeyBatch:
+        """The request's path keys if it fits this server and round (its
+        party, m' keys, the deployment's log_domain); ValueError otherwise."""
         P = self.params
         if not isinstance(request, RetrievalRequest) or request.party != self.party:
             raise ValueError(f"expected a RetrievalRequest for server {self.party}")
@@ -155,9 +161,42 @@ class Server(SecretHolder):
         if keys.log_domain != P.log_domain:
             raise ValueError(f"retrieval paths must have the deployment's log_domain {P.log_domain}, "
                              f"got {keys.log_domain}")
+        return keys
+
+    def answer(self, user_id: Hashable, request: RetrievalRequest) -> RetrievalResponse:
+        """The XOR retrieval (eq. 3's deviation in the package docstring) for
+        every path key of the request; remembers the paths for aggregation."""
+        keys = self.check_request(request)
         shares = dpf.path_xor_rows(keys, self.table, threads=self.threads)
         self._requests[user_id] = keys
         return RetrievalResponse(self.party, shares)
+
+    def answer_many(self, requests: Mapping[Hashable, RetrievalRequest]) -> dict[Hashable, RetrievalResponse]:
+        """:meth:`answer` for several users at once: every request is checked
+        first (ValueError naming the first user whose request does not fit,
+        nothing answered), then all are answered in one batch, sharded over
+        the server's executor when it has one (bit for bit the answers of
+        :meth:`answer`)."""
+        checked = {}
+        for uid, req in requests.items():
+            try:
+                checked[uid] = self.check_request(req)
+            except ValueError as exc:
+                raise ValueError(f"user {uid!r}: {exc}") from None
+        if not checked:
+            return {}
+        keys = dpf.PathKeyBatch.concat(checked.values())
+        if self.executor is None:
+            rows = dpf.path_xor_rows(keys, self.table, threads=self.threads)
+        else:
+            rows = sharded_xor_rows(keys, self.table, self.executor, keys_per_user=self.params.m_prime,
+                                    threads=self.threads)
+        mp = self.params.m_prime
+        out = {}
+        for k, (uid, paths) in enumerate(checked.items()):
+            self._requests[uid] = paths
+            out[uid] = RetrievalResponse(self.party, np.ascontiguousarray(rows[k * mp:(k + 1) * mp]))
+        return out
 
     def export_requests(self) -> bytes:
         """The retrieval paths this server remembers for the aggregation
@@ -215,8 +254,13 @@ class Server(SecretHolder):
             dense += up.dense
         if paths_all:
             # one fused walk + conversion over every upload: no leaf states in memory
-            dpf.path_convert_accumulate(acc, dpf.PathKeyBatch.concat(paths_all), self.party, np.concatenate(cws_all),
-                                        domain=AGGREGATION_DOMAIN, threads=self.threads)
+            keys, cws = dpf.PathKeyBatch.concat(paths_all), np.concatenate(cws_all)
+            if self.executor is None:
+                dpf.path_convert_accumulate(acc, keys, self.party, cws, domain=AGGREGATION_DOMAIN,
+                                            threads=self.threads)
+            else:       # partial sums of user shards, added in the ring (.sharded)
+                sharded_accumulate(acc, keys, self.party, cws, self.executor, keys_per_user=P.m_prime,
+                                   domain=AGGREGATION_DOMAIN, threads=self.threads)
         self._requests = {}
         acc = acc.astype(np.uint64, copy=False)       # Z_2^32 sums widen to the share's uint64
         if noise_sigma:

@@ -16,9 +16,11 @@ from typing import Optional
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ...executor import Executor
 from ..common.rounds import RoundResult
 from ..common.roster import Roster
 from .params import SecEmbParams, check_real, encode_table
+from .sharded import check_server_executors
 from .session import MIN_USERS, ProtocolError, Server0Session, Server1Session, UserSession
 from .transport import Envelope, Faults, Loopback
 
@@ -101,7 +103,8 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
               dropouts: Iterable[int] = (), noise_sigma: float = 0.0, clip: float | None = None,
               threads: int | None = None, verify: bool = False, agg_bits: int = 64,
               min_users: int = MIN_USERS, transport: Loopback | Faults | None = None,
-              round_index: int = 1) -> SecEmbRoundResult:
+              round_index: int = 1,
+              executors: tuple[Executor | None, Executor | None] = (None, None)) -> SecEmbRoundResult:
     """One SecEmb round run locally: the three sessions (:mod:`.session`:
     every user, server 1, server 0 as the relay) exchange their byte
     messages over ``transport`` (default a fresh :class:`~.transport.Loopback`;
@@ -120,7 +123,11 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
     session refuses (a fault) are in ``res.dropped`` with the stage and
     reason, their rows NaN.  ``seconds`` are CPU seconds (user + sys of
     this process, every thread of the DPF kernels), ``wall`` wall-clock
-    seconds; the parties run one after another."""
+    seconds; the parties run one after another.  ``executors``: (server
+    0's, server 1's) executor over whose workers each server shards its
+    users' retrieval and aggregation (:mod:`.sharded`; None: in this
+    process), never one object for both (ValueError: the servers must not
+    share a trust domain); bit for bit the same round."""
     Q = np.asarray(Q, dtype=np.float64)
     if Q.ndim != 2:
         raise ValueError(f"Q must be 2-D (m, d), got shape {Q.shape}")
@@ -143,6 +150,7 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
         if not 0 <= int(uid) < nu:
             raise ValueError(f"dropouts names user {uid}, but the users are 0..{nu - 1}")
         drop.add(int(uid))
+    ex0, ex1 = check_server_executors(executors)
     dense_size = 0 if dense is None else int(np.asarray(dense[0]).size)
     params = SecEmbParams(m=m, d=d, m_prime=m_prime, frac_bits=frac_bits,
                           n_users=n_users or max(1, nu), dense_size=dense_size, agg_bits=agg_bits)
@@ -150,8 +158,10 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
     names = [f"user-{u}" for u in range(nu)]
     roster, ids = Roster.make([("server1", "server1")] + [(n, "user") for n in names])
     run = secrets.token_bytes(16)
-    s1 = Server1Session(roster, ids["server1"], run=run, min_users=min_users, threads=threads, noise_sigma=noise_sigma)
-    s0 = Server0Session(roster, run=run, min_users=min_users, noise_sigma=noise_sigma, threads=threads)
+    s1 = Server1Session(roster, ids["server1"], run=run, min_users=min_users, threads=threads, noise_sigma=noise_sigma,
+                        executor=ex1)
+    s0 = Server0Session(roster, run=run, min_users=min_users, noise_sigma=noise_sigma, threads=threads,
+                        executor=ex0)
     users = {n: UserSession(roster, ids[n], run=run) for n in names}
     net = Loopback() if transport is None else transport
     rnd = round_index
@@ -197,10 +207,25 @@ def run_round(Q: ArrayLike, items: Sequence[ArrayLike], grads: Sequence[ArrayLik
     # server 0 answers and relays the sealed requests to server 1
     t0, c0 = t(), c()
     answers0: dict[str, bytes] = {}
+    firsts: dict[str, Envelope] = {}
+    later: list[Envelope] = []
     for e in net.deliver():
+        if e.stage != "request" or len(e.parts) != 2 or e.sender not in users or e.sender in dropped:
+            fail("request", e.sender, f"a {e.stage!r} message with {len(e.parts)} part(s) at the request stage")
+        elif e.sender in firsts:
+            later.append(e)
+        else:
+            firsts[e.sender] = e
+    # the first request of each user in one batch (sharded over server 0's executor, if any)
+    answered0, bad = s0.answer_many(rnd, {n: e.parts[0] for n, e in firsts.items()})
+    for n, why in bad.items():
+        fail("request", n, why)
+    for n, e in firsts.items():
+        if n in answered0:
+            answers0[n] = answered0[n]
+            hop(Envelope("answer", "server0", "server1", n, (e.parts[1],)))
+    for e in later:                                 # copies: refused unless the first was
         try:
-            if e.stage != "request" or len(e.parts) != 2 or e.sender not in users or e.sender in dropped:
-                raise ProtocolError(f"a {e.stage!r} message with {len(e.parts)} part(s) at the request stage")
             answers0[e.sender] = s0.answer(rnd, e.sender, e.parts[0])
             hop(Envelope("answer", "server0", "server1", e.sender, (e.parts[1],)))
         except ProtocolError as exc:

@@ -59,6 +59,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..._secrets import SecretHolder
+from ...executor import Executor
 from ...prg import X25519KeyPair
 from ..common.roster import AuthenticationError, Identity, Roster
 from ..common.wire import Reader, Writer
@@ -359,12 +360,13 @@ class Server1Session(SecretHolder):
 
     def __init__(self, roster: Roster, identity: Identity, *, run: bytes | str | int, min_users: int = MIN_USERS,
                  threads: int | None = None, keypair: X25519KeyPair | None = None,
-                 noise_sigma: float = 0.0) -> None:
+                 noise_sigma: float = 0.0, executor: Executor | None = None) -> None:
         if roster.role(identity.name) != "server1":
             raise ValueError(f"identity {identity.name!r} has role {roster.role(identity.name)!r}, not 'server1'")
         if isinstance(min_users, bool) or not isinstance(min_users, int) or min_users < 1:
             raise ValueError(f"min_users must be an int >= 1, got {min_users!r}")
         self.roster, self.identity, self.min_users, self.threads = roster, identity, min_users, threads
+        self.executor = executor          # server 1's own workers (never server 0's: .sharded)
         self.noise_sigma = check_real(noise_sigma, "noise_sigma")
         self.run = run_binding(run)
         self.keypair = keypair or X25519KeyPair()
@@ -401,19 +403,29 @@ class Server1Session(SecretHolder):
         back.  ``requests``: relay label -> sealed request; returns (label
         -> sealed answer, label -> why refused)."""
         rd = self._round_for(rnd, params)
-        srv = Server(1, rd.params, table, self.threads)
+        srv = Server(1, rd.params, table, self.threads, self.executor)
         if rd.paths:
             srv.import_requests(rd.paths)
         out, refused = {}, {}
+        opened: dict[str, tuple[str, bytes, RetrievalRequest]] = {}
+        taken: set[str] = set()
         for label, data in requests.items():
             try:
                 name, eph, req = self._open_request(rd, data)
-                resp = _parse(lambda q: srv.answer(self.users.index(name), q), req, "retrieval request", name)
-                sealed = self.channel.seal(self.keypair, eph, rd.rnd, "answer", name, resp.to_bytes())
-                rd.eph[name] = eph
-                out[label] = _sealed(_SA, rd.rnd, name, sealed)
+                if name in taken:
+                    raise ProtocolError(f"{name} was already answered in round {rd.rnd} (answer once per round)")
+                _parse(srv.check_request, req, "retrieval request", name)
+                opened[label] = (name, eph, req)
+                taken.add(name)
             except ProtocolError as exc:
                 refused[label] = str(exc)
+        # every checked request answered in one batch (sharded over server 1's executor, if any)
+        resps = srv.answer_many({self.users.index(n): q for n, _, q in opened.values()})
+        for label, (name, eph, _) in opened.items():
+            resp = resps[self.users.index(name)]
+            sealed = self.channel.seal(self.keypair, eph, rd.rnd, "answer", name, resp.to_bytes())
+            rd.eph[name] = eph
+            out[label] = _sealed(_SA, rd.rnd, name, sealed)
         rd.paths = srv.export_requests()
         return out, refused
 
@@ -480,7 +492,7 @@ class Server1Session(SecretHolder):
             raise ProtocolError(f"server 1 refuses to aggregate round {rd.rnd}: {len(names)} user(s) "
                                 f"({', '.join(names) or 'none'}) is below min_users = {self.min_users}"
                                 + (f"; refused: {refused}" if refused else ""))
-        srv = Server(1, P, np.zeros((P.m, P.d), dtype=np.uint64), self.threads)
+        srv = Server(1, P, np.zeros((P.m, P.d), dtype=np.uint64), self.threads, self.executor)
         srv.import_requests(rd.paths)
         share = srv.aggregate(ups, noise_sigma)
         rd.paths = b""
@@ -529,10 +541,11 @@ class Server0Session:
     exactly the users server 1 aggregated."""
 
     def __init__(self, roster: Roster, *, run: bytes | str | int, min_users: int = MIN_USERS,
-                 noise_sigma: float = 0.0, threads: int | None = None) -> None:
+                 noise_sigma: float = 0.0, threads: int | None = None, executor: Executor | None = None) -> None:
         if isinstance(min_users, bool) or not isinstance(min_users, int) or min_users < 1:
             raise ValueError(f"min_users must be an int >= 1, got {min_users!r}")
         self.roster, self.min_users, self.threads = roster, min_users, threads
+        self.executor = executor          # server 0's own workers (never server 1's: .sharded)
         self.noise_sigma = check_real(noise_sigma, "noise_sigma")
         self.run = run_binding(run)
         self.server1 = server1_name(roster)
@@ -553,7 +566,7 @@ class Server0Session:
         if rnd <= self.round:
             raise ProtocolError(f"server 0: round {rnd} does not follow round {self.round}")
         self.round, self.stage = rnd, "answer"
-        self._server = Server(0, params, table, self.threads)
+        self._server = Server(0, params, table, self.threads, self.executor)
         self._answered, self._uploads, self._share = set(), {}, None
 
     def _at(self, rnd: int, stage: str) -> None:
@@ -572,6 +585,30 @@ class Server0Session:
         resp = _parse(lambda q: self._server.answer(self.users.index(user), q), req, "retrieval request", user)
         self._answered.add(user)
         return resp.to_bytes()
+
+    def answer_many(self, rnd: int, requests: Mapping[str, bytes]) -> tuple[dict[str, bytes], dict[str, str]]:
+        """:meth:`answer` for several users at once, in one batch (sharded
+        over server 0's executor, if any): (user -> answer, user -> why
+        refused).  The same rules and the same bytes as one call per user."""
+        self._at(rnd, "answer")
+        assert self._server is not None
+        srv = self._server
+        checked: dict[str, RetrievalRequest] = {}
+        refused = {}
+        for user, request in requests.items():
+            try:
+                if user not in self.users:
+                    raise ProtocolError(f"server 0: {user!r} is not a roster user")
+                if user in self._answered or user in checked:
+                    raise ProtocolError(f"server 0: {user} was already answered in round {rnd}")
+                req = _parse(RetrievalRequest.from_bytes, request, "retrieval request", user)
+                _parse(srv.check_request, req, "retrieval request", user)
+                checked[user] = req
+            except ProtocolError as exc:
+                refused[user] = str(exc)
+        resps = srv.answer_many({self.users.index(u): q for u, q in checked.items()})
+        self._answered.update(checked)
+        return {u: resps[self.users.index(u)].to_bytes() for u in checked}, refused
 
     def aggregate(self, rnd: int, uploads: Mapping[str, bytes]) -> dict[str, str]:
         """Take the users' uploads to server 0 (once per round); returns
@@ -606,7 +643,7 @@ class Server0Session:
 
     def _share_over(self, names: tuple[str, ...]) -> tuple[tuple[str, ...], AggregateShare]:
         assert self._server is not None
-        srv = Server(0, self._server.params, self._server.table, self.threads)
+        srv = Server(0, self._server.params, self._server.table, self.threads, self.executor)
         srv.import_requests(self._server.export_requests())
         return names, srv.aggregate({self.users.index(n): self._uploads[n] for n in names}, self.noise_sigma)
 
