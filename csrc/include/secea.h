@@ -311,6 +311,11 @@ int secea_dpf_eval_points(const secea_dpf_shape *shape, uint64_t *out, const uin
 /* PathEval: states (npoints x 16 B) of the leaves xs[i] (< 2^L); paths may
  * be path or key bodies (shape: levels, stride), point i uses i / per_key. */
 int secea_dpf_path_eval(const secea_dpf_shape *shape, uint8_t *states, const uint8_t *paths, const uint64_t *xs, size_t npoints, size_t per_key, int threads);
+/* The two above on the reference walk (one hash_sel pass per tree level
+ * through memory) instead of the interleaved one: the same outputs bit for
+ * bit, for tests and benchmarks. */
+int secea_dpf_eval_points_ref(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *keys, const uint8_t *party, const uint64_t *xs, size_t npoints, size_t per_key, int threads);
+int secea_dpf_path_eval_ref(const secea_dpf_shape *shape, uint8_t *states, const uint8_t *paths, const uint64_t *xs, size_t npoints, size_t per_key, int threads);
 /* ConvertEval: out (n x ncw) = (-1)^party (Convert_domain(s_i) + t_i * cw)
  * (shape: group, modulus, ncw). */
 int secea_dpf_convert_eval(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *states, size_t n, int party, const uint64_t *cw, uint64_t domain);
