@@ -131,3 +131,34 @@ def test_comparison_has_power(variants):
         assert list(np.flatnonzero((got2 != base_states[name]).any(axis=1))) == [11]
     for name in variants:
         assert np.array_equal(base_states[name], base_states["portable"]), name
+
+
+# ------------------------------------------------ one-key generation
+
+@pytest.mark.parametrize("n, group, early", [(1, "u64", None), (20, "u64", None), (32, "u64", False),
+                                              (63, "u64", None), (24, "u32", None), (9, "u32", False)])
+def test_one_key_paths_give_the_batch_keys(monkeypatch, n, group, early):
+    """gen's one-key kernel (its inline fast path for plain ints over u64,
+    and the checked path) writes the bytes gen_batch writes for the same
+    randomness."""
+    from secea_fast.dpf import keys as keys_mod
+    M = 2**64 if group == "u64" else 2**32
+    for _ in range(5):
+        alpha, beta, rand = secrets.randbelow(2**n), secrets.randbelow(M), secrets.token_bytes(32)
+        b0, b1 = dpf.gen_batch(np.array([alpha], dtype=np.uint64), np.array([beta], dtype=np.uint64), n, group,
+                               early=early, _rand=rand)
+        k0, k1 = dpf.gen(alpha, beta, n, group, early=early, _rand=rand)
+        assert (k0.to_bytes(), k1.to_bytes()) == (b0[0].to_bytes(), b1[0].to_bytes())
+        if group == "u64" and early is None:
+            monkeypatch.setattr(keys_mod.secrets, "token_bytes", lambda k: rand)
+            f0, f1 = dpf.gen(alpha, beta, n)
+            monkeypatch.undo()
+            assert (f0.to_bytes(), f1.to_bytes()) == (k0.to_bytes(), k1.to_bytes())
+
+
+@pytest.mark.parametrize("args, name", [((-1, 7, 20), "alpha"), ((2**20, 7, 20), "alpha"), ((3, -1, 20), "beta"),
+                                        ((3, 2**64, 20), "beta"), ((3, 7, 0), "log_domain"),
+                                        ((3, 7, 64), "log_domain")])
+def test_one_key_fast_path_errors_name_the_argument(args, name):
+    with pytest.raises(ValueError, match=name):
+        dpf.gen(*args)

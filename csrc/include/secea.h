@@ -294,6 +294,12 @@ typedef struct {
  * or 32 B per key) receives the two final states (party 0 then party 1),
  * i.e. PathGen's (s_0^(n), s_1^(n), t_1^(n)). */
 int secea_dpf_gen(const secea_dpf_shape *shape, uint8_t *keys0, uint8_t *keys1, uint8_t *finals, const uint64_t *alphas, const uint64_t *betas, const uint8_t *rand, size_t count, int threads);
+/* One key of a scalar payload (shape->ncw = 1, or 2^e for early keys), on
+ * the calling thread: alpha < 2^(levels + early) is the point itself (the
+ * kernel places beta at alpha mod 2^e), rand 32 fresh random bytes.  The
+ * same keys as secea_dpf_gen on the same inputs; what a one-key call costs
+ * without arrays to marshal. */
+int secea_dpf_gen_one(const secea_dpf_shape *shape, uint8_t *key0, uint8_t *key1, uint64_t alpha, uint64_t beta, const uint8_t *rand);
 /* Conversion domains.  Convert_D(s) is the stream of blocks
  * H_V(s xor (j + D 2^64)), j = 0, 1, ...: the public domain D sits in the
  * high word, the block counter j in the low word, so two domains never hash
