@@ -21,16 +21,28 @@ VARIANTS = ("portable", "aesni", "vaes", "armce")
 
 @pytest.fixture
 def variants():
-    """The DPF variants this CPU runs (portable always); the selection is
-    restored afterwards."""
-    names = []
+    """The (backend, DPF variant) pairs this CPU runs: every variant under
+    the default dispatch (portable always), and "aesni" again under the AVX2
+    ceiling, where the point walk is the 128-bit AES-NI one instead of the
+    256-bit VAES one; yields a function that selects a pair.  The selection
+    is restored afterwards."""
+    before = secea_fast.get_backend()
+    pairs = []
     try:
-        for name in VARIANTS:
-            if lib.secea_dpf_select_variant(name.encode()) == 0:
-                names.append(name)
-        yield names
+        for backend in ("auto", "avx2"):
+            secea_fast.set_backend(backend)
+            for name in VARIANTS if backend == "auto" else ("aesni",):
+                if lib.secea_dpf_select_variant(name.encode()) == 0:
+                    pairs.append((backend, name))
+        secea_fast.set_backend(before)
+
+        def select(pair):
+            secea_fast.set_backend(pair[0])
+            assert lib.secea_dpf_select_variant(pair[1].encode()) == 0
+
+        yield pairs, select
     finally:
-        secea_fast.set_backend(secea_fast.get_backend())
+        secea_fast.set_backend(before)
 
 
 def _eval(fn, keys, xs, per_key):
@@ -73,8 +85,9 @@ CASES = [  # (log_domain, group, d, early)
 def test_interleaved_walk_equals_reference(variants, n, group, d, early):
     rng = np.random.default_rng(secrets.randbits(64))
     M = {"u64": 2**64, "u32": 2**32}.get(group, group)
-    for name in variants:
-        assert lib.secea_dpf_select_variant(name.encode()) == 0
+    pairs, select = variants
+    for name in pairs:
+        select(name)
         for count in (1, 3, 8, 9, 33, 261):
             alphas = rng.integers(0, 2**n, size=count, dtype=np.uint64, endpoint=False)
             if d is None:
@@ -110,8 +123,9 @@ def test_comparison_has_power(variants):
     alphas = rng.integers(0, 2**n, size=count, dtype=np.uint64)
     k0, k1 = dpf.gen_batch(alphas, np.ones(count, dtype=np.uint64), n, early=False)
     base_states = {}
-    for name in variants:
-        assert lib.secea_dpf_select_variant(name.encode()) == 0
+    pairs, select = variants
+    for name in pairs:
+        select(name)
         xs = alphas.reshape(-1, 1)
         base_states[name] = _states(lib.secea_dpf_path_eval, k0, xs, 1)
         changed = []
@@ -129,8 +143,8 @@ def test_comparison_has_power(variants):
         got2 = _states(lib.secea_dpf_path_eval, k0, xs2, 1)
         assert np.array_equal(got2, _states(lib.secea_dpf_path_eval_ref, k0, xs2, 1))
         assert list(np.flatnonzero((got2 != base_states[name]).any(axis=1))) == [11]
-    for name in variants:
-        assert np.array_equal(base_states[name], base_states["portable"]), name
+    for name in pairs:
+        assert np.array_equal(base_states[name], base_states[("auto", "portable")]), name
 
 
 # ------------------------------------------------ one-key generation
