@@ -22,6 +22,7 @@ import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from secea_fast import dpf
+from secea_fast._native import ffi, lib
 
 N = 20
 # AES blocks: 2 per internal tree node plus the Convert blocks of the leaves
@@ -118,11 +119,13 @@ def test_keygen_sycret(benchmark, n):
         benchmark.extra_info["per_key_us"] = benchmark.stats.stats.median / KEYGEN_COUNT * 1e6
 
 
-@pytest.mark.parametrize("n", [20, 24])
+@pytest.mark.parametrize("n", [20, 24, 32])
 def test_keygen_single_ours(benchmark, n):
     benchmark.group = "dpf keygen one key (Python call)"
     benchmark.extra_info.update(impl="secea_fast", threads=1, keys=1, log_domain=n)
-    benchmark(dpf.gen, 12345, 7, n)
+    # 200 calls per round: a round stays well above the timer's resolution
+    # (process_time on a loaded machine)
+    benchmark.pedantic(dpf.gen, args=(12345, 7, n), rounds=50, iterations=200, warmup_rounds=1)
 
 
 def test_keygen_single_sycret(benchmark):
@@ -131,7 +134,69 @@ def test_keygen_single_sycret(benchmark):
     eq = sycret.EqFactory(n_threads=1)
     benchmark.group = "dpf keygen one key (Python call)"
     benchmark.extra_info.update(impl="sycret EqFactory.keygen(1) (depth 32)", threads=1, keys=1)
-    benchmark(eq.keygen, 1)
+    benchmark.pedantic(eq.keygen, args=(1,), rounds=50, iterations=200, warmup_rounds=1)
+
+
+# ------------------------------------------------ point evaluation, one point per key
+
+PT_KEYS, PT_DEPTH = 2**12, 32
+
+
+@pytest.fixture(scope="module")
+def aes_ceiling():
+    """AES blocks per second of one core at its ceiling (``secea_aes_peak``,
+    best of 5 in this run, on the process's own CPU time: on a loaded
+    machine run the benchmarks with ``--benchmark-timer=time.process_time``
+    too, so both sides count the same)."""
+    import time
+    n, best = 1 << 24, 0.0
+    for _ in range(5):
+        c0 = time.process_time()
+        lib.secea_aes_peak(n)
+        best = max(best, n / (time.process_time() - c0))
+    return best
+
+
+@pytest.fixture(scope="module")
+def point_batch(rng):
+    alphas = rng.integers(0, 2**PT_DEPTH, size=PT_KEYS, dtype=np.uint64)
+    K0, _ = dpf.gen_batch(alphas, np.ones(PT_KEYS, dtype=np.uint64), PT_DEPTH, early=False)   # depth 32, no early cut
+    xs = alphas ^ (rng.integers(0, 2, size=PT_KEYS, dtype=np.uint64))   # half the points on alpha
+    return K0, xs
+
+
+@pytest.mark.parametrize("walk", ["interleaved", "reference"])
+def test_points_one_per_key_ours(benchmark, point_batch, aes_ceiling, walk):
+    """secea_dpf_eval_points (the interleaved walk) beside its reference twin
+    (one hash_sel pass per level): 4,096 keys of depth 32, one point each,
+    one thread; 33 AES blocks per point (32 levels + 1 Convert block)."""
+    K0, xs = point_batch
+    bodies, parties = np.ascontiguousarray(K0.bodies), np.zeros(PT_KEYS, dtype=np.uint8)
+    out = np.empty(PT_KEYS, dtype=np.uint64)
+    fn = lib.secea_dpf_eval_points if walk == "interleaved" else lib.secea_dpf_eval_points_ref
+    args = (K0.params.shape(), ffi.from_buffer("uint64_t[]", out, require_writable=True), ffi.from_buffer(bodies),
+            ffi.from_buffer(parties), ffi.from_buffer("uint64_t[]", xs), PT_KEYS, 1, 1)
+    benchmark.group = f"dpf eval_points {PT_KEYS} keys x 1 point depth {PT_DEPTH}"
+    benchmark.extra_info.update(impl=f"secea_fast ({walk} walk)", threads=1, points=PT_KEYS, aes_blocks_per_point=33,
+                                aes_ceiling_blocks_per_s=aes_ceiling)
+    benchmark.pedantic(fn, args=args, rounds=50, warmup_rounds=3)
+    if benchmark.stats:
+        per = benchmark.stats.stats.min / PT_KEYS
+        benchmark.extra_info.update(per_point_ns=per * 1e9, aes_fraction=33 / aes_ceiling / per)
+
+
+def test_points_one_per_key_sycret(benchmark):
+    """The peer on the same shape: 4,096 distinct keys (its domain is 2^32),
+    one point each."""
+    sycret = pytest.importorskip("sycret")
+    eq = sycret.EqFactory(n_threads=1)
+    keys_a, _ = eq.keygen(PT_KEYS)
+    xs = np.arange(PT_KEYS, dtype=np.int64)
+    benchmark.group = f"dpf eval_points {PT_KEYS} keys x 1 point depth {PT_DEPTH}"
+    benchmark.extra_info.update(impl="sycret EqFactory.eval (depth 32)", threads=1, points=PT_KEYS)
+    benchmark.pedantic(eq.eval, args=(0, xs, keys_a), kwargs={"n_threads": 1}, rounds=20, warmup_rounds=2)
+    if benchmark.stats:
+        benchmark.extra_info["per_point_ns"] = benchmark.stats.stats.min / PT_KEYS * 1e9
 
 
 # ------------------------------------------------ SecEmb server kernels

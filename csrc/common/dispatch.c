@@ -79,6 +79,7 @@ static void probe(void)
     f.avx512ifma = f.avx512f && __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("avx512vl");
     f.vaes = f.aes && f.avx2 && f.avx512dq && __builtin_cpu_supports("vaes") &&
              __builtin_cpu_supports("avx512bw");
+    f.vaes256 = f.aes && f.avx2 && __builtin_cpu_supports("vaes");
 #elif SECEA_ARM64
     f.asimd = (unsigned char)arm_supports("asimd");
     f.aes = (unsigned char)arm_supports("aes");
@@ -138,7 +139,7 @@ static void build(secea__kernels *k, int level)
     k->cpu = *cpu_probed();
     k->portable = k->level == 1;
     if (k->level == 2) {                   /* the ceiling: what an AVX2-only x86 has */
-        k->cpu.vaes = 0;
+        k->cpu.vaes = k->cpu.vaes256 = 0;
         k->cpu.avx512f = k->cpu.avx512dq = k->cpu.avx512ifma = 0;
     }
     secea__field_choose(k);

@@ -64,6 +64,8 @@ typedef struct {
     unsigned char avx512ifma;  /* with AVX-512F and VL */
     unsigned char asimd;       /* ARM Advanced SIMD (NEON) */
     unsigned char pmull;
+    unsigned char vaes256;     /* VAES on 256-bit registers with AVX2 and AES-NI (no AVX-512 needed);
+                                * masked with vaes under the AVX2 ceiling */
 } secea__cpu_features;
 
 struct secea__field_ops;       /* fp_vec.c */

@@ -211,4 +211,18 @@ const blk *secea__dpf_walk_sub(const walk_t *w, const secea__dpf_impl *im, const
 void secea__dpf_part_range(uint64_t nleaves, unsigned b, size_t parts, size_t r, uint64_t *lo, uint64_t *hi);
 size_t secea__dpf_choose_parts(size_t count, int threads, uint64_t nleaves);
 
+/* ------------------------------------------------ interleaved point walks */
+
+/* Walks n paths down their own keys' trees at once (eval_points.c; the x86
+ * variants in points_x86.c): st[i] = the state (seed | t) of the leaf that
+ * path i reaches in the tree whose body starts at kp[i] (levels L >= 1):
+ * bit dep of xr[i] is the branch taken at tree level dep + 1 (1: right),
+ * bit dep of tsel[i] the t_CW of that branch (t_CW^R if right, else
+ * t_CW^L).  The branches are public (evaluation points). */
+typedef void (*secea__dpf_walk_fn)(blk *st, const uint8_t *const *kp, const uint64_t *xr, const uint64_t *tsel,
+                                   size_t n, unsigned levels);
+/* the interleaved walk of variant im, or NULL (then the walk runs on
+ * im->hash_sel, one call per level) */
+secea__dpf_walk_fn secea__dpf_points_walk_for(const secea__dpf_impl *im);
+
 #endif

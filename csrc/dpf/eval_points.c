@@ -1,9 +1,16 @@
 /* DPF evaluation at given points: Eval(key, x) for a batch of keys and
  * points (point i on key i / per_key), PathEval (SecEmb Algorithm 6: the
  * leaf states alone) and ConvertEval (Algorithm 4: states to group
- * elements).  PT_CH points walk their paths level by level together, one
- * hash_sel call per level; the evaluation points are public and steer the
- * left/right choice, the control bits t only masks. */
+ * elements).  PT_CH points walk their paths together; the evaluation
+ * points are public and steer the left/right choice, the control bits t
+ * only masks.  Two walks:
+ *  - the interleaved walk (secea__dpf_walk_fn, dpf_tree.h): each path's
+ *    state stays in a register for the whole depth, many paths in flight
+ *    (points_x86.c for AES-NI and VAES; on the other variants a plain-C walk
+ *    on hash_sel, one call per level, without the per-level key lookups);
+ *  - the reference walk (the _ref entry points): one hash_sel call per level
+ *    through memory, each point's key and t_CW looked up per level.  Tests
+ *    compare the two bit for bit. */
 #include <stdlib.h>
 #include "dpf_tree.h"
 
@@ -20,15 +27,24 @@ typedef struct {
     const uint64_t *xs;
     size_t npoints;
     unsigned levels, e;
+    int ref;                /* 1: the reference walk */
 } pt_ctx;
 
-static int pt_unit(void *vctx, size_t unit, void *scratch)
+/* bit i of x -> bit 63 - i */
+static inline uint64_t rev64(uint64_t x)
 {
-    pt_ctx *c = vctx;
+    x = __builtin_bswap64(x);
+    x = ((x >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((x & 0x0F0F0F0F0F0F0F0Full) << 4);
+    x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
+    return ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
+}
+
+/* the reference walk: st[0..n) for points i0.. */
+static void pt_walk_ref(const pt_ctx *c, blk *st, size_t i0, size_t n)
+{
     const secea__dpf_impl *im = c->im;
     unsigned L = c->levels;
-    size_t i0 = unit * PT_CH, n = c->npoints - i0 < PT_CH ? c->npoints - i0 : PT_CH;
-    blk st[PT_CH], h[PT_CH];
+    blk h[PT_CH];
     uint8_t sel[PT_CH];
     for (size_t i = 0; i < n; i++) st[i] = ld_blk(c->keys + ((i0 + i) / c->per_key) * c->key_bytes);
     for (unsigned dep = 0; dep < L; dep++) {
@@ -42,6 +58,61 @@ static int pt_unit(void *vctx, size_t unit, void *scratch)
             st[i] = blk_xor(h[i], blk_and(cw, 0 - (st[i].lo & 1)));
         }
     }
+}
+
+/* the plain-C interleaved walk on a variant's hash_sel (variants without
+ * their own walk): the same contract as secea__dpf_walk_fn, n <= PT_CH */
+static void walk_sel(const secea__dpf_impl *im, blk *st, const uint8_t *const *kp, const uint64_t *xr,
+                     const uint64_t *tsel, size_t n, unsigned L)
+{
+    blk h[PT_CH];
+    uint8_t sel[PT_CH];
+    for (size_t i = 0; i < n; i++) st[i] = ld_blk(kp[i]);
+    for (unsigned dep = 0; dep < L; dep++) {
+        for (size_t i = 0; i < n; i++) sel[i] = (uint8_t)((xr[i] >> dep) & 1);
+        im->hash_sel(h, st, sel, n);
+        for (size_t i = 0; i < n; i++) {
+            blk cw = ld_blk(kp[i] + 16 + 16 * (size_t)dep);
+            cw.lo = (cw.lo & ~(uint64_t)1) | ((tsel[i] >> dep) & 1);
+            st[i] = blk_xor(h[i], blk_and(cw, 0 - (st[i].lo & 1)));
+        }
+    }
+}
+
+/* the interleaved walk: st[0..n) for points i0.. */
+static void pt_walk(const pt_ctx *c, blk *st, size_t i0, size_t n)
+{
+    unsigned L = c->levels;
+    const uint8_t *kp[PT_CH];
+    uint64_t xr[PT_CH], tsel[PT_CH];
+    size_t key = i0 / c->per_key, r = i0 % c->per_key;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *kb = c->keys + key * c->key_bytes;
+        uint64_t x = rev64(c->xs[i0 + i] >> c->e) >> (64 - L);   /* bit dep: the branch at level dep + 1 */
+        kp[i] = kb;
+        xr[i] = x;
+        tsel[i] = (ld64(kb + 16 + 16 * (size_t)L) & ~x) | (ld64(kb + 24 + 16 * (size_t)L) & x);
+        if (++r == c->per_key) r = 0, key++;
+    }
+    secea__dpf_walk_fn walk = secea__dpf_points_walk_for(c->im);
+    if (walk) walk(st, kp, xr, tsel, n, L);
+    else walk_sel(c->im, st, kp, xr, tsel, n, L);
+}
+
+static int pt_unit(void *vctx, size_t unit, void *scratch)
+{
+    pt_ctx *c = vctx;
+    const secea__dpf_impl *im = c->im;
+    unsigned L = c->levels;
+    size_t i0 = unit * PT_CH, n = c->npoints - i0 < PT_CH ? c->npoints - i0 : PT_CH;
+    blk st[PT_CH];
+    if (!L) {
+        for (size_t i = 0; i < n; i++) st[i] = ld_blk(c->keys + ((i0 + i) / c->per_key) * c->key_bytes);
+    } else if (c->ref) {
+        pt_walk_ref(c, st, i0, n);
+    } else {
+        pt_walk(c, st, i0, n);
+    }
     if (c->states) {
         memcpy(c->states + 16 * i0, st, 16 * n);
         return 0;
@@ -52,9 +123,9 @@ static int pt_unit(void *vctx, size_t unit, void *scratch)
     uint64_t *cw = (uint64_t *)(conv + PT_CH * nb);   /* ncw */
     secea__dpf_conv_inputs(conv, st, n, nb);
     im->hash(conv, conv, n * nb, DPF_KV, 0);
-    size_t last_key = (size_t)-1;
+    size_t last_key = (size_t)-1, key = i0 / c->per_key, r = i0 % c->per_key;
     for (size_t i = 0; i < n; i++) {
-        size_t key = (i0 + i) / c->per_key;
+        if (i && ++r == c->per_key) r = 0, key++;      /* key = (i0 + i) / per_key */
         if (key != last_key) {
             secea__dpf_load_fcw(g, c->keys + key * c->key_bytes + path_bytes(L), cw);
             last_key = key;
@@ -75,8 +146,8 @@ static int pt_unit(void *vctx, size_t unit, void *scratch)
     return 0;
 }
 
-int secea_dpf_eval_points(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *keys, const uint8_t *party,
-                          const uint64_t *xs, size_t npoints, size_t per_key, int threads)
+static int eval_points(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *keys, const uint8_t *party,
+                       const uint64_t *xs, size_t npoints, size_t per_key, int threads, int ref)
 {
     if (!secea__dpf_shape_ok(shape, SHAPE_TREE | SHAPE_CW | SHAPE_CONV)) return SECEA_EINVAL;
     pt_ctx c;
@@ -92,12 +163,13 @@ int secea_dpf_eval_points(const secea_dpf_shape *shape, uint64_t *out, const uin
     c.npoints = npoints;
     c.levels = shape->levels;
     c.e = shape->early;
+    c.ref = ref;
     size_t scratch = 16 * PT_CH * c.g.nb + 8 * shape->ncw + 64;
     return secea__pool_run(pt_unit, &c, (npoints + PT_CH - 1) / PT_CH, scratch, threads);
 }
 
-int secea_dpf_path_eval(const secea_dpf_shape *shape, uint8_t *states, const uint8_t *paths, const uint64_t *xs,
-                        size_t npoints, size_t per_key, int threads)
+static int path_eval(const secea_dpf_shape *shape, uint8_t *states, const uint8_t *paths, const uint64_t *xs,
+                     size_t npoints, size_t per_key, int threads, int ref)
 {
     if (!secea__dpf_shape_ok(shape, SHAPE_TREE)) return SECEA_EINVAL;
     pt_ctx c;
@@ -110,7 +182,32 @@ int secea_dpf_path_eval(const secea_dpf_shape *shape, uint8_t *states, const uin
     c.xs = xs;
     c.npoints = npoints;
     c.levels = shape->levels;
+    c.ref = ref;
     return secea__pool_run(pt_unit, &c, (npoints + PT_CH - 1) / PT_CH, 0, threads);
+}
+
+int secea_dpf_eval_points(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *keys, const uint8_t *party,
+                          const uint64_t *xs, size_t npoints, size_t per_key, int threads)
+{
+    return eval_points(shape, out, keys, party, xs, npoints, per_key, threads, 0);
+}
+
+int secea_dpf_eval_points_ref(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *keys, const uint8_t *party,
+                              const uint64_t *xs, size_t npoints, size_t per_key, int threads)
+{
+    return eval_points(shape, out, keys, party, xs, npoints, per_key, threads, 1);
+}
+
+int secea_dpf_path_eval(const secea_dpf_shape *shape, uint8_t *states, const uint8_t *paths, const uint64_t *xs,
+                        size_t npoints, size_t per_key, int threads)
+{
+    return path_eval(shape, states, paths, xs, npoints, per_key, threads, 0);
+}
+
+int secea_dpf_path_eval_ref(const secea_dpf_shape *shape, uint8_t *states, const uint8_t *paths, const uint64_t *xs,
+                            size_t npoints, size_t per_key, int threads)
+{
+    return path_eval(shape, states, paths, xs, npoints, per_key, threads, 1);
 }
 
 int secea_dpf_convert_eval(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *states, size_t n, int party,

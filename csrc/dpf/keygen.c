@@ -129,6 +129,37 @@ int secea_dpf_gen(const secea_dpf_shape *shape, uint8_t *keys0, uint8_t *keys1, 
     return secea__pool_run(gen_unit, &c, units, scratch, threads);
 }
 
+int secea_dpf_gen_one(const secea_dpf_shape *shape, uint8_t *key0, uint8_t *key1, uint64_t alpha, uint64_t beta,
+                      const uint8_t *rand)
+{
+    /* a scalar payload: ncw = 1, or 2^e with beta at alpha mod 2^e */
+    if (!secea__dpf_shape_ok(shape, SHAPE_TREE | SHAPE_CW)) return SECEA_EINVAL;
+    size_t ncw = shape->ncw;
+    if (shape->early ? ncw != (size_t)1 << shape->early : ncw != 1) return SECEA_EINVAL;
+    uint64_t betas[DPF_MAX_EARLY_NCW] = {0};
+    uint64_t a = alpha >> shape->early;
+    betas[alpha & (ncw - 1)] = beta;
+    gen_ctx c;
+    c.im = secea__dpf_impl_cur();
+    secea__dpf_grp_init(&c.g, shape->group, shape->modulus, ncw);
+    c.keys0 = key0;
+    c.keys1 = key1;
+    c.finals = NULL;
+    c.alphas = &a;
+    c.betas = betas;
+    c.rand = rand;
+    c.count = 1;
+    c.levels = shape->levels;
+    c.key_bytes = shape->stride;
+    /* gen_unit's scratch: ncw words, then 2 nb Convert blocks (nb <= 16 here) */
+    _Alignas(64) uint8_t scratch[((8 * DPF_MAX_EARLY_NCW + 63) & ~63) + 32 * 16 + 64];
+    gen_unit(&c, 0, scratch);
+    secea_wipe(betas, sizeof betas);
+    secea_wipe(&a, sizeof a);
+    secea_wipe(scratch, sizeof scratch);
+    return 0;
+}
+
 int secea_dpf_convert_gen(const secea_dpf_shape *shape, uint64_t *cw, const uint8_t *finals,
                           const uint64_t *betas, size_t count, uint64_t domain)
 {

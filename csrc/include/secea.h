@@ -294,6 +294,12 @@ typedef struct {
  * or 32 B per key) receives the two final states (party 0 then party 1),
  * i.e. PathGen's (s_0^(n), s_1^(n), t_1^(n)). */
 int secea_dpf_gen(const secea_dpf_shape *shape, uint8_t *keys0, uint8_t *keys1, uint8_t *finals, const uint64_t *alphas, const uint64_t *betas, const uint8_t *rand, size_t count, int threads);
+/* One key of a scalar payload (shape->ncw = 1, or 2^e for early keys), on
+ * the calling thread: alpha < 2^(levels + early) is the point itself (the
+ * kernel places beta at alpha mod 2^e), rand 32 fresh random bytes.  The
+ * same keys as secea_dpf_gen on the same inputs; what a one-key call costs
+ * without arrays to marshal. */
+int secea_dpf_gen_one(const secea_dpf_shape *shape, uint8_t *key0, uint8_t *key1, uint64_t alpha, uint64_t beta, const uint8_t *rand);
 /* Conversion domains.  Convert_D(s) is the stream of blocks
  * H_V(s xor (j + D 2^64)), j = 0, 1, ...: the public domain D sits in the
  * high word, the block counter j in the low word, so two domains never hash
@@ -311,6 +317,11 @@ int secea_dpf_eval_points(const secea_dpf_shape *shape, uint64_t *out, const uin
 /* PathEval: states (npoints x 16 B) of the leaves xs[i] (< 2^L); paths may
  * be path or key bodies (shape: levels, stride), point i uses i / per_key. */
 int secea_dpf_path_eval(const secea_dpf_shape *shape, uint8_t *states, const uint8_t *paths, const uint64_t *xs, size_t npoints, size_t per_key, int threads);
+/* The two above on the reference walk (one hash_sel pass per tree level
+ * through memory) instead of the interleaved one: the same outputs bit for
+ * bit, for tests and benchmarks. */
+int secea_dpf_eval_points_ref(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *keys, const uint8_t *party, const uint64_t *xs, size_t npoints, size_t per_key, int threads);
+int secea_dpf_path_eval_ref(const secea_dpf_shape *shape, uint8_t *states, const uint8_t *paths, const uint64_t *xs, size_t npoints, size_t per_key, int threads);
 /* ConvertEval: out (n x ncw) = (-1)^party (Convert_domain(s_i) + t_i * cw)
  * (shape: group, modulus, ncw). */
 int secea_dpf_convert_eval(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *states, size_t n, int party, const uint64_t *cw, uint64_t domain);

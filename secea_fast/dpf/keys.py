@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._native import ffi, lib, resolve_threads
-from ._layout import (FLAG_EARLY, FLAG_VECTOR, MAGIC_KEY, MAGIC_KEY_BATCH, MAGIC_PATH, MAGIC_PATH_BATCH, MAX_PAYLOAD, U64, Group, as_u64_ints,
+from ._layout import (FLAG_EARLY, FLAG_VECTOR, MAGIC_KEY, MAGIC_KEY_BATCH, MAGIC_PATH, MAGIC_PATH_BATCH, MAX_LOG_DOMAIN, MAX_PAYLOAD, U64, Group, as_u64_ints,
                       check_alpha, check_below_modulus, check_beta, check_cw, check_early, check_log_domain,
                       check_status, group_of, pack_elems, parse, parse_batch, ptr, wptr)
 from .params import Params
@@ -393,6 +393,32 @@ def _gen_raw(alphas, betas, params, rand, threads):
     return KeyBatch(params, 0, k0), KeyBatch(params, 1, k1)
 
 
+def _one_key(params: Params, alpha: int, beta: int, rand: bytes) -> tuple[Key, Key]:
+    k0, k1 = bytearray(params.body_size), bytearray(params.body_size)
+    st = lib.secea_dpf_gen_one(params._kshape, ffi.from_buffer(k0), ffi.from_buffer(k1), alpha, beta, rand)
+    check_status(st, "gen")
+    one, other = Key.__new__(Key), Key.__new__(Key)
+    one.params, one.party, one._body = params, 0, bytes(k0)
+    other.params, other.party, other._body = params, 1, bytes(k1)
+    return one, other
+
+
+# log_domain -> the Params of a default u64 scalar key (gen's fast path)
+_U64_SCALAR: dict[int, Params] = {}
+
+
+def _gen_one_u64(alpha: int, beta: int, n: int) -> tuple[Key, Key] | None:
+    """gen(alpha, beta, n) for a plain int alpha and beta over Z_2^64 with the
+    default early flag, its checks inline; None when an argument is out of
+    range (the full path then raises the error that names it)."""
+    if not (1 <= n <= MAX_LOG_DOMAIN and 0 <= alpha < (1 << n) and 0 <= beta < (1 << 64)):
+        return None
+    params = _U64_SCALAR.get(n)
+    if params is None:
+        params = _U64_SCALAR.setdefault(n, Params.of(n, U64, 1, False, check_early(None, U64, False)))
+    return _one_key(params, alpha, beta, secrets.token_bytes(32))
+
+
 def gen(alpha: int, beta: Beta, log_domain: int, group: str | int = "u64", early: bool | None = None, *,
         _rand: bytes | None = None) -> tuple[Key, Key]:
     """Keys (k0, k1) of f(alpha) = beta, f(x) = 0 elsewhere, x in [0, 2^log_domain).
@@ -408,6 +434,11 @@ def gen(alpha: int, beta: Beta, log_domain: int, group: str | int = "u64", early
     >>> [(int(eval_points(k0, x)) + int(eval_points(k1, x))) % 2**64 for x in (5, 6)]
     [42, 0]
     """
+    if (type(alpha) is int and type(beta) is int and type(log_domain) is int and group == "u64"
+            and early is None and _rand is None):
+        one = _gen_one_u64(alpha, beta, log_domain)
+        if one is not None:
+            return one
     g = U64 if group == "u64" else group_of(group)
     n = check_log_domain(log_domain)
     alpha = check_alpha(alpha, n)
@@ -417,20 +448,9 @@ def gen(alpha: int, beta: Beta, log_domain: int, group: str | int = "u64", early
     if len(rand) != 32:
         raise ValueError("_rand must be 32 bytes")
     params = Params.of(n, g, int(b.size), vector, early)
-    if g.gid == 0 and not vector:
-        # one scalar key: the kernel straight on bytearrays (a single call then costs
-        # what the batched path costs per key plus the argument checks)
-        e, ncw = params.e, params.ncw
-        betas = ffi.new(f"uint64_t[{ncw}]")
-        betas[alpha & (ncw - 1)] = int(b[0])      # an early leaf holds beta at alpha mod 2^e
-        k0, k1 = bytearray(params.body_size), bytearray(params.body_size)
-        st = lib.secea_dpf_gen(params._kshape, ffi.from_buffer(k0), ffi.from_buffer(k1), ffi.NULL,
-                               ffi.new("uint64_t[1]", [alpha >> e]), betas, rand, 1, 1)
-        check_status(st, "gen")
-        one, other = Key.__new__(Key), Key.__new__(Key)
-        one.params, one.party, one._body = params, 0, bytes(k0)
-        other.params, other.party, other._body = params, 1, bytes(k1)
-        return one, other
+    if g.gid != 2 and not vector:
+        # one scalar key: the one-key kernel on bytearrays (beta placed at alpha mod 2^e there)
+        return _one_key(params, alpha, int(b[0]), rand)
     b0, b1 = _gen_raw(np.array([alpha], dtype=np.uint64), b.reshape(1, -1), params, rand, 1)
     return b0[0], b1[0]
 
