@@ -8,6 +8,7 @@ and summarise ratios with ``secea-fast bench summary bench/results/run.json``.
 Peers (python-flint, galois, cryptography/OpenSSL) come from the ``bench`` extra.
 """
 import mmap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,27 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def rng():
     return np.random.default_rng(20261121)   # benchmark data only
+
+
+def aes_peak_blocks_per_s(clock=time.process_time, n: int = 1 << 24, reps: int = 5) -> float:
+    """AES blocks per second of one core at its ceiling (``secea_aes_peak``: 8
+    independent chains of AES rounds on registers), best of ``reps`` on
+    ``clock``.  The process's CPU time by default, so a loaded machine's waits
+    do not count; benchmarks run on a loaded machine should use
+    ``--benchmark-timer=time.process_time`` too, so both sides count the same."""
+    from secea_fast._native import lib
+    best = 0.0
+    for _ in range(reps):
+        t = clock()
+        lib.secea_aes_peak(n)
+        best = max(best, n / (clock() - t))
+    return best
+
+
+@pytest.fixture(scope="session")
+def aes_peak():
+    """The AES ceiling of one core in this run (:func:`aes_peak_blocks_per_s`)."""
+    return aes_peak_blocks_per_s()
 
 
 def uniform(rng, p, shape):

@@ -21,6 +21,7 @@ import time
 import numpy as np
 import pytest
 
+from conftest import aes_peak_blocks_per_s
 from secea_fast._native import lib
 from secea_fast.protocols import baselines, secemb
 
@@ -39,17 +40,6 @@ def _make_workload(users, seed=7):
 @pytest.fixture(scope="module")
 def workload():
     return _make_workload(USERS)
-
-
-@pytest.fixture(scope="module")
-def aes_peak():
-    """AES blocks per second of one core at its ceiling, best of 5 in this run."""
-    n, best = 1 << 26, 0.0
-    for _ in range(5):
-        t = time.perf_counter()
-        lib.secea_aes_peak(n)
-        best = max(best, n / (time.perf_counter() - t))
-    return best
 
 
 def _server_blocks(users, bits):
@@ -242,10 +232,7 @@ def test_secemb_twin(benchmark, workload, bits):
     def run():
         nonlocal peak
         for il in (0, 1):
-            for _ in range(3):
-                t = clock()
-                lib.secea_aes_peak(n)
-                peak = max(peak, n / (clock() - t))
+            peak = max(peak, aes_peak_blocks_per_s(clock, n, 3))
             prev = lib.secea_dpf_set_interleave(il)
             try:
                 rep = secemb.run_round(Q, items, grads, MP, threads=1, agg_bits=bits)

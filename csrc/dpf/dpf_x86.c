@@ -24,6 +24,7 @@
 #include <wmmintrin.h>
 
 #define TGT_NI SECEA_TARGET("aes,sse4.1")
+#include "dpf_x86_ops.h"
 #define TGT_VAES SECEA_TARGET("aes,sse4.1,avx2,vaes,avx512f,avx512bw,avx512vl,avx512dq")
 
 typedef secea__dpf_blk blk;
@@ -35,20 +36,6 @@ TGT_NI static inline void ni_load_rk(__m128i rk[11], int which)
     for (int i = 0; i < 11; i++) rk[i] = _mm_loadu_si128((const __m128i *)secea__dpf_rk[which] + i);
 }
 
-/* sigma(x) = (hi, hi ^ lo) as (lo', hi') */
-TGT_NI static inline __m128i ni_sigma(__m128i s)
-{
-    const __m128i hi = _mm_set_epi64x(-1, 0);
-    return _mm_xor_si128(_mm_shuffle_epi32(s, 0x4E), _mm_and_si128(s, hi));
-}
-
-/* all-ones if bit 0 of x is set, else zero (both qwords) */
-TGT_NI static inline __m128i ni_tmask(__m128i x)
-{
-    const __m128i one = _mm_set_epi64x(0, 1);
-    __m128i m = _mm_sub_epi64(_mm_setzero_si128(), _mm_and_si128(x, one));
-    return _mm_shuffle_epi32(m, 0x44);
-}
 
 TGT_NI static void expand_aesni(blk *out, const blk *in, size_t n, const blk cw[2])
 {

@@ -29,24 +29,13 @@
 #include <wmmintrin.h>
 
 #define TGT_NI SECEA_TARGET("aes,sse4.1")
+#include "dpf_x86_ops.h"
 #define INL inline __attribute__((always_inline))
 
 /* ================================================================ AES-NI */
 
 #define NI_W 8 /* chains per group */
 
-TGT_NI static INL __m128i pw_ni_sigma(__m128i s)
-{
-    const __m128i hi = _mm_set_epi64x(-1, 0);
-    return _mm_xor_si128(_mm_shuffle_epi32(s, 0x4E), _mm_and_si128(s, hi));
-}
-
-TGT_NI static INL __m128i pw_ni_tmask(__m128i x)
-{
-    const __m128i one = _mm_set_epi64x(0, 1);
-    __m128i m = _mm_sub_epi64(_mm_setzero_si128(), _mm_and_si128(x, one));
-    return _mm_shuffle_epi32(m, 0x44);
-}
 
 /* m (a constant after inlining) paths of one group, the whole depth */
 TGT_NI static INL void ni_walk_group(blk *st, const uint8_t *const *kp, const uint64_t *xr, const uint64_t *tsel,
@@ -60,17 +49,17 @@ TGT_NI static INL void ni_walk_group(blk *st, const uint8_t *const *kp, const ui
         const __m128i *k[NI_W];
         for (int j = 0; j < m; j++) {
             k[j] = rk[(xr[j] >> dep) & 1];          /* the public branch bit */
-            b[j] = _mm_xor_si128(pw_ni_sigma(_mm_andnot_si128(one, s[j])), k[j][0]);
+            b[j] = _mm_xor_si128(ni_sigma(_mm_andnot_si128(one, s[j])), k[j][0]);
         }
         for (int r = 1; r < 10; r++)
             for (int j = 0; j < m; j++) b[j] = _mm_aesenc_si128(b[j], k[j][r]);
         for (int j = 0; j < m; j++) {
             /* sigma recomputed from s (16 xmm registers: 8 states, 8 chains) */
             __m128i h = _mm_xor_si128(_mm_aesenclast_si128(b[j], k[j][10]),
-                                      pw_ni_sigma(_mm_andnot_si128(one, s[j])));
+                                      ni_sigma(_mm_andnot_si128(one, s[j])));
             __m128i cw = _mm_loadu_si128((const __m128i *)(kp[j] + 16 + 16 * (size_t)dep));
             cw = _mm_or_si128(_mm_andnot_si128(one, cw), _mm_cvtsi64_si128((long long)((tsel[j] >> dep) & 1)));
-            s[j] = _mm_xor_si128(h, _mm_and_si128(pw_ni_tmask(s[j]), cw));
+            s[j] = _mm_xor_si128(h, _mm_and_si128(ni_tmask(s[j]), cw));
         }
     }
     for (int j = 0; j < m; j++) _mm_storeu_si128((__m128i *)(st + j), s[j]);
