@@ -574,17 +574,12 @@ class Server0Session:
             raise ProtocolError(f"server 0: {stage!r} of round {rnd} while at {self.stage!r} of round {self.round}")
 
     def answer(self, rnd: int, user: str, request: bytes) -> bytes:
-        """Server 0's retrieval answer to roster user ``user``, once per round."""
-        self._at(rnd, "answer")
-        assert self._server is not None
-        if user not in self.users:
-            raise ProtocolError(f"server 0: {user!r} is not a roster user")
-        if user in self._answered:
-            raise ProtocolError(f"server 0: {user} was already answered in round {rnd}")
-        req = _parse(RetrievalRequest.from_bytes, request, "retrieval request", user)
-        resp = _parse(lambda q: self._server.answer(self.users.index(user), q), req, "retrieval request", user)
-        self._answered.add(user)
-        return resp.to_bytes()
+        """Server 0's retrieval answer to roster user ``user``, once per round
+        (:meth:`answer_many` for one user: its rules, raised)."""
+        out, refused = self.answer_many(rnd, {user: request})
+        if user in refused:
+            raise ProtocolError(refused[user])
+        return out[user]
 
     def answer_many(self, rnd: int, requests: Mapping[str, bytes]) -> tuple[dict[str, bytes], dict[str, str]]:
         """:meth:`answer` for several users at once, in one batch (sharded
