@@ -48,8 +48,11 @@ def federation(tmp_path_factory):
 @pytest.fixture(scope="class")
 def secemb_federation(tmp_path_factory):
     """Four SuperNodes for SecEmb, each with its roster identity: "server1"
-    and "user-0".."user-2" (server 0 is the ServerApp, with the roster file)."""
-    fed = LocalFederation(4, node_configs=[{} for _ in range(4)], workdir=tmp_path_factory.mktemp("fedemb"),
+    (sharding over a fork pool of 2 workers of its own, node config
+    ``workers``) and "user-0".."user-2" (server 0 is the ServerApp, with the
+    roster file)."""
+    fed = LocalFederation(4, node_configs=[{"workers": 2}] + [{} for _ in range(3)],
+                          workdir=tmp_path_factory.mktemp("fedemb"),
                           roster=demo.secemb_parties(3))
     with fed:
         yield fed
@@ -86,8 +89,9 @@ class TestOneFederation:
 class TestSecEmbFederation:
     def test_secemb_round(self, secemb_federation, tmp_path):
         """Server 1 and three users as SuperNodes, admitted by the roster,
-        server 0 the ServerApp: the round passes plaintext_check."""
-        cfg = {"protocol": "secemb", "users": 3, "items": 80, "d": 4, "m-prime": 8,
+        server 0 the ServerApp, each server on a pool of its own (server 0's
+        from the run config): the round passes plaintext_check."""
+        cfg = {"protocol": "secemb", "users": 3, "items": 80, "d": 4, "m-prime": 8, "server0-workers": 2,
                "out-dir": str(tmp_path), "roster-file": secemb_federation.roster_file}
         secemb_federation.run(example_app(), run_config=cfg, timeout=300)
         ok, why = demo.verify_secemb(tmp_path, cfg)

@@ -48,6 +48,7 @@ def test_a_mistake_is_one_line_exit_2_before_anything_starts(argv, key):
     ("local", "secea", {"precision": 30}, "precision"),
     ("sim", "secemb", {"m-prime": 5000}, "m-prime"),
     ("sim", "secemb", {"min-users": 9}, "min-users"),
+    ("local", "secemb", {"server0-workers": 0}, "server0-workers"),
     ("local", "secea", {"roster-file": "/nonexistent/roster.json"}, "roster-file"),
     ("train", "secea", {"silos": 2}, "silos"),
     ("train", "secea", {"setting": "x"}, "setting"),

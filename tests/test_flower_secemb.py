@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("flwr", reason="the flower extra is not installed (pip install -e '.[flower]')")
 
 import _flower_loop  # noqa: E402
+from secea_fast.executor import Executor, LocalExecutor  # noqa: E402
 from secea_fast.flower import secemb as fsecemb  # noqa: E402
 from secea_fast.flower.admission import AdmissionError, NodeIdentity  # noqa: E402
 from secea_fast.protocols import secemb  # noqa: E402
@@ -256,3 +257,54 @@ def test_server1_noise_is_its_own_node_setting_not_server0s():
         ids.update(me)
         res = runner(loop, roster, 6, noise_sigma=0.0).run(loop.nodes, Q)
         assert (not np.array_equal(res.aggregate, exact)) == noised
+
+
+class _Recording(Executor):
+    """Workers simulated in this process, each ``map`` recorded (which
+    server called it is checked by which object saw the calls)."""
+
+    name = "recording-test"
+
+    def __init__(self, processes):
+        self.processes, self.calls = processes, 0
+
+    def _run(self, fn, jobs, state, collect):
+        self.calls += 1
+        for job in reversed(list(jobs)):
+            collect(fn(state, job))
+
+
+def test_each_server_shards_over_its_own_executor():
+    """Server 0 (the runner) and server 1 (its node handler) each shard their
+    answers and aggregation over their own executor through the adapter;
+    the round equals the in-process round bit for bit."""
+    Q, items, grads = _setup(n_users=5)
+    ex0, ex1 = _Recording(2), _Recording(3)
+    roster, me = federation(len(items))
+    rows = {}
+
+    def user(u):
+        def fn(r):
+            rows[u] = r
+            return grads[u]
+        return node_handler(me[f"user-{u}"], 200 + u, "user", items[u], fn)
+    handlers = {S1: lambda cfg, blobs, st: fsecemb.handle(cfg, blobs, st, "server1", me=me["server1"], node_id=S1,
+                                                         run=RUN, min_users=2, executor=ex1)}
+    handlers.update({200 + u: user(u) for u in range(len(items))})
+    loop = Loopback(handlers)
+    res = runner(loop, roster, 6, executor=ex0).run(loop.nodes, Q)
+    ref = secemb.run_round(Q, items, grads, 6)
+    assert np.array_equal(res.aggregate, ref.aggregate) and np.array_equal(res.dense, ref.dense)
+    for u in range(len(items)):
+        assert np.array_equal(rows[u], ref.retrieved[u], equal_nan=True)
+    assert ex0.calls >= 2 and ex1.calls >= 2          # answers and aggregation, on each server's own
+
+
+def test_server1_workers_come_from_its_node_config():
+    assert fsecemb.server1_executor({}) is None
+    assert fsecemb.server1_executor({"workers": 1}) is None
+    ex = fsecemb.server1_executor({"workers": 3})
+    assert isinstance(ex, LocalExecutor) and ex.processes == 3
+    for bad in (0, "2", True, 1.5):
+        with pytest.raises(ValueError, match="SecEmb node config: field 'workers'"):
+            fsecemb.server1_executor({"workers": bad})

@@ -140,7 +140,7 @@ def validate(mode: str, protocol: str, cfg: dict[str, Any]) -> None:
             at_least(key, 0, " (0: the default)")
         _check(1 <= cfg["precision"] <= 18, "precision", cfg["precision"], "must be in [1, 18] decimal digits")
     else:
-        for key in ("users", "items", "d", "min-users"):
+        for key in ("users", "items", "d", "min-users", "server0-workers"):
             at_least(key, 1)
         _check(cfg["min-users"] <= cfg["users"], "min-users", cfg["min-users"],
                f"must be at most users ({cfg['users']})")

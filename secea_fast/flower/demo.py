@@ -46,6 +46,7 @@ from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
 
 from .. import workloads
+from ..executor import LocalExecutor
 from ..protocols import secea, secemb
 from ..protocols.secea_phe.layer import PaillierLayer
 from ..protocols.common.roster import Roster, write_federation
@@ -253,7 +254,7 @@ def make_apps(**overrides: Any) -> tuple[ServerApp, ClientApp]:
 # ----------------------------------------------------------------- SecEmb
 SECEMB_DEFAULTS = {"users": 5, "items": 3883, "d": 64, "m-prime": 300, "frac-bits": 16, "seed": 0,
                    "min-users": 2, "roster-file": "", "roster-dir": "",
-                   "stage-timeout": 300.0, "out-dir": ""}
+                   "stage-timeout": 300.0, "out-dir": "", "server0-workers": 1}
 
 
 def secemb_data(cfg: dict[str, Any]) -> tuple[np.ndarray, list[list[int]], list[np.ndarray]]:
@@ -314,10 +315,14 @@ def secemb_server_main(grid: Grid, context: Context, overrides: dict) -> None:
     the roster's parties; the aggregate and the summary to ``out-dir``."""
     cfg = _cfg(context, overrides, SECEMB_DEFAULTS)
     Q, _, _ = secemb_data(cfg)
+    # server 0's own fork pool (run config server0-workers); server 1's is its
+    # node config's workers (fsecemb.handle_message): never one for both
+    workers = fsecemb.config_int(cfg, "server0-workers", 1)
     res = fsecemb.run_secemb(grid, Q, roster=secemb_roster(cfg), run=int(context.run_id),
                              m_prime=int(cfg["m-prime"]), frac_bits=int(cfg["frac-bits"]),
                              min_users=int(cfg["min-users"]), min_nodes=int(cfg["users"]) + 1,
-                             timeout=float(cfg["stage-timeout"]))
+                             timeout=float(cfg["stage-timeout"]),
+                             executor=LocalExecutor(workers) if workers > 1 else None)
     assert res.aggregate is not None          # run_secemb sets it or raises
     if cfg["out-dir"]:
         np.save(_out(cfg) / "aggregate.npy", res.aggregate)

@@ -71,6 +71,7 @@ from flwr.app import Context, Message as FlowerMessage
 from flwr.serverapp import Grid
 from numpy.typing import ArrayLike
 
+from ..executor import Executor, LocalExecutor
 from ..protocols.common.roster import Roster
 from ..protocols.common.wire import Reader, Writer
 from ..protocols.secemb import (MIN_USERS, ProtocolError, SecEmbParams, Server0Session, Server1Session,
@@ -79,7 +80,7 @@ from .admission import HELLO, NodeIdentity, hello_reply, identify_nodes, node_id
 from .records import Exchange, grid_exchange, log, pack, unpack, wait_nodes
 from .state import load_state, save_state
 
-__all__ = ["MESSAGE_TYPE", "STATE_KEY", "ROLES", "handle", "handle_message", "SecEmbStageRunner",
+__all__ = ["MESSAGE_TYPE", "STATE_KEY", "ROLES", "handle", "handle_message", "server1_executor", "SecEmbStageRunner",
            "SecEmbFlowerResult", "run_secemb", "config_int"]
 
 
@@ -132,8 +133,8 @@ def _table_from(data, params: SecEmbParams) -> np.ndarray:
 # ======================================================================= nodes
 def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, role: str, items: ArrayLike | None = None,
            grads_fn: Callable[[np.ndarray], Any] | None = None, *, me: NodeIdentity, node_id: int,
-           run: int | str | bytes, min_users: int = MIN_USERS, noise_sigma: float = 0.0
-           ) -> tuple[dict[str, Any], list[bytes], bytes, np.ndarray | None]:
+           run: int | str | bytes, min_users: int = MIN_USERS, noise_sigma: float = 0.0,
+           executor: Executor | None = None) -> tuple[dict[str, Any], list[bytes], bytes, np.ndarray | None]:
     """One SecEmb stage at a node, independent of the transport: returns
     ``(reply_cfg, reply_blobs, new_state, retrieved)``.
 
@@ -143,7 +144,8 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, role: s
     key and signature is bound to; ``min_users``: server 1's least number
     of users in an aggregate and ``noise_sigma`` its Gaussian noise (its
     own node's settings: server 0's ``noise_sigma`` field can only raise
-    the noise).  A user passes
+    the noise); ``executor``: server 1's own workers for its answers and
+    aggregation (``secemb.sharded``; never server 0's).  A user passes
     ``items`` and ``grads_fn(rows) -> grads`` or ``(grads, dense)``.
     ``retrieved`` is the user's rows at the ``upload`` stage, else None.
     Malformed config: ValueError naming the field; a message that breaks a
@@ -180,9 +182,10 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, role: s
             raise ValueError(f"SecEmb stage config: field 'stage' is {stage!r}, not a user stage")
         new = user.export_state()
     else:
-        s1 = (Server1Session(me.roster, me.identity, run=run, min_users=min_users, noise_sigma=noise_sigma)
+        s1 = (Server1Session(me.roster, me.identity, run=run, min_users=min_users, noise_sigma=noise_sigma,
+                             executor=executor)
               if not state
-              else Server1Session.import_state(me.roster, me.identity, state))
+              else Server1Session.import_state(me.roster, me.identity, state, executor=executor))
         if stage == HELLO:
             reply, out = hello_reply(cfg, me, node_id, MESSAGE_TYPE)
             reply["server1_key"] = s1.key_message()
@@ -214,10 +217,25 @@ def handle(cfg: dict[str, Any], blobs: list[bytes], state: bytes | None, role: s
     return reply, out, new, retrieved
 
 
+def server1_executor(node_config: dict[str, Any]) -> Executor | None:
+    """Server 1's own workers from its node config: a fork pool of
+    ``workers`` processes (an int >= 1; 1 or absent: none, server 1
+    computes in its ClientApp process).  The pool is server 1's alone:
+    server 0's workers come from its own ServerApp (never one pool for
+    both, ``secemb.sharded.check_server_executors``)."""
+    if "workers" not in node_config:
+        return None
+    try:
+        workers = config_int(dict(node_config), "workers", 1)
+    except ValueError as exc:
+        raise ValueError(f"SecEmb node config: {str(exc).split(': ', 1)[1]}") from None
+    return LocalExecutor(workers) if workers > 1 else None
+
+
 def handle_message(msg: FlowerMessage, context: Context, role: str, items: ArrayLike | None = None,
                    grads_fn: Callable[[np.ndarray], Any] | None = None,
                    on_retrieved: Callable[[Context, np.ndarray], object] | None = None,
-                   me: NodeIdentity | None = None) -> FlowerMessage:
+                   me: NodeIdentity | None = None, executor: Executor | None = None) -> FlowerMessage:
     """The ClientApp side of a SecEmb stage (``@app.query("secemb")``):
     ``role`` "server1" for SecEmb's second server, "user" for a user, with
     its ``items`` and ``grads_fn`` (see :func:`handle`).  ``me``: the
@@ -226,7 +244,10 @@ def handle_message(msg: FlowerMessage, context: Context, role: str, items: Array
     server 1's ``min_users`` is its node config's ``min-users`` (default
     :data:`~secea_fast.protocols.secemb.MIN_USERS`) and its Gaussian noise
     its node config's ``noise-sigma`` (default 0; server 0 may ask for
-    more, never less).  ``on_retrieved(
+    more, never less).  Server 1 shards its answers and aggregation over
+    ``executor`` if given (e.g. a ``RayExecutor`` joined to server 1's own
+    cluster), else over a fork pool of its node config's ``workers``
+    processes if set (default: in this process).  ``on_retrieved(
     context, rows)`` is called with the user's retrieved rows."""
     cfg, blobs = unpack(msg.content)
     me = me or node_identity(context.node_config, context.run_config)
@@ -235,9 +256,11 @@ def handle_message(msg: FlowerMessage, context: Context, role: str, items: Array
     sigma = nc.get("noise-sigma", 0.0)
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not 0 <= sigma < float("inf"):
         raise ValueError(f"SecEmb node config: field 'noise-sigma' must be a finite number >= 0, got {sigma!r}")
+    if executor is None and role == "server1":
+        executor = server1_executor(nc)
     reply, out, new, rows = handle(cfg, blobs, load_state(context, STATE_KEY, me), role, items, grads_fn, me=me,
                                    node_id=int(context.node_id), run=int(context.run_id), min_users=min_users,
-                                   noise_sigma=float(sigma))
+                                   noise_sigma=float(sigma), executor=executor)
     save_state(context, STATE_KEY, new, me)
     if rows is not None and on_retrieved is not None:
         on_retrieved(context, rows)
@@ -275,15 +298,18 @@ class SecEmbStageRunner:
     (Flower's ``context.run_id``: the nodes bind to theirs);
     ``m_prime``, ``frac_bits``, ``n_users`` (default: the number of users),
     ``dense_size``, ``noise_sigma`` (each server's Gaussian noise, Appendix
-    G), ``agg_bits`` (64 or 32: ``SecEmbParams``), ``min_users``."""
+    G), ``agg_bits`` (64 or 32: ``SecEmbParams``), ``min_users``;
+    ``executor``: server 0's own workers for its answers and aggregation
+    (``secemb.sharded``; never server 1's)."""
 
     def __init__(self, exchange: Exchange, *, roster: Roster, run: int | str | bytes, m_prime: int,
                  frac_bits: int = 16, n_users: int | None = None, dense_size: int = 0, noise_sigma: float = 0.0,
-                 threads: int | None = None, agg_bits: int = 64, min_users: int = MIN_USERS) -> None:
+                 threads: int | None = None, agg_bits: int = 64, min_users: int = MIN_USERS,
+                 executor: Executor | None = None) -> None:
         self.exchange = exchange
         self.roster = roster
         self.session = Server0Session(roster, run=run, min_users=min_users, noise_sigma=noise_sigma,
-                                      threads=threads)
+                                      threads=threads, executor=executor)
         self.agg_bits, self.min_users = agg_bits, min_users
         self.m_prime, self.frac_bits, self.n_users = m_prime, frac_bits, n_users
         self.dense_size, self.noise_sigma, self.threads = dense_size, float(noise_sigma), threads
@@ -428,16 +454,18 @@ def run_secemb(grid: Grid, Q: ArrayLike, *, roster: Roster, run: int | str | byt
                frac_bits: int = 16, n_users: int | None = None, dense_size: int = 0, noise_sigma: float = 0.0,
                min_users: int = MIN_USERS, min_nodes: int = 2, wait_nodes_s: float = 120.0, timeout: float = 300.0,
                poll: float = 0.05, round_index: int = 1,
-               runner: SecEmbStageRunner | None = None) -> SecEmbFlowerResult:
+               runner: SecEmbStageRunner | None = None, executor: Executor | None = None) -> SecEmbFlowerResult:
     """One SecEmb round from the ServerApp (server 0): the SuperNodes
     connected to ``grid`` must be exactly ``roster``'s server 1 and users.
     Pass the previous round's ``runner`` (a :class:`SecEmbStageRunner`) to
-    keep the node mapping and server 1's key and skip the hello stage."""
+    keep the node mapping and server 1's key and skip the hello stage;
+    ``executor``: server 0's own workers (see :class:`SecEmbStageRunner`)."""
     nodes = wait_nodes(grid, min_nodes, wait_nodes_s)
     if runner is None:
         runner = SecEmbStageRunner(grid_exchange(grid, MESSAGE_TYPE, timeout=timeout, poll=poll), roster=roster,
                                    run=run, m_prime=m_prime, frac_bits=frac_bits, n_users=n_users,
-                                   dense_size=dense_size, noise_sigma=noise_sigma, min_users=min_users)
+                                   dense_size=dense_size, noise_sigma=noise_sigma, min_users=min_users,
+                                   executor=executor)
     res = runner.run(nodes, Q, round_index=round_index)
     log.info("SecEmb on Flower: %d users (%d summed), %.2f s", len(res.users), len(res.uploaded), res.wall)
     return res

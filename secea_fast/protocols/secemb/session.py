@@ -514,14 +514,17 @@ class Server1Session(SecretHolder):
 
     @classmethod
     def import_state(cls, roster: Roster, identity: Identity, data: bytes,
-                     threads: int | None = None) -> Server1Session:
-        """The session :meth:`export_state` saved: its key is restored, never made anew."""
+                     threads: int | None = None, executor: Executor | None = None) -> Server1Session:
+        """The session :meth:`export_state` saved: its key is restored, never made anew.
+        ``executor``: server 1's own workers for this process (an executor is
+        never part of the saved state)."""
         r = Reader(data, _S1_ST, "SecEmb server 1 session", SESSION_VERSION)
         run, sk, min_users, sigma = r.blob(1 << 10), r.blob(32), r.u64(), r.blob(8)
         if len(sigma) != 8:
             raise ValueError("SecEmb server 1 session: noise_sigma is not 8 bytes")
         s = cls(roster, identity, run=b"", min_users=min_users, threads=threads,
-                keypair=X25519KeyPair.from_private_bytes(sk), noise_sigma=struct.unpack("<d", sigma)[0])
+                keypair=X25519KeyPair.from_private_bytes(sk), noise_sigma=struct.unpack("<d", sigma)[0],
+                executor=executor)
         s.run = run
         if r.flag():
             rnd, closed = r.u64(), r.flag()
@@ -689,18 +692,21 @@ class Server0Session:
         return w.bytes()
 
     @classmethod
-    def import_state(cls, roster: Roster, data: bytes, threads: int | None = None) -> Server0Session:
-        """The session :meth:`export_state` saved (same roster)."""
+    def import_state(cls, roster: Roster, data: bytes, threads: int | None = None,
+                     executor: Executor | None = None) -> Server0Session:
+        """The session :meth:`export_state` saved (same roster); ``executor``:
+        server 0's own workers for this process."""
         r = Reader(data, _S0_ST, "SecEmb server 0 session", SESSION_VERSION)
         run, min_users = r.blob(1 << 10), r.u64()
         sigma = r.blob(8)
         if len(sigma) != 8:
             raise ValueError("SecEmb server 0 session: noise_sigma is not 8 bytes")
-        s = cls(roster, run=b"", min_users=min_users, noise_sigma=struct.unpack("<d", sigma)[0], threads=threads)
+        s = cls(roster, run=b"", min_users=min_users, noise_sigma=struct.unpack("<d", sigma)[0], threads=threads,
+                executor=executor)
         s.run, s.round, s.stage = run, r.u64(), r.blob(32).decode()
         if r.flag():
             params = _params_from(r)
-            s._server = Server(0, params, r.array(2), threads)
+            s._server = Server(0, params, r.array(2), threads, executor)
             s._server.import_requests(r.blob())
             s._answered = {r.blob(64).decode() for _ in range(r.u64())}
             s._uploads = {r.blob(64).decode(): AggregationUpload.from_bytes(r.blob()) for _ in range(r.u64())}
