@@ -196,6 +196,21 @@ def test_full_domain_vector(n, group, backend):
         assert not s.any()
 
 
+@pytest.mark.parametrize("group,d", [("u64", 512), ("u64", 600), ("u32", 1024), ("u32", 1100)])
+def test_full_domain_long_payload(group, d, backend):
+    """Payloads on both sides of the plain-C converter's 256 blocks per hash
+    call (a leaf's blocks in one call, or split over several)."""
+    n = 3
+    alpha, beta = secrets.randbelow(2**n), rand_beta(group, d)
+    k0, k1 = dpf.gen(alpha, beta, n, group=group)
+    f0, f1 = dpf.eval_full(k0), dpf.eval_full(k1)
+    assert np.array_equal(f0, dpf.eval_points(k0, np.arange(2**n, dtype=np.uint64)))
+    s = np.array(combine(f0, f1, group), dtype=object).reshape(2**n, d)
+    assert s[alpha].tolist() == [int(v) for v in beta]
+    s[alpha] = 0
+    assert not s.any()
+
+
 @pytest.mark.parametrize("group,early", [("u64", False), ("u64", True), ("u32", False), ("u32", True),
                                          (P61, False)])
 def test_sampled_points_n20(group, early):

@@ -45,6 +45,21 @@
 
 typedef unsigned __int128 secea_u128;
 
+/* A hot inner loop of at most 64 bytes of code starts on a 64-byte line, so
+ * one iteration is decoded from one fetch window whatever the rest of the
+ * library's layout.  GCC aligns loops to 16 bytes by default, so where such
+ * a loop lands relative to a 64-byte line moved with every unrelated edit to
+ * the files linked before it: the scalar matmul's 49-byte loop (dot12)
+ * straddled a line after the kernel-layer restructuring and the Goldilocks
+ * product ran 6-11% slower with identical instructions (docs/PERFORMANCE.md,
+ * "Before and after the kernel-layer restructuring").  Only GCC has the
+ * per-function form; other compilers keep their default alignment. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define SECEA_ALIGN_LOOPS __attribute__((optimize("align-loops=64")))
+#else
+#define SECEA_ALIGN_LOOPS
+#endif
+
 /* ---- run-time CPU dispatch (dispatch.c) ----
  * The CPU is probed once into a secea__cpu_features (what it has); the
  * ceiling of secea_dispatch_init (SECEA_FAST_BACKEND=avx2: no VAES, no

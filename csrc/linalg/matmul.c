@@ -75,7 +75,7 @@ static size_t chunk128(uint64_t p)
 
 /* kept out of line: inlined into the callers, with the reductions around
  * them, GCC kept the sums in stack slots */
-__attribute__((noinline)) static void dot12(const uint64_t *a, const uint64_t *b, size_t k, uint64_t out[6])
+__attribute__((noinline)) SECEA_ALIGN_LOOPS static void dot12(const uint64_t *a, const uint64_t *b, size_t k, uint64_t out[6])
 {
     secea_u128 s0 = 0, s1 = 0;
     uint64_t t0 = 0, t1 = 0;
@@ -87,8 +87,8 @@ __attribute__((noinline)) static void dot12(const uint64_t *a, const uint64_t *b
     out[3] = (uint64_t)s1; out[4] = (uint64_t)(s1 >> 64); out[5] = t1;
 }
 
-__attribute__((noinline)) static void dot22(const uint64_t *ap, const uint64_t *b, size_t t0, size_t t1,
-                                            secea_u128 out[4])
+__attribute__((noinline)) SECEA_ALIGN_LOOPS static void dot22(const uint64_t *ap, const uint64_t *b, size_t t0,
+                                                              size_t t1, secea_u128 out[4])
 {
     secea_u128 s00 = 0, s01 = 0, s10 = 0, s11 = 0;
     for (size_t t = t0; t < t1; t++) {
