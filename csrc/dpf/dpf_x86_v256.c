@@ -281,17 +281,26 @@ TGT_Y static INL void y_conv_rows(const blk *leaves, size_t n, uint8_t *out, con
         __m256i ctr = ctr0;
         uint8_t *row = out + i * nz * 32;
         for (size_t g = 0; g < nz; g += YW) {
+            /* the round keys are read from memory once per round and group
+             * (the empty asm keeps the compiler from hoisting them into 11
+             * of the 16 ymm registers, which spilled the chains) */
+            const __m256i *kq = k;
+            __asm__("" : "+r"(kq));
             __m256i b[YW];
+            __m256i k0 = _mm256_xor_si256(sg, kq[0]);
             for (int j = 0; j < YW; j++) {
-                b[j] = _mm256_xor_si256(_mm256_xor_si256(sg, ctr), k[0]);
+                b[j] = _mm256_xor_si256(k0, ctr);
                 ctr = _mm256_add_epi64(ctr, step);
             }
-            for (int r = 1; r < 10; r++)
-                for (int j = 0; j < YW; j++) b[j] = _mm256_aesenc_epi128(b[j], k[r]);
+            for (int r = 1; r < 10; r++) {
+                __m256i kr = _mm256_loadu_si256(kq + r);
+                for (int j = 0; j < YW; j++) b[j] = _mm256_aesenc_epi128(b[j], kr);
+            }
             /* the last round's key folds in the feed-forward: k10 ^ sigma(s) ^ (0, j) */
             __m256i c10 = _mm256_sub_epi64(ctr, _mm256_set_epi64x(2 * YW, 0, 2 * YW, 0));
+            __m256i k10 = _mm256_xor_si256(sg, _mm256_loadu_si256(kq + 10));
             for (int j = 0; j < YW; j++) {
-                __m256i h = _mm256_aesenclast_epi128(b[j], _mm256_xor_si256(_mm256_xor_si256(sg, c10), k[10]));
+                __m256i h = _mm256_aesenclast_epi128(b[j], _mm256_xor_si256(k10, c10));
                 c10 = _mm256_add_epi64(c10, step);
                 y_conv_out(row + 32 * (g + (size_t)j), cw + 32 * (g + (size_t)j), h, tm, neg, w, accumulate, 0,
                            _mm256_setzero_si256());
