@@ -253,3 +253,61 @@ def test_secemb_twin(benchmark, workload, bits):
     info["server_ratio"] = (info["reference_server_seconds_per_iteration"]
                             / info["interleaved_server_seconds_per_iteration"])
     benchmark.extra_info.update(info)
+
+
+def dpf_peak_blocks_per_s(clock=time.process_time, n: int = 1 << 26, reps: int = 3) -> float:
+    """The AES ceiling of the DPF variant in force (``secea_dpf_aes_peak``:
+    VAES on ymm registers for "vaes256", twice the AES-NI ceiling of
+    :func:`aes_peak_blocks_per_s` on such a CPU), best of ``reps``."""
+    best = 0.0
+    for _ in range(reps):
+        t = clock()
+        lib.secea_dpf_aes_peak(n)
+        best = max(best, n / (clock() - t))
+    return best
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_secemb_vaes256_twin(benchmark, workload, bits):
+    """The servers on the "vaes256" DPF variant (VAES on ymm registers, for
+    CPUs with VAES but no AVX-512) against its reference twin, the "aesni"
+    variant, alternating in one process, one thread, CPU seconds; each
+    variant's AES fraction against its own ceiling and against the VAES-256
+    one (the core's), measured on the same clock in the same run.  Skipped
+    where the CPU lacks either variant.  Command: ``pytest
+    bench/test_secemb.py --benchmark-only -k vaes256_twin``."""
+    import secea_fast
+    for name in (b"aesni", b"vaes256"):
+        if lib.secea_dpf_select_variant(name) != 0:
+            secea_fast.set_backend(secea_fast.get_backend())
+            pytest.skip(f"this CPU does not run the {name.decode()} DPF variant")
+    Q, items, grads = workload
+    clock = time.process_time
+    peaks, best = {}, {}
+
+    def run():
+        try:
+            for name in ("aesni", "vaes256"):
+                assert lib.secea_dpf_select_variant(name.encode()) == 0
+                peaks[name] = max(peaks.get(name, 0.0), dpf_peak_blocks_per_s(clock))
+                best[name] = secemb.run_round(Q, items, grads, MP, threads=1, agg_bits=bits)
+        finally:
+            secea_fast.set_backend(secea_fast.get_backend())
+
+    benchmark.group = "secemb server on vaes256 vs the aesni twin"
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    info = {"agg_bits": bits, "clock": "process CPU seconds",
+            "aes_peak_gblocks_per_s": {k: v / 1e9 for k, v in peaks.items()}}
+    for name in ("aesni", "vaes256"):
+        own = _round_info(best[name], USERS, bits, 1, peaks[name])
+        core = _round_info(best[name], USERS, bits, 1, peaks["vaes256"])
+        for k in ("server_retrieval_s", "server_aggregation_s", "server_seconds_per_iteration"):
+            info[f"{name}_{k}"] = own[k]
+        for k in ("aes_fraction_retrieval", "aes_fraction_aggregation", "aes_fraction_server"):
+            info[f"{name}_{k}_own_ceiling"] = own[k]
+            info[f"{name}_{k}_vaes256_ceiling"] = core[k]
+        info[f"{name}_user_secretgen_ms_per_user"] = own["user_secretgen_ms_per_user"]
+    for k in ("server_retrieval_s", "server_aggregation_s", "server_seconds_per_iteration"):
+        info[f"ratio_{k}"] = info[f"aesni_{k}"] / info[f"vaes256_{k}"]
+    benchmark.extra_info.update(info)
+    print(info)
