@@ -71,23 +71,30 @@ TGT_Y static INL void y_store(blk *p, __m256i v, size_t c)
 
 /* ------------------------------------------------------------ expansion */
 
-/* m nodes from in (a constant YW after inlining, or the tail) */
+/* m nodes from in (a constant YW after inlining, or the tail).  The round
+ * keys are read from memory once per round (the empty asm keeps the
+ * compiler from holding all 11 in registers and spilling the chains), and
+ * sigma and t are made again from the nodes (L1 loads) after the rounds. */
 TGT_Y static INL void y_expand_group(blk *out, const blk *in, int m, const __m256i k[11], __m256i cwv)
 {
     const __m256i one = _mm256_set_epi64x(0, 1, 0, 1);
-    __m256i b[YW], sg[YW];
+    const __m256i *kq = k;
+    __asm__("" : "+r"(kq));
+    __m256i b[YW];
+    __m256i k0 = _mm256_loadu_si256(kq);
     for (int j = 0; j < m; j++) {
         __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(in + j)));
-        sg[j] = y_sigma(_mm256_andnot_si256(one, x));
-        b[j] = _mm256_xor_si256(sg[j], k[0]);
+        b[j] = _mm256_xor_si256(y_sigma(_mm256_andnot_si256(one, x)), k0);
     }
-    for (int r = 1; r < 10; r++)
-        for (int j = 0; j < m; j++) b[j] = _mm256_aesenc_epi128(b[j], k[r]);
+    for (int r = 1; r < 10; r++) {
+        __m256i kr = _mm256_loadu_si256(kq + r);
+        for (int j = 0; j < m; j++) b[j] = _mm256_aesenc_epi128(b[j], kr);
+    }
+    __m256i k10 = _mm256_loadu_si256(kq + 10);
     for (int j = 0; j < m; j++) {
-        __m256i h = _mm256_aesenclast_epi128(b[j], _mm256_xor_si256(k[10], sg[j]));
-        /* t from the node again (an L1 load; keeps the register count down) */
-        __m256i tm = y_tmask(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(in + j))));
-        _mm256_storeu_si256((__m256i *)(out + 2 * j), _mm256_xor_si256(h, _mm256_and_si256(tm, cwv)));
+        __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(in + j)));
+        __m256i h = _mm256_aesenclast_epi128(b[j], _mm256_xor_si256(k10, y_sigma(_mm256_andnot_si256(one, x))));
+        _mm256_storeu_si256((__m256i *)(out + 2 * j), _mm256_xor_si256(h, _mm256_and_si256(y_tmask(x), cwv)));
     }
 }
 
