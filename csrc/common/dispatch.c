@@ -99,6 +99,7 @@ int secea_cpu_supports(const char *f)
     const secea__cpu_features *c = cpu_probed();
     if (!strcmp(f, "aes")) return c->aes;
     if (!strcmp(f, "vaes")) return c->vaes;
+    if (!strcmp(f, "vaes256")) return c->vaes256;
     if (!strcmp(f, "avx2")) return c->avx2;
     if (!strcmp(f, "bmi2")) return c->bmi2;
     if (!strcmp(f, "avx512f")) return c->avx512f;

@@ -40,7 +40,8 @@ void secea_dispatch_init(int level);
 /* Name of the variant currently used by a kernel family ("aes", "matmul",
  * "field", "dpf"), e.g. "vaes", "aesni", "armce", "ifma", "neon", "avx512", "avx2", "portable"; NULL if unknown. */
 const char *secea_kernel_variant(const char *kernel);
-/* 1 if the CPU supports the named feature ("aes", "vaes", "avx2",
+/* 1 if the CPU supports the named feature ("aes", "vaes", "vaes256"
+ * (VAES on ymm registers with AVX2, no AVX-512 needed), "avx2",
  * "avx512f", "avx512dq", "avx512ifma", "bmi2"; on 64-bit ARM "aes" (Crypto
  * Extensions), "asimd", "pmull"), else 0. */
 int secea_cpu_supports(const char *feature);
