@@ -24,7 +24,7 @@ KERNEL_MODULES = frozenset({"test_dpf", "test_field", "test_linalg", "test_paill
                             "test_poly", "test_prg", "test_properties"})
 BACKENDS = ("auto", "portable", "avx2")
 # the features secea_dispatch_init's "avx2" ceiling hides (what backend_info reports of them)
-_ABOVE_AVX2 = ("vaes", "avx512f", "avx512dq", "avx512ifma")
+_ABOVE_AVX2 = ("vaes", "vaes256", "avx512f", "avx512dq", "avx512ifma")
 
 
 def kernel_backends() -> list:

@@ -14,7 +14,7 @@ import secea_fast
 from secea_fast import dpf
 from secea_fast._native import lib
 
-VARIANTS = ("portable", "aesni", "vaes", "armce")
+VARIANTS = ("portable", "aesni", "vaes256", "vaes", "armce")
 COUNTS = (1, 3, 8, 9, 17)
 # (log_domain, m): a 1-level tree, a partial domain, the MovieLens-1M shape's
 # 12 levels, and 13 levels (a top walk above the 2^12-leaf subtrees, the

@@ -16,7 +16,7 @@ from secea_fast._native import lib
 from secea_fast.dpf._layout import ptr, wptr
 from secea_fast.dpf.eval import key_arrays
 
-VARIANTS = ("portable", "aesni", "vaes", "armce")
+VARIANTS = ("portable", "aesni", "vaes256", "vaes", "armce")
 
 
 @pytest.fixture

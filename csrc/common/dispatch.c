@@ -99,6 +99,7 @@ int secea_cpu_supports(const char *f)
     const secea__cpu_features *c = cpu_probed();
     if (!strcmp(f, "aes")) return c->aes;
     if (!strcmp(f, "vaes")) return c->vaes;
+    if (!strcmp(f, "vaes256")) return c->vaes256;
     if (!strcmp(f, "avx2")) return c->avx2;
     if (!strcmp(f, "bmi2")) return c->bmi2;
     if (!strcmp(f, "avx512f")) return c->avx512f;
@@ -113,8 +114,8 @@ int secea_cpu_supports(const char *f)
  * A table is never written after it is published, so it cannot be reused
  * for another choice: each distinct (level, AES variant, DPF variant) gets
  * its own slot, built once under the lock, published by one atomic store.
- * Three levels and at most four variants of each: 48 slots at most. */
-#define N_TABLES 48
+ * Three levels, at most four AES and five DPF variants: 60 slots at most. */
+#define N_TABLES 60
 static secea__kernels tables[N_TABLES];
 static int n_tables;
 static pthread_mutex_t tables_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -17,7 +17,7 @@
  * G(s) = H_L(s) || H_R(s), k_V the value conversion Convert(s), block j =
  * H_V(s xor j).
  *
- * Variants ("vaes", "aesni", "armce", "portable") implement the batched
+ * Variants ("vaes", "vaes256", "aesni", "armce", "portable") implement the batched
  * primitives below, each in a complete table: a slot a variant has no
  * special code for holds the plain-C conversion built on that variant's own
  * hash (convert_hashed.c), named explicitly, never NULL.  Everything else
@@ -108,6 +108,8 @@ extern const secea__dpf_impl secea__dpf_impl_portable;
 #if SECEA_X86
 extern const secea__dpf_impl secea__dpf_impl_aesni;
 extern const secea__dpf_impl secea__dpf_impl_vaes;
+extern const secea__dpf_impl secea__dpf_impl_vaes256;   /* dpf_x86_v256.c */
+uint64_t secea__dpf_aes_peak_v256(size_t nblocks);
 #endif
 #if SECEA_ARMCE
 extern const secea__dpf_impl secea__dpf_impl_armce;   /* dpf_arm.c */

@@ -12,7 +12,7 @@
  *              register's round keys are one of 4 lane mixes of k_L and k_R
  *              from a table built once per call, indexed by its 2 branch
  *              bits.
- * Both serve the "aesni" and "vaes" tables: the 256-bit walk wherever the
+ * Both serve the "aesni", "vaes256" and "vaes" tables: the 256-bit walk wherever the
  * CPU has VAES and the dispatch ceiling allows it (SECEA_FAST_BACKEND=avx2
  * hides it), else the AES-NI walk.
  * Per level and path: H_b(s) = AES_b(sigma(s & ~1)) xor sigma(s & ~1), then
@@ -181,7 +181,7 @@ secea__dpf_walk_fn secea__dpf_points_walk_for(const secea__dpf_impl *im)
 {
     /* VAES on ymm wherever the CPU has it (under the AVX2 ceiling it does
      * not); the VAES table's CPU has AES-NI and 256-bit VAES too */
-    if (im != &secea__dpf_impl_vaes && im != &secea__dpf_impl_aesni) return NULL;
+    if (im != &secea__dpf_impl_vaes && im != &secea__dpf_impl_vaes256 && im != &secea__dpf_impl_aesni) return NULL;
     return secea__kernels_now()->cpu.vaes256 ? walk_vaes256 : walk_aesni;
     return NULL;
 }

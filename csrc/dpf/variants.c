@@ -1,5 +1,6 @@
 /* The DPF family's fixed keys and variant tables: which table of
- * dpf_internal.h the evaluators use ("vaes", "aesni", "armce", "portable"),
+ * dpf_internal.h the evaluators use ("vaes", "vaes256", "aesni", "armce",
+ * "portable"),
  * chosen by secea__dpf_choose into the one kernel table dispatch.c publishes
  * with one atomic store, or forced by name for tests; plus the fixed-key hash as
  * a C entry point for known-answer tests. */
@@ -48,6 +49,7 @@ static const secea__dpf_impl *dpf_by_name(const secea__cpu_features *c, const ch
 #if SECEA_X86
     if (!strcmp(name, "aesni") && c->aes) return &secea__dpf_impl_aesni;
     if (!strcmp(name, "vaes") && c->vaes) return &secea__dpf_impl_vaes;
+    if (!strcmp(name, "vaes256") && c->vaes256) return &secea__dpf_impl_vaes256;
 #endif
 #if SECEA_ARMCE
     if (!strcmp(name, "armce") && c->aes) return &secea__dpf_impl_armce;
@@ -62,8 +64,8 @@ void secea__dpf_choose(secea__kernels *k)
 {
     secea__dpf_keys_init();
     const secea__dpf_impl *p = &secea__dpf_impl_portable;
-    static const char *const best[] = {"vaes", "aesni", "armce"};
-    for (int i = 0; i < 3 && !k->portable && p == &secea__dpf_impl_portable; i++) {
+    static const char *const best[] = {"vaes", "vaes256", "aesni", "armce"};
+    for (int i = 0; i < 4 && !k->portable && p == &secea__dpf_impl_portable; i++) {
         const secea__dpf_impl *q = dpf_by_name(&k->cpu, best[i]);
         if (q) p = q;
     }
@@ -88,6 +90,17 @@ int secea__dpf_mac512(void)
 {
     const secea__kernels *k = secea__kernels_now();
     return !k->portable && k->cpu.avx512dq;
+}
+
+/* The AES ceiling of the DPF variant in force: VAES on ymm registers for
+ * "vaes256" (twice the AES-NI ceiling of secea_aes_peak on such a CPU),
+ * else secea_aes_peak (the AES variant's). */
+uint64_t secea_dpf_aes_peak(size_t nblocks)
+{
+#if SECEA_X86
+    if (secea__dpf_impl_cur() == &secea__dpf_impl_vaes256) return secea__dpf_aes_peak_v256(nblocks);
+#endif
+    return secea_aes_peak(nblocks);
 }
 
 /* ------------------------------------------------------------ hash (test) */

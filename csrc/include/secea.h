@@ -40,7 +40,8 @@ void secea_dispatch_init(int level);
 /* Name of the variant currently used by a kernel family ("aes", "matmul",
  * "field", "dpf"), e.g. "vaes", "aesni", "armce", "ifma", "neon", "avx512", "avx2", "portable"; NULL if unknown. */
 const char *secea_kernel_variant(const char *kernel);
-/* 1 if the CPU supports the named feature ("aes", "vaes", "avx2",
+/* 1 if the CPU supports the named feature ("aes", "vaes", "vaes256"
+ * (VAES on ymm registers with AVX2, no AVX-512 needed), "avx2",
  * "avx512f", "avx512dq", "avx512ifma", "bmi2"; on 64-bit ARM "aes" (Crypto
  * Extensions), "asimd", "pmull"), else 0. */
 int secea_cpu_supports(const char *feature);
@@ -355,10 +356,14 @@ int secea_dpf_set_interleave(int on);
 /* The fixed-key hash H_which (0 = left, 1 = right, 2 = convert) on
  * nblocks 16-byte blocks (known answers against the Python twin). */
 void secea_dpf_hash(uint8_t *out, const uint8_t *in, size_t nblocks, int which);
-/* Selects the DPF variant by name ("vaes", "aesni", "armce", "portable") if this CPU
- * runs it (tests compare variants; secea_dispatch_init resets the choice).
+/* Selects the DPF variant by name ("vaes", "vaes256", "aesni", "armce",
+ * "portable") if this CPU runs it (tests compare variants; secea_dispatch_init resets the choice).
  * Returns 0, or -1 with the selection unchanged. */
 int secea_dpf_select_variant(const char *name);
+/* The AES ceiling of one core for the DPF variant in force, for benchmarks:
+ * for "vaes256" nblocks encryptions on ymm registers (8 chains of 2 blocks,
+ * twice secea_aes_peak's AES-NI rate on such a CPU); else secea_aes_peak. */
+uint64_t secea_dpf_aes_peak(size_t nblocks);
 
 /* ---- half-GCD (csrc/poly/hgcd.c) ----
  * hgcd(a, b) for deg a = n > deg b (la >= 1, a[la-1] != 0, lb < la; b may

@@ -90,7 +90,7 @@ def backend_info() -> dict:
         v = lib.secea_kernel_variant(name.encode())
         kernels[name] = ffi.string(v).decode() if v != ffi.NULL else "unknown"
     cpu = {f: bool(lib.secea_cpu_supports(f.encode()))
-           for f in ("aes", "vaes", "avx2", "bmi2", "avx512f", "avx512dq", "avx512ifma")}
+           for f in ("aes", "vaes", "vaes256", "avx2", "bmi2", "avx512f", "avx512dq", "avx512ifma")}
     return {"backend": _state["backend"], "kernels": kernels, "cpu": cpu,
             "threads": default_threads()}
 

@@ -272,7 +272,7 @@ static void aes_vs_portable(const char *v)
 
 /* ------------------------------------------------------------------ DPF */
 
-static const char *const DPF_NAMES[] = {"portable", "aesni", "vaes", "armce"};
+static const char *const DPF_NAMES[] = {"portable", "aesni", "vaes256", "vaes", "armce"};
 #define N_DPF (sizeof DPF_NAMES / sizeof *DPF_NAMES)
 
 static size_t body_size(unsigned L, size_t ncw, unsigned group)
