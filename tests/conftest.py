@@ -15,25 +15,42 @@ PRIMES = [2, 3, 65537, 2**31 - 1, 2**31 + 11, 2**61 - 1, secea_fast.EMBEDDING_PR
 # Rule: the matrix runs exactly the tests that request the `backend` fixture, and only the
 # kernel test modules below may request it (each of their `backend` tests compares a C kernel
 # with a reference); a test elsewhere that asks for it is a collection error.  A kernel test
-# runs once per backend that selects a different set of kernels on this CPU: "auto",
-# "portable", and "avx2" unless it is the same as "auto".  "avx2" only lowers the dispatch
-# ceiling below VAES and AVX-512 (csrc/common/dispatch.c), so on a CPU with neither (every
-# AVX2-only x86, every ARM) it selects exactly what "auto" selects and a third run would
-# repeat the second.  SECEA_FAST_TEST_BACKENDS=all runs all three anyway.
-KERNEL_MODULES = frozenset({"test_dpf", "test_field", "test_linalg", "test_paillier",
-                            "test_poly", "test_prg", "test_properties"})
+# runs once per backend that selects different kernels for the families its module tests:
+# "auto", "portable", and "avx2" unless "avx2" selects what "auto" selects for every family
+# of the module.  "avx2" only lowers the dispatch ceiling below VAES and AVX-512
+# (csrc/common/dispatch.c), so on a CPU with neither (every AVX2-only x86, every ARM) it
+# repeats "auto" everywhere, and on a CPU with VAES but no AVX-512 (Zen 3) only the DPF
+# family differs.  SECEA_FAST_TEST_BACKENDS=all runs all three everywhere anyway.
+# The kernel families (backend_info()["kernels"]) each kernel test module exercises:
+MODULE_FAMILIES = {"test_dpf": {"dpf", "aes"}, "test_prg": {"aes", "field"}, "test_field": {"field"},
+                   "test_linalg": {"matmul", "field"}, "test_paillier": {"bignum"},
+                   "test_poly": {"ntt", "field", "matmul"}, "test_properties": {"ntt", "field", "matmul"}}
+KERNEL_MODULES = frozenset(MODULE_FAMILIES)
 BACKENDS = ("auto", "portable", "avx2")
-# the features secea_dispatch_init's "avx2" ceiling hides (what backend_info reports of them)
-_ABOVE_AVX2 = ("vaes", "vaes256", "avx512f", "avx512dq", "avx512ifma")
+_CHOSEN: dict = {}
 
 
-def kernel_backends() -> list:
-    """The backends whose kernel selections differ on this CPU (see the rule above)."""
+def backend_kernels() -> dict:
+    """backend name -> the kernel variant each family selects on this CPU."""
+    if not _CHOSEN:
+        before = secea_fast.get_backend()
+        try:
+            for name in BACKENDS:
+                secea_fast.set_backend(name)
+                _CHOSEN[name] = dict(secea_fast.backend_info()["kernels"])
+        finally:
+            secea_fast.set_backend(before)
+    return _CHOSEN
+
+
+def kernel_backends(module: str) -> list:
+    """The backends whose kernel selections differ on this CPU for ``module``'s
+    families (see the rule above)."""
     forced = os.environ.get("SECEA_FAST_TEST_BACKENDS", "")
     if forced not in ("", "all"):
         raise ValueError(f"SECEA_FAST_TEST_BACKENDS must be 'all' or unset, got {forced!r}")
-    cpu = secea_fast.backend_info()["cpu"]
-    if forced == "all" or any(cpu.get(f, True) for f in _ABOVE_AVX2):
+    chosen = backend_kernels()
+    if forced == "all" or any(chosen["avx2"][f] != chosen["auto"][f] for f in MODULE_FAMILIES[module]):
         return list(BACKENDS)
     return ["auto", "portable"]
 
@@ -47,7 +64,7 @@ def pytest_generate_tests(metafunc):
             f"{metafunc.definition.nodeid} requests the `backend` fixture but {module} is not a "
             "kernel test module (tests/conftest.py, KERNEL_MODULES): the CPU-backend matrix "
             "runs only where a kernel is under test")
-    metafunc.parametrize("backend", kernel_backends(), indirect=True)
+    metafunc.parametrize("backend", kernel_backends(module), indirect=True)
 
 
 @pytest.fixture
