@@ -22,6 +22,7 @@ import time
 import numpy as np
 import pytest
 
+from conftest import aes_peak_blocks_per_s
 from secea_fast._native import lib
 from secea_fast.protocols import baselines, secemb
 
@@ -38,15 +39,8 @@ def _make_workload(users, seed=7):
 
 
 def dpf_peak_blocks_per_s(clock=time.process_time, n: int = 1 << 26, reps: int = 3) -> float:
-    """The AES ceiling of the DPF variant in force (``secea_dpf_aes_peak``:
-    VAES on ymm registers for "vaes256", twice the AES-NI ceiling of
-    ``conftest.aes_peak_blocks_per_s`` on such a CPU), best of ``reps``."""
-    best = 0.0
-    for _ in range(reps):
-        t = clock()
-        lib.secea_dpf_aes_peak(n)
-        best = max(best, n / (clock() - t))
-    return best
+    """The AES ceiling of the DPF variant in force (``conftest.aes_peak_blocks_per_s``)."""
+    return aes_peak_blocks_per_s(clock, n, reps, variant="dpf")
 
 
 @pytest.fixture(scope="module")
