@@ -99,21 +99,27 @@ class _ByItemId:
         return -its[i - nu].astype(np.float64)
 
 
-@pytest.mark.parametrize("ranking", ["sampled", "full"])
+@pytest.mark.parametrize("ranking", ["sampled", "full", "all"])
 def test_ranking_against_brute_force(ranking):
     """Ranks under a known scorer (lower item id = better) against ranks
     counted by hand: sampled, the negatives below the test item; full, the
-    silo's items below it that the user did not rate in training."""
+    silo's items below it that the user did not rate in training; all,
+    every silo's items below it that the user did not rate in training in
+    any silo."""
     from secea_fast.studies import rectasks
     task = rectasks.SVDTask(_ratings(), 3, d=2, ranking=ranking, k=5, seed=0)
     task._scores = _ByItemId(task)
     ranks = []
+    anywhere = {(u, j) for tu, ti in task.silos.train for u, j in zip(tu.tolist(), ti.tolist())}
     for n in range(3):
         tu, ti, negs = task.silos.test[n]
         trained = set(zip(task.silos.train[n][0].tolist(), task.silos.train[n][1].tolist()))
         for u, i, ng in zip(tu.tolist(), ti.tolist(), negs):
             if ranking == "sampled":
                 cands = [j for j in ng.tolist() if j >= 0]
+            elif ranking == "all":
+                cands = [j for j in range(task.silos.n_items) if j != i and (u, j) not in anywhere
+                         and u in task.silos.users_of[task.silos.owner[j]]]
             else:
                 cands = [j for j in task.silos.items_of[n].tolist() if j != i and (u, j) not in trained]
             ranks.append(sum(1 for j in cands if j <= i))
