@@ -129,6 +129,23 @@ def test_ranking_against_brute_force(ranking):
     assert got["HR@5"] == pytest.approx(np.mean([r < 5 for r in ranks]), abs=1e-12)
 
 
+def test_all_ranking_of_the_entire_twin():
+    """The Entire twin under ranking="all": one model over every item, the
+    candidates every item the user did not rate in any silo's training."""
+    from secea_fast.studies import rectasks
+    c = rectasks.SVDTask(_ratings(), 3, d=2, ranking="all", k=5, seed=0).centralized()
+    c._scores = _ByItemId(c)
+    tu, ti, _ = c.silos.test[0]
+    trained = set(zip(c.silos.train[0][0].tolist(), c.silos.train[0][1].tolist()))
+    ranks = [sum(1 for j in range(c.silos.n_items) if j < i and (u, j) not in trained)
+             for u, i in zip(tu.tolist(), ti.tolist())]
+    got = c.evaluate([np.zeros((len(x), 3)) for x in c.ids])
+    assert got["NDCG@5"] == pytest.approx(np.mean([1 / math.log2(r + 2) if r < 5 else 0.0 for r in ranks]),
+                                          abs=1e-12)
+    c.ranking = "full"                             # the control: the silo's items only rank higher
+    assert c.evaluate([np.zeros((len(x), 3)) for x in c.ids])["NDCG@5"] > got["NDCG@5"]
+
+
 def test_nmi_and_kmeans_by_hand():
     from secea_fast.studies.tabular import kmeans, nmi
     # joint (0,0) 1/2, (1,0) 1/4, (1,1) 1/4: MI = 1/2 ln(4/3) + 1/4 ln(2/3) + 1/4 ln 2
