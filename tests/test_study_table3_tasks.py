@@ -99,21 +99,27 @@ class _ByItemId:
         return -its[i - nu].astype(np.float64)
 
 
-@pytest.mark.parametrize("ranking", ["sampled", "full"])
+@pytest.mark.parametrize("ranking", ["sampled", "full", "all"])
 def test_ranking_against_brute_force(ranking):
     """Ranks under a known scorer (lower item id = better) against ranks
     counted by hand: sampled, the negatives below the test item; full, the
-    silo's items below it that the user did not rate in training."""
+    silo's items below it that the user did not rate in training; all,
+    every silo's items below it that the user did not rate in training in
+    any silo."""
     from secea_fast.studies import rectasks
     task = rectasks.SVDTask(_ratings(), 3, d=2, ranking=ranking, k=5, seed=0)
     task._scores = _ByItemId(task)
     ranks = []
+    anywhere = {(u, j) for tu, ti in task.silos.train for u, j in zip(tu.tolist(), ti.tolist())}
     for n in range(3):
         tu, ti, negs = task.silos.test[n]
         trained = set(zip(task.silos.train[n][0].tolist(), task.silos.train[n][1].tolist()))
         for u, i, ng in zip(tu.tolist(), ti.tolist(), negs):
             if ranking == "sampled":
                 cands = [j for j in ng.tolist() if j >= 0]
+            elif ranking == "all":
+                cands = [j for j in range(task.silos.n_items) if j != i and (u, j) not in anywhere
+                         and u in task.silos.users_of[task.silos.owner[j]]]
             else:
                 cands = [j for j in task.silos.items_of[n].tolist() if j != i and (u, j) not in trained]
             ranks.append(sum(1 for j in cands if j <= i))
@@ -121,6 +127,23 @@ def test_ranking_against_brute_force(ranking):
     got = task.evaluate([np.zeros((len(x), 3)) for x in task.ids])
     assert got["NDCG@5"] == pytest.approx(want, abs=1e-12)
     assert got["HR@5"] == pytest.approx(np.mean([r < 5 for r in ranks]), abs=1e-12)
+
+
+def test_all_ranking_of_the_entire_twin():
+    """The Entire twin under ranking="all": one model over every item, the
+    candidates every item the user did not rate in any silo's training."""
+    from secea_fast.studies import rectasks
+    c = rectasks.SVDTask(_ratings(), 3, d=2, ranking="all", k=5, seed=0).centralized()
+    c._scores = _ByItemId(c)
+    tu, ti, _ = c.silos.test[0]
+    trained = set(zip(c.silos.train[0][0].tolist(), c.silos.train[0][1].tolist()))
+    ranks = [sum(1 for j in range(c.silos.n_items) if j < i and (u, j) not in trained)
+             for u, i in zip(tu.tolist(), ti.tolist())]
+    got = c.evaluate([np.zeros((len(x), 3)) for x in c.ids])
+    assert got["NDCG@5"] == pytest.approx(np.mean([1 / math.log2(r + 2) if r < 5 else 0.0 for r in ranks]),
+                                          abs=1e-12)
+    c.ranking = "full"                             # the control: the silo's items only rank higher
+    assert c.evaluate([np.zeros((len(x), 3)) for x in c.ids])["NDCG@5"] > got["NDCG@5"]
 
 
 def test_nmi_and_kmeans_by_hand():

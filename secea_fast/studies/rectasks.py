@@ -15,8 +15,11 @@ layer, the optimizers' moments) is the silo's private state.
 Evaluation: each user's latest rating is its test case, scored by the silo
 holding the item, ``ranking="sampled"`` among 99 of that silo's items the
 user never rated (He et al. 2017, Sec. 4.1: the protocol LightGCN's study
-uses), or ``ranking="full"`` among every item of that silo the user did not
-rate in training.  NDCG@k and HR@k (k = 10 by default) over the test
+uses), ``ranking="full"`` among every item of that silo the user did not
+rate in training, or ``ranking="all"`` among every item of every silo the
+user did not rate in training (each candidate scored by the silo holding
+it, with that silo's row of the user; a silo not holding the user scores
+none of its items; for the Entire twin, one model over all items).  NDCG@k and HR@k (k = 10 by default) over the test
 cases of every silo; ties count against the positive (:func:`~secea_fast.
 studies.recsys.hr_ndcg`).
 
@@ -97,8 +100,8 @@ class SiloTask(Task):
 
     def __init__(self, ratings: Ratings, N: int = 3, *, silos: Silos | None = None, ranking: str = "sampled",
                  k: int = 10, seed: int = 0) -> None:
-        if ranking not in ("sampled", "full"):
-            raise ValueError(f"ranking must be 'sampled' or 'full', got {ranking!r}")
+        if ranking not in ("sampled", "full", "all"):
+            raise ValueError(f"ranking must be 'sampled', 'full' or 'all', got {ranking!r}")
         self.ratings, self.ranking, self.k, self.seed = ratings, ranking, check_int(k, "k"), seed
         if self.k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
@@ -140,6 +143,43 @@ class SiloTask(Task):
         return np.unique(tu.astype(np.int64) * self.silos.n_items + ti)
 
     def evaluate(self, rows: list[np.ndarray]) -> dict[str, float]:
+        if self.ranking == "all":
+            rank = self._ranks_all(rows)
+        else:
+            rank = self._ranks_silo(rows)
+        return {f"NDCG@{self.k}": ndcg_at_k(rank, self.k), f"HR@{self.k}": float(np.mean(rank < self.k))
+                if rank.size else 0.0}
+
+    def _ranks_all(self, rows: list[np.ndarray]) -> np.ndarray:
+        """0-based ranks under ``ranking="all"`` (module docstring)."""
+        S, ranks = self.silos, []
+        rated = np.unique(np.concatenate([self._rated(m) for m in range(S.N)]))
+        for n in range(S.N):
+            lu, lpos, _, _, xu, xi = self.cases[n]
+            nu = len(S.users_of[n])
+            for s in range(0, len(lu), _CHUNK):
+                sl = slice(s, s + _CHUNK)
+                pos = self._scores(n, rows[n], lu[sl], nu + lpos[sl, None])[:, 0]
+                higher = np.zeros(len(pos), np.int64)
+                for m in range(S.N):
+                    us, its = S.users_of[m], S.items_of[m]
+                    p = np.minimum(np.searchsorted(us, xu[sl]), len(us) - 1)
+                    held = us[p] == xu[sl]
+                    if not held.any() or len(its) == 0:
+                        continue
+                    um = p[held]
+                    cand = np.broadcast_to(np.arange(len(its)), (len(um), len(its)))
+                    sc = self._scores(m, rows[m], um, len(us) + cand)
+                    keys = xu[sl][held, None].astype(np.int64) * S.n_items + its[None, :]
+                    q = np.minimum(np.searchsorted(rated, keys), max(len(rated) - 1, 0))
+                    was = rated[q] == keys if len(rated) else np.zeros(keys.shape, bool)
+                    keep = ~was & (its[None, :] != xi[sl][held, None])
+                    higher[held] += np.sum(keep & (sc >= pos[held, None]), axis=1)
+                ranks.append(higher)
+        return np.concatenate(ranks) if ranks else np.zeros(0, np.int64)
+
+    def _ranks_silo(self, rows: list[np.ndarray]) -> np.ndarray:
+        """0-based ranks under ``ranking="sampled"`` or ``"full"``."""
         S, ranks = self.silos, []
         for n in range(S.N):
             lu, lpos, lneg, ok, xu, xi = self.cases[n]
@@ -167,9 +207,7 @@ class SiloTask(Task):
                     keep[np.arange(len(u)), lpos[sl]] = False
                     neg = np.where(keep, sc, np.nan)
                 ranks.append(np.sum(np.where(np.isnan(neg), False, neg >= pos[:, None]), axis=1))
-        rank = np.concatenate(ranks) if ranks else np.zeros(0, np.int64)
-        return {f"NDCG@{self.k}": ndcg_at_k(rank, self.k), f"HR@{self.k}": float(np.mean(rank < self.k))
-                if rank.size else 0.0}
+        return np.concatenate(ranks) if ranks else np.zeros(0, np.int64)
 
 
 class SVDTask(SiloTask):
