@@ -34,14 +34,20 @@ class User(SecretHolder):
             raise TypeError(f"params must be SecEmbParams, got {type(params).__name__}")
         self.params = params
         self.items = item_ids(items)
-        pad_or_trunc_idx(self.items, params.m, params.m_prime)     # range and duplicate checks now
+        # range and duplicate checks now; the draw is kept for the first
+        # retrieval_request (each draw is used once, so this is the same
+        # distribution as drawing there, without PadOrTrunc's O(m) work twice)
+        self._draw: tuple[np.ndarray, np.ndarray] | None = pad_or_trunc_idx(self.items, params.m, params.m_prime)
         self._round: dict[str, Any] | None = None     # {"idx", "pos", "paths"} of the open round
 
     def retrieval_request(self) -> tuple[RetrievalRequest, RetrievalRequest]:
         """Algorithm 1 + PathGen: (request to server 0, to server 1), each the
         server's path keys (the XOR retrieval of the package docstring)."""
         P = self.params
-        idx, pos = pad_or_trunc_idx(self.items, P.m, P.m_prime)
+        if self._draw is not None:
+            (idx, pos), self._draw = self._draw, None
+        else:
+            idx, pos = pad_or_trunc_idx(self.items, P.m, P.m_prime)
         paths0, paths1, secrets_ = dpf.path_gen_batch(idx, P.log_domain, threads=1)
         self._round = {"idx": idx, "pos": pos, "paths": secrets_}
         return RetrievalRequest(0, paths0), RetrievalRequest(1, paths1)
