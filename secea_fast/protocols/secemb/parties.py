@@ -82,10 +82,9 @@ class User(SecretHolder):
             clip = check_real(clip, "clip", positive=True)
             norms = np.linalg.norm(g, axis=1, keepdims=True)
             g = g * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
-        rows = np.zeros((P.m_prime, P.d))
         real = st["pos"] >= 0
-        rows[real] = g[st["pos"][real]]
-        enc = encode_agg(rows, P)
+        enc = np.zeros((P.m_prime, P.d), dtype=np.uint64)       # padding slots carry 0
+        enc[real] = encode_agg(g[st["pos"][real]], P)            # only the kept rows are encoded
         cws = dpf.convert_gen_batch(st["paths"], enc, group=P.agg_group, domain=AGGREGATION_DOMAIN)
         dense0, dense1 = self._dense_shares(dense)
         self._round = None                    # one upload per round: the paths are spent
