@@ -500,7 +500,7 @@ def _secemb_stages(args, o, seed, say, stages) -> int:
     nu = o["users"]
     # per-phase seconds over all users; bytes per user and server
     stages = (("user_keygen", "retrieval", rep.bytes_up), ("server_retrieval", "retrieval", rep.bytes_down),
-              ("user_upload", "aggregation", rep.bytes_up), ("server_aggregation", None, None))
+              ("user_reconstruct", None, None), ("user_upload", "aggregation", rep.bytes_up), ("server_aggregation", None, None))
     nb = {ph: 0 if side is None else side.get(stage, 0) * 2 * nu for ph, stage, side in stages}
     say(f"\nSecEmb round: m = {o['items']}, d = {o['d']}, m' = {o['m_prime']}, {nu} users, "
         f"frac_bits = {o['frac_bits']}, two servers")

@@ -498,7 +498,7 @@ def _compare_secemb(benches, matched) -> list:
         secretgen = "user_secretgen_ms_per_user" if "user_secretgen_ms_per_user" in info else "user_upload_ms_per_user"
         for key, pid, table, what, conv, unit in (
                 (secretgen, "secemb-t17-secretgen", "Table 17",
-                 "secret generation per user (ours: retrieval keys + aggregation upload)"
+                 "secret generation per user (ours: PathGen, ConvertGen, dense shares, messages as bytes)"
                  if secretgen == "user_secretgen_ms_per_user" else
                  "secret generation per user (ours: aggregation upload)", 1.0, "ms"),
                 ("upload_kib_per_user", "secemb-t2-upload", "Table 2",

@@ -28,7 +28,8 @@ class Writer:
         self.parts.append(struct.pack("<Q", v))
         return self
 
-    def blob(self, b: bytes):
+    def blob(self, b: builtins.bytes | memoryview):
+        # len() of a memoryview counts items: a flat uint8 view (as the writers here pass) counts bytes
         self.parts.append(struct.pack("<Q", len(b)))
         self.parts.append(b)
         return self

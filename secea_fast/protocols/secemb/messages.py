@@ -69,8 +69,9 @@ class RetrievalResponse(_Msg):
         return cls(party, shares)
 
 
-def _pack(a: np.ndarray, bits: int) -> bytes:
-    return np.ascontiguousarray(a, dtype="<u8" if bits == 64 else "<u4").tobytes()
+def _pack(a: np.ndarray, bits: int) -> memoryview:
+    # the packed array's own buffer: Writer.bytes copies it once, in its join
+    return np.ascontiguousarray(a, dtype="<u8" if bits == 64 else "<u4").reshape(-1).view(np.uint8).data
 
 
 def _unpack(r: Reader, bits: int, shape, what: str) -> np.ndarray:

@@ -123,13 +123,18 @@ class SecEmbParams:
 def encode_fixed(x: ArrayLike, params: SecEmbParams, bound_fixed: float | None = None) -> NDArray[np.uint64]:
     """round(x 2^f) as uint64 two's complement; refuses NaN/inf and |.| > bound."""
     x = np.asarray(x, dtype=np.float64)
-    if not np.isfinite(x).all():
-        raise ValueError("values contain NaN or infinity")
-    q = np.rint(x * params.scale)
+    q = x * float(params.scale)                 # exact: a power of two (one pass, one new array)
+    np.rint(q, out=q)
     lim = params.user_bound_fixed if bound_fixed is None else bound_fixed
-    if q.size and np.abs(q).max() > lim:
-        raise ValueError(f"a value exceeds the per-user range {lim / params.scale:.6g} "
-                         f"(R_u of Appendix L.2 for n_users = {params.n_users})")
+    if q.size:
+        # NaN propagates through min/max and fails both comparisons, inf fails one:
+        # one pass each for min and max instead of isfinite, abs and max
+        lo, hi = q.min(), q.max()
+        if not (lo >= -lim and hi <= lim):
+            if not np.isfinite(x).all():
+                raise ValueError("values contain NaN or infinity")
+            raise ValueError(f"a value exceeds the per-user range {lim / params.scale:.6g} "
+                             f"(R_u of Appendix L.2 for n_users = {params.n_users})")
     return q.astype(np.int64).view(np.uint64)
 
 
@@ -141,7 +146,10 @@ def decode_fixed(u: ArrayLike, params: SecEmbParams) -> NDArray[np.float64]:
 def encode_agg(x, params: SecEmbParams) -> np.ndarray:
     """Fixed point in the aggregation ring Z_2^b: ``encode_fixed`` reduced
     mod 2^b, as uint64 values < 2^b."""
-    return encode_fixed(x, params) & params.agg_mask
+    u = encode_fixed(x, params)
+    if params.agg_bits < 64:
+        u &= params.agg_mask                    # in place: encode_fixed's array is our own
+    return u
 
 
 def decode_agg(u, params: SecEmbParams) -> np.ndarray:

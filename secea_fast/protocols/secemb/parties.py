@@ -34,14 +34,20 @@ class User(SecretHolder):
             raise TypeError(f"params must be SecEmbParams, got {type(params).__name__}")
         self.params = params
         self.items = item_ids(items)
-        pad_or_trunc_idx(self.items, params.m, params.m_prime)     # range and duplicate checks now
+        # range and duplicate checks now; the draw is kept for the first
+        # retrieval_request (each draw is used once, so this is the same
+        # distribution as drawing there, without PadOrTrunc's O(m) work twice)
+        self._draw: tuple[np.ndarray, np.ndarray] | None = pad_or_trunc_idx(self.items, params.m, params.m_prime)
         self._round: dict[str, Any] | None = None     # {"idx", "pos", "paths"} of the open round
 
     def retrieval_request(self) -> tuple[RetrievalRequest, RetrievalRequest]:
         """Algorithm 1 + PathGen: (request to server 0, to server 1), each the
         server's path keys (the XOR retrieval of the package docstring)."""
         P = self.params
-        idx, pos = pad_or_trunc_idx(self.items, P.m, P.m_prime)
+        if self._draw is not None:
+            (idx, pos), self._draw = self._draw, None
+        else:
+            idx, pos = pad_or_trunc_idx(self.items, P.m, P.m_prime)
         paths0, paths1, secrets_ = dpf.path_gen_batch(idx, P.log_domain, threads=1)
         self._round = {"idx": idx, "pos": pos, "paths": secrets_}
         return RetrievalRequest(0, paths0), RetrievalRequest(1, paths1)
@@ -76,10 +82,9 @@ class User(SecretHolder):
             clip = check_real(clip, "clip", positive=True)
             norms = np.linalg.norm(g, axis=1, keepdims=True)
             g = g * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
-        rows = np.zeros((P.m_prime, P.d))
         real = st["pos"] >= 0
-        rows[real] = g[st["pos"][real]]
-        enc = encode_agg(rows, P)
+        enc = np.zeros((P.m_prime, P.d), dtype=np.uint64)       # padding slots carry 0
+        enc[real] = encode_agg(g[st["pos"][real]], P)            # only the kept rows are encoded
         cws = dpf.convert_gen_batch(st["paths"], enc, group=P.agg_group, domain=AGGREGATION_DOMAIN)
         dense0, dense1 = self._dense_shares(dense)
         self._round = None                    # one upload per round: the paths are spent
