@@ -23,6 +23,7 @@ from secea_fast import dpf, paillier
 from secea_fast.field import EMBEDDING_PRIME
 from secea_fast.protocols import _secea_local, osfl, secea, secea_phe, secemb
 from secea_fast.protocols.common.roster import Roster
+from secea_fast.protocols.common.wire import Writer
 from secea_fast.protocols.secea import Message, SecEAParams
 
 FLOWER = importlib.util.find_spec("flwr") is not None     # the flower extra
@@ -520,3 +521,42 @@ def test_paillier_private_key_factors_in_canonical_order():
     text = _serial.encode_json(_serial.PRIVATE_KIND, n=sk.n, p=sk.q, q=sk.p)
     with pytest.raises(ValueError, match="p < q"):
         paillier.PrivateKey.from_json(text, insecure=True)
+
+
+def _entry(rnd, *names):
+    w = Writer(b"", 1).u64(rnd)
+    for n in names:
+        w.blob(n.encode())
+    return b"".join(w.parts[2:])
+
+
+def test_secemb_session_states_refuse_lists_out_of_order():
+    """A saved SecEmb session's lists (the channel's used labels, answered
+    users) are written sorted; the same entries in another order named the
+    same state but re-serialised differently (found by the mutation fuzzing
+    in CI), so the importers refuse them.  Control: the sorted bytes import
+    and round-trip."""
+    prm = secemb.SecEmbParams(m=20, d=2, m_prime=4, n_users=2)
+    roster, ids = Roster.make([("server1", "server1"), ("user-0", "user"), ("user-1", "user")])
+    s1s = secemb.Server1Session(roster, ids["server1"], run=7)
+    for u in ("user-0", "user-1"):
+        us = secemb.UserSession(roster, ids[u], run=7)
+        _, sq = us.retrieve(1, prm, [1, 7, 19, 4], s1s.key_message())
+        s1s.answer(1, prm, np.zeros((20, 2), dtype=np.uint64), {u: sq})
+    data = s1s.export_state()
+    used = [_entry(*e) for e in sorted(s1s.channel.used)]
+    assert len(used) >= 2 and data.endswith(b"".join(used))
+    load = lambda b: secemb.Server1Session.import_state(roster, ids["server1"], b)  # noqa: E731
+    assert load(data).export_state() == data                                    # the control
+    swapped = data[:-len(b"".join(used))] + b"".join(used[1:2] + used[:1] + used[2:])
+    with pytest.raises(ValueError, match="strictly increasing"):
+        load(swapped)
+    # server 1's answered users (name, ephemeral key), written sorted by name
+    eph = [_entry_blob(n, k) for n, k in sorted(s1s.current.eph.items())]
+    assert b"".join(eph) in data
+    with pytest.raises(ValueError, match="strictly increasing"):
+        load(data.replace(b"".join(eph), eph[1] + eph[0] + b"".join(eph[2:])))
+
+
+def _entry_blob(name, key):
+    return b"".join(Writer(b"", 1).blob(name.encode()).blob(key).parts[2:])

@@ -62,7 +62,7 @@ from ..._secrets import SecretHolder
 from ...executor import Executor
 from ...prg import X25519KeyPair
 from ..common.roster import AuthenticationError, Identity, Roster
-from ..common.wire import Reader, Writer
+from ..common.wire import Reader, Writer, check_increasing
 from .channel import ProtocolError, SealedChannel, SealError
 from .messages import AggregateShare, AggregationUpload, RetrievalRequest, RetrievalResponse
 from .params import SecEmbParams, check_real, item_ids
@@ -137,7 +137,17 @@ def _used_bytes(w: Writer, used) -> Writer:
 
 
 def _used_from(r: Reader) -> set:
-    return {(r.u64(), r.blob(64).decode(), r.blob(64).decode(), r.blob(64).decode()) for _ in range(r.u64())}
+    used = [(r.u64(), r.blob(64).decode(), r.blob(64).decode(), r.blob(64).decode()) for _ in range(r.u64())]
+    check_increasing(used, "SecEmb session: the channel's used labels")   # as _used_bytes writes them
+    return set(used)
+
+
+def _named(r: Reader, read_value, what: str) -> list:
+    """(name, value) pairs written sorted by name (each name once): refused
+    otherwise, so a state re-serialises to itself."""
+    pairs = [(r.blob(64).decode(), read_value()) for _ in range(r.u64())]
+    check_increasing([n for n, _ in pairs], what)
+    return pairs
 
 
 def _sealed(magic: bytes, rnd: int, name: str, sealed: bytes) -> bytes:
@@ -510,7 +520,7 @@ class Server1Session(SecretHolder):
         if self.current is not None:
             rd = self.current
             _params_bytes(w.u64(rd.rnd).u64(rd.closed), rd.params).blob(rd.paths).u64(len(rd.eph))
-            for n, k in rd.eph.items():
+            for n, k in sorted(rd.eph.items()):
                 w.blob(n.encode()).blob(k)
         return _used_bytes(w, self.channel.used).bytes()
 
@@ -531,7 +541,7 @@ class Server1Session(SecretHolder):
         if r.flag():
             rnd, closed = r.u64(), r.flag()
             params, paths = _params_from(r), r.blob()
-            eph = {r.blob(64).decode(): r.blob(32) for _ in range(r.u64())}
+            eph = dict(_named(r, lambda: r.blob(32), "SecEmb server 1 session: answered users"))
             s.current = _Round1(rnd, params, eph, paths, closed)
         s.channel = SealedChannel(identity.name, run, _used_from(r))
         r.done()
@@ -710,7 +720,10 @@ class Server0Session:
             params = _params_from(r)
             s._server = Server(0, params, r.array(2), threads, executor)
             s._server.import_requests(r.blob())
-            s._answered = {r.blob(64).decode() for _ in range(r.u64())}
-            s._uploads = {r.blob(64).decode(): AggregationUpload.from_bytes(r.blob()) for _ in range(r.u64())}
+            answered = [r.blob(64).decode() for _ in range(r.u64())]
+            check_increasing(answered, "SecEmb server 0 session: answered users")
+            s._answered = set(answered)
+            s._uploads = dict(_named(r, lambda: AggregationUpload.from_bytes(r.blob()),
+                                     "SecEmb server 0 session: uploads"))
         r.done()
         return s
