@@ -83,8 +83,11 @@ class User(SecretHolder):
             norms = np.linalg.norm(g, axis=1, keepdims=True)
             g = g * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
         real = st["pos"] >= 0
-        enc = np.zeros((P.m_prime, P.d), dtype=np.uint64)       # padding slots carry 0
-        enc[real] = encode_agg(g[st["pos"][real]], P)            # only the kept rows are encoded
+        rows = np.zeros((P.m_prime, P.d))
+        rows[real] = g[st["pos"][real]]
+        # all m' rows encoded, padding included: the encoding's work must not
+        # depend on how many of the user's items are real (as PadOrTrunc's)
+        enc = encode_agg(rows, P)
         cws = dpf.convert_gen_batch(st["paths"], enc, group=P.agg_group, domain=AGGREGATION_DOMAIN)
         dense0, dense1 = self._dense_shares(dense)
         self._round = None                    # one upload per round: the paths are spent
