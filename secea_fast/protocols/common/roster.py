@@ -208,6 +208,9 @@ class Roster:
             raise ValueError("roster: two parties share a public key")
         if not self.entries:
             raise ValueError("roster: no parties")
+        self._by_role: dict[str, tuple[str, ...]] = {}
+        for e in self.entries.values():
+            self._by_role[e.role] = self._by_role.get(e.role, ()) + (e.name,)
         self.digest = hashlib.sha256(self.to_bytes()).digest()
 
     def __len__(self) -> int:
@@ -217,8 +220,9 @@ class Roster:
         return name in self.entries
 
     def names(self, role: str | None = None) -> list[str]:
-        """The parties' names in roster order (only those of ``role`` if given)."""
-        return [n for n, e in self.entries.items() if role is None or e.role == role]
+        """The parties' names in roster order (only those of ``role`` if given:
+        indexed once, so a role with few parties costs little in a large roster)."""
+        return list(self.entries) if role is None else list(self._by_role.get(role, ()))
 
     def role(self, name: str) -> str:
         """The role of party ``name``; AuthenticationError for a stranger."""

@@ -236,7 +236,7 @@ class UserSession(SecretHolder):
     def check_server1_key(self, data: bytes) -> bytes:
         """Server 1's key from its signed key message, verified against this
         user's roster copy for this run (rule 1)."""
-        return verify_server1_key(self.roster, self.run, data, self.server1)
+        return verify_server1_key(self.roster, self.run, data)
 
     def reconstruct(self, rnd: int, answer0: bytes, answer1: bytes) -> np.ndarray:
         """Eq. 4 (XOR form) from server 0's answer and server 1's sealed
@@ -330,18 +330,16 @@ def saturate(x: ArrayLike, params: SecEmbParams) -> np.ndarray:
                    -bound, bound)
 
 
-def verify_server1_key(roster: Roster, run: bytes, data: bytes, server1: str | None = None) -> bytes:
+def verify_server1_key(roster: Roster, run: bytes, data: bytes) -> bytes:
     """Server 1's X25519 public key from its signed key message, verified
-    against ``roster`` for this run; ProtocolError naming what failed.
-    ``server1``: the roster's server 1 if the caller already looked it up
-    (finding it scans the roster: O(users) per call)."""
+    against ``roster`` for this run; ProtocolError naming what failed."""
     try:
         r = Reader(data, _KEY, "server 1 key", SESSION_VERSION)
         krun, name, key, sig = r.blob(1 << 10), r.blob(64).decode(), r.blob(32), r.blob(64)
         r.done()
     except (ValueError, TypeError) as exc:
         raise ProtocolError(f"server 1's key message: {exc}") from None
-    if name != (server1_name(roster) if server1 is None else server1):
+    if name != server1_name(roster):
         raise ProtocolError(f"server 1's key message is signed by {name!r}, not the roster's server 1")
     if krun != run:
         raise ProtocolError("server 1's key message was made for another run")
@@ -573,7 +571,7 @@ class Server0Session:
 
     def server1_key(self, data: bytes) -> bytes:
         """Check server 1's key message as a user will (server 0 forwards it)."""
-        return verify_server1_key(self.roster, self.run, data, self.server1)
+        return verify_server1_key(self.roster, self.run, data)
 
     def begin(self, rnd: int, params: SecEmbParams, table: np.ndarray) -> None:
         """Start round ``rnd`` (greater than every earlier round)."""
