@@ -296,7 +296,6 @@ def test_secemb_twin(benchmark, workload, bits):
     benchmark.extra_info.update(info)
 
 
-
 @pytest.mark.parametrize("bits", [32, 64])
 def test_secemb_vaes256_twin(benchmark, workload, bits):
     """The servers on the "vaes256" DPF variant (VAES on ymm registers, for

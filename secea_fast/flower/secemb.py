@@ -90,15 +90,15 @@ ROLES = ("user", "server1")
 _PARAM_KEYS = {"m": 1, "d": 1, "m_prime": 1, "frac_bits": 0, "n_users": 1, "dense_size": 0, "agg_bits": 32}
 
 
-def config_int(cfg: dict[str, Any], key: str, minimum: int = 0) -> int:
-    """``cfg[key]`` as an int >= ``minimum``; ValueError naming the field."""
+def config_int(cfg: dict[str, Any], key: str, minimum: int = 0, what: str = "SecEmb config") -> int:
+    """``cfg[key]`` as an int >= ``minimum``; ValueError naming ``what`` and the field."""
     if key not in cfg:
-        raise ValueError(f"SecEmb config: field {key!r} is missing")
+        raise ValueError(f"{what}: field {key!r} is missing")
     v = cfg[key]
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise ValueError(f"SecEmb config: field {key!r} must be an int, got {type(v).__name__}")
+        raise ValueError(f"{what}: field {key!r} must be an int, got {type(v).__name__}")
     if v < minimum:
-        raise ValueError(f"SecEmb config: field {key!r} must be >= {minimum}, got {v}")
+        raise ValueError(f"{what}: field {key!r} must be >= {minimum}, got {v}")
     return int(v)
 
 
@@ -225,10 +225,7 @@ def server1_executor(node_config: dict[str, Any]) -> Executor | None:
     both, ``secemb.sharded.check_server_executors``)."""
     if "workers" not in node_config:
         return None
-    try:
-        workers = config_int(dict(node_config), "workers", 1)
-    except ValueError as exc:
-        raise ValueError(f"SecEmb node config: {str(exc).split(': ', 1)[1]}") from None
+    workers = config_int(dict(node_config), "workers", 1, "SecEmb node config")
     return LocalExecutor(workers) if workers > 1 else None
 
 
