@@ -105,39 +105,61 @@ TGT_V256 static INL __m256i y_sigma0(__m256i s)
     return _mm256_xor_si256(_mm256_shuffle_epi32(x, 0x4E), _mm256_and_si256(x, hi));
 }
 
+/* bits 0..31 of x to the even bits 0, 2, .., 62 (the two paths of a
+ * register interleaved: 2 bits per level, one shift and mask per level) */
+static INL uint64_t spread32(uint64_t x)
+{
+    x &= 0xFFFFFFFFull;
+    x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
+    x = (x | (x << 8)) & 0x00FF00FF00FF00FFull;
+    x = (x | (x << 4)) & 0x0F0F0F0F0F0F0F0Full;
+    x = (x | (x << 2)) & 0x3333333333333333ull;
+    return (x | (x << 1)) & 0x5555555555555555ull;
+}
+
 /* nz (a constant after inlining) registers of 2 paths, the whole depth;
- * T[m]: the round keys with lane i under k_R if bit i of m is set */
+ * T[r][m]: round key r with lane i under k_R if bit i of m is set.  A
+ * register's 2 branch bits per level come from z, both paths' bits
+ * interleaved once per 32 levels (the per-level extraction from the two
+ * xr words cost about 11 scalar instructions per register and level, and
+ * the walk is bound by the instructions and loads it issues, not by AES
+ * latency: 6 to 12 registers measured no faster than 8) */
 TGT_V256 static INL void y_walk_group(blk *st, const uint8_t *const *kp, const uint64_t *xr, const uint64_t *tsel,
-                                      int nz, unsigned L, const __m256i (*T)[11])
+                                      int nz, unsigned L, const __m256i (*T)[4])
 {
     const __m256i one = _mm256_set_epi64x(0, 1, 0, 1);
     __m256i s[V2], P[V2];
+    uint64_t z[V2];
     for (int j = 0; j < nz; j++) {
         s[j] = y_ld2(kp + 2 * j, 0);
         P[j] = _mm256_set_epi64x(0, (long long)tsel[2 * j + 1], 0, (long long)tsel[2 * j]);
     }
-    for (unsigned dep = 0; dep < L; dep++) {
-        /* sg kept, not recomputed: with 16 ymm registers it spills to the
-         * stack, and a store and a load leave the vector pipes to AES */
-        __m256i b[V2], sg[V2];
-        const __m256i *k[V2];
-        for (int j = 0; j < nz; j++) {
-            unsigned sel = (unsigned)(((xr[2 * j] >> dep) & 1) | (((xr[2 * j + 1] >> dep) & 1) << 1));
-            k[j] = T[sel];                           /* the public branch bits */
-            sg[j] = y_sigma0(s[j]);
-            b[j] = _mm256_xor_si256(sg[j], k[j][0]);
-        }
-        for (int r = 1; r < 10; r++)
-            for (int j = 0; j < nz; j++) b[j] = _mm256_aesenc_epi128(b[j], k[j][r]);
-        for (int j = 0; j < nz; j++) {
-            __m256i h = _mm256_aesenclast_epi128(b[j], _mm256_xor_si256(k[j][10], sg[j]));
-            /* s_CW with bit 0 := this level's t_CW of the branch taken (bit 0 of P) */
-            __m256i cw = _mm256_or_si256(_mm256_andnot_si256(one, y_ld2(kp + 2 * j, 16 + 16 * (size_t)dep)),
-                                         _mm256_and_si256(P[j], one));
-            __m256i tm = _mm256_shuffle_epi32(_mm256_sub_epi64(_mm256_setzero_si256(), _mm256_and_si256(s[j], one)),
-                                              0x44);
-            s[j] = _mm256_xor_si256(h, _mm256_and_si256(tm, cw));
-            P[j] = _mm256_srli_epi64(P[j], 1);
+    for (unsigned d0 = 0; d0 < L; d0 += 32) {
+        unsigned d1 = L - d0 < 32 ? L : d0 + 32;
+        for (int j = 0; j < nz; j++) z[j] = spread32(xr[2 * j] >> d0) | (spread32(xr[2 * j + 1] >> d0) << 1);
+        for (unsigned dep = d0; dep < d1; dep++) {
+            /* everything but the rounds at the head of the level: the
+             * correction folded into the last round key (AESENCLAST xors its
+             * key last), so only the chains b stay in registers across the
+             * rounds and kx is read back as a memory operand */
+            __m256i b[V2], kx[V2];
+            unsigned sel[V2];
+            for (int j = 0; j < nz; j++) {
+                sel[j] = (unsigned)(z[j] >> (2 * (dep - d0))) & 3;   /* the public branch bits */
+                __m256i sg = y_sigma0(s[j]);
+                b[j] = _mm256_xor_si256(sg, T[0][sel[j]]);
+                /* s_CW with bit 0 := this level's t_CW of the branch taken (bit 0 of P) */
+                __m256i cw = _mm256_or_si256(_mm256_andnot_si256(one, y_ld2(kp + 2 * j, 16 + 16 * (size_t)dep)),
+                                             _mm256_and_si256(P[j], one));
+                __m256i tm = _mm256_shuffle_epi32(
+                    _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_and_si256(s[j], one)), 0x44);
+                kx[j] = _mm256_xor_si256(_mm256_xor_si256(T[10][sel[j]], sg), _mm256_and_si256(tm, cw));
+                P[j] = _mm256_srli_epi64(P[j], 1);
+            }
+            for (int r = 1; r < 10; r++)
+                for (int j = 0; j < nz; j++) b[j] = _mm256_aesenc_epi128(b[j], T[r][sel[j]]);
+            /* AES_k(x) xor x xor (t ? cw : 0) */
+            for (int j = 0; j < nz; j++) s[j] = _mm256_aesenclast_epi128(b[j], kx[j]);
         }
     }
     for (int j = 0; j < nz; j++) _mm256_storeu_si256((__m256i *)(st + 2 * j), s[j]);
@@ -146,14 +168,14 @@ TGT_V256 static INL void y_walk_group(blk *st, const uint8_t *const *kp, const u
 TGT_V256 static void walk_vaes256(blk *st, const uint8_t *const *kp, const uint64_t *xr, const uint64_t *tsel,
                                   size_t n, unsigned L)
 {
-    __m256i T[4][11];
+    __m256i T[11][4];
     for (int r = 0; r < 11; r++) {
         __m128i kl = _mm_loadu_si128((const __m128i *)secea__dpf_rk[DPF_KL] + r);
         __m128i kr = _mm_loadu_si128((const __m128i *)secea__dpf_rk[DPF_KR] + r);
-        for (int m = 0; m < 4; m++) T[m][r] = _mm256_set_m128i(m & 2 ? kr : kl, m & 1 ? kr : kl);
+        for (int m = 0; m < 4; m++) T[r][m] = _mm256_set_m128i(m & 2 ? kr : kl, m & 1 ? kr : kl);
     }
     for (; n >= 2 * V2; n -= 2 * V2, st += 2 * V2, kp += 2 * V2, xr += 2 * V2, tsel += 2 * V2)
-        y_walk_group(st, kp, xr, tsel, V2, L, (const __m256i (*)[11])T);
+        y_walk_group(st, kp, xr, tsel, V2, L, (const __m256i (*)[4])T);
     if (n) {
         /* the tail padded with copies of its first path to whole registers
          * of 1, 2, 4 or 8 (the copies' states are dropped) */
@@ -168,10 +190,10 @@ TGT_V256 static void walk_vaes256(blk *st, const uint8_t *const *kp, const uint6
             xq[i] = xr[from];
             tq[i] = tsel[from];
         }
-        if (nz == 1) y_walk_group(sp, kq, xq, tq, 1, L, (const __m256i (*)[11])T);
-        else if (nz == 2) y_walk_group(sp, kq, xq, tq, 2, L, (const __m256i (*)[11])T);
-        else if (nz == 4) y_walk_group(sp, kq, xq, tq, 4, L, (const __m256i (*)[11])T);
-        else y_walk_group(sp, kq, xq, tq, V2, L, (const __m256i (*)[11])T);
+        if (nz == 1) y_walk_group(sp, kq, xq, tq, 1, L, (const __m256i (*)[4])T);
+        else if (nz == 2) y_walk_group(sp, kq, xq, tq, 2, L, (const __m256i (*)[4])T);
+        else if (nz == 4) y_walk_group(sp, kq, xq, tq, 4, L, (const __m256i (*)[4])T);
+        else y_walk_group(sp, kq, xq, tq, V2, L, (const __m256i (*)[4])T);
         memcpy(st, sp, 16 * n);
         secea_wipe(sp, sizeof sp);
     }
