@@ -17,6 +17,8 @@ depth 32) and it evaluates point by point (one key row per point); its
 full-domain figure is the measured cost of 2^20 point evaluations (64
 batches of 2^14 points), per_point_us is that divided by 2^20.
 """
+import time
+
 import numpy as np
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
@@ -171,8 +173,37 @@ def test_points_one_per_key_ours(benchmark, point_batch, aes_peak, walk):
         # the walk runs on VAES-256 where the CPU has it: its ceiling is the DPF variant's
         # (twice AES-NI's on such a CPU), not only the AES variant's
         dpf_peak = aes_peak_blocks_per_s(variant="dpf")
+        mix = points_peak_ns()
         benchmark.extra_info.update(per_point_ns=per * 1e9, aes_fraction=33 / aes_peak / per,
-                                    dpf_peak_blocks_per_s=dpf_peak, dpf_ceiling_fraction=33 / dpf_peak / per)
+                                    dpf_peak_blocks_per_s=dpf_peak, dpf_ceiling_fraction=33 / dpf_peak / per,
+                                    walk_peak_ns_per_point=mix, walk_ceiling_fraction=mix / (per * 1e9))
+
+
+def points_peak_ns(n: int = PT_KEYS, reps: int = 20) -> float:
+    """The walk's own ceiling (``secea_dpf_points_peak``: the walk of
+    ``secea_dpf_eval_points`` on 16 synthetic depth-32 keys in L1, no key
+    memory traffic, preparation or conversion) in ns per path, best of
+    ``reps`` on the process CPU clock."""
+    best = float("inf")
+    for _ in range(reps):
+        t = time.process_time()
+        lib.secea_dpf_points_peak(n)
+        best = min(best, time.process_time() - t)
+    return best / n * 1e9
+
+
+def test_points_walk_peak(benchmark):
+    """The walk's ceiling beside the walks above: 4,096 paths of depth 32
+    (32 AES blocks each, no Convert block) over 16 keys that stay in L1."""
+    benchmark.group = f"dpf eval_points {PT_KEYS} keys x 1 point depth {PT_DEPTH}"
+    benchmark.extra_info.update(impl="secea_dpf_points_peak (the walk on keys in L1)", threads=1, points=PT_KEYS,
+                                aes_blocks_per_point=32)
+    benchmark.pedantic(lib.secea_dpf_points_peak, args=(PT_KEYS,), rounds=50, warmup_rounds=3)
+    if benchmark.stats:
+        per = benchmark.stats.stats.min / PT_KEYS
+        dpf_peak = aes_peak_blocks_per_s(variant="dpf")
+        benchmark.extra_info.update(per_point_ns=per * 1e9, dpf_peak_blocks_per_s=dpf_peak,
+                                    dpf_ceiling_fraction=32 / dpf_peak / per)
 
 
 def test_points_one_per_key_sycret(benchmark):

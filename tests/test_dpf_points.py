@@ -147,6 +147,21 @@ def test_comparison_has_power(variants):
         assert np.array_equal(base_states[name], base_states[("auto", "portable")]), name
 
 
+def test_points_peak_runs_the_same_walk_on_every_variant(variants):
+    """The benchmarks' walk ceiling (secea_dpf_points_peak) walks its
+    synthetic keys with the variant's walk: the same leaf checksum on every
+    variant (the portable table's plain-C walk included), and a different
+    one for another number of paths."""
+    pairs, select = variants
+    sums = {}
+    for name in pairs:
+        select(name)
+        sums[name] = (lib.secea_dpf_points_peak(37), lib.secea_dpf_points_peak(300))
+    assert len(set(sums.values())) == 1, sums
+    a, b = sums[pairs[0]]
+    assert a != b and lib.secea_dpf_points_peak(0) == 0
+
+
 # ------------------------------------------------ one-key generation
 
 @pytest.mark.parametrize("n, group, early", [(1, "u64", None), (20, "u64", None), (32, "u64", False),

@@ -210,6 +210,46 @@ int secea_dpf_path_eval_ref(const secea_dpf_shape *shape, uint8_t *states, const
     return path_eval(shape, states, paths, xs, npoints, per_key, threads, 1);
 }
 
+/* splitmix64 (the peak kernel's constants) */
+static uint64_t pk_mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* The point walk's own ceiling (benchmarks): npoints paths of depth 32
+ * walked by the interleaved walk secea_dpf_eval_points uses on the variant
+ * in force, over 16 synthetic key bodies of constants (8.7 KiB, in L1), so
+ * it issues the walk's instructions and loads per level with no key memory
+ * traffic, no per-call preparation and no conversion. */
+uint64_t secea_dpf_points_peak(size_t npoints)
+{
+    enum { PK_L = 32, PK_KEYS = 16, PK_BODY = 32 + 16 * PK_L };
+    const secea__dpf_impl *im = secea__dpf_impl_cur();
+    secea__dpf_walk_fn walk = secea__dpf_points_walk_for(im);
+    _Alignas(64) uint8_t bodies[PK_KEYS][PK_BODY];
+    const uint8_t *kp[PT_CH];
+    uint64_t xr[PT_CH], tsel[PT_CH], acc = 0;
+    blk st[PT_CH];
+    for (size_t k = 0; k < PK_KEYS; k++)
+        for (size_t i = 0; i < PK_BODY; i += 8) st64(&bodies[k][i], pk_mix(k * PK_BODY + i));
+    for (size_t i = 0; i < PT_CH; i++) {
+        kp[i] = bodies[i % PK_KEYS];
+        xr[i] = pk_mix(~(uint64_t)i) >> 32;           /* the branches: PK_L bits */
+        tsel[i] = pk_mix((uint64_t)i << 32);
+    }
+    for (size_t done = 0; done < npoints;) {
+        size_t n = npoints - done < PT_CH ? npoints - done : PT_CH;
+        if (walk) walk(st, kp, xr, tsel, n, PK_L);
+        else walk_sel(im, st, kp, xr, tsel, n, PK_L);
+        for (size_t i = 0; i < n; i++) acc += st[i].lo ^ st[i].hi;
+        done += n;
+    }
+    return acc;
+}
+
 int secea_dpf_convert_eval(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *states, size_t n, int party,
                            const uint64_t *cw, uint64_t domain)
 {

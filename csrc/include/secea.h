@@ -364,6 +364,13 @@ int secea_dpf_select_variant(const char *name);
  * for "vaes256" nblocks encryptions on ymm registers (8 chains of 2 blocks,
  * twice secea_aes_peak's AES-NI rate on such a CPU); else secea_aes_peak. */
 uint64_t secea_dpf_aes_peak(size_t nblocks);
+/* The point walk's ceiling on the DPF variant in force, for benchmarks:
+ * npoints paths of depth 32 (32 AES blocks each) walked by the walk
+ * secea_dpf_eval_points uses, over 16 synthetic key bodies that stay in L1
+ * (the walk's instructions and loads per level, without key memory traffic,
+ * per-call preparation or conversion).  Returns a checksum of the leaf
+ * states (the same on every variant for the same npoints). */
+uint64_t secea_dpf_points_peak(size_t npoints);
 
 /* ---- half-GCD (csrc/poly/hgcd.c) ----
  * hgcd(a, b) for deg a = n > deg b (la >= 1, a[la-1] != 0, lb < la; b may
