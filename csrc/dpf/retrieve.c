@@ -240,6 +240,8 @@ static int dot_run(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *k
         memset(out, 0, 8 * count * d);
         return 0;
     }
+    if (xor_mode && secea__dpf_xor4r_applies(count, secea__dpf_mac512()))
+        return secea__dpf_xor4r_rows(shape, out, keys, count, table, m, d, threads);
     dot_ctx c;
     memset(&c, 0, sizeof c);
     c.xor_mode = xor_mode;
