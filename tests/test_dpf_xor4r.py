@@ -62,12 +62,14 @@ def test_xor4r_matches_the_masked_xor_twin(backend, count):
         assert np.array_equal((got[0] ^ got[1]).reshape(count, d), table[alphas]), (n, m, d)
 
 
-def test_xor4r_at_the_movielens_shape_with_d_64():
-    """a full and a partial batch at 12 levels, 3,883 rows and d = 64 (the
-    SecEmb retrieval's shape), the auto mode (which takes the kernel at
-    this count) against the twin"""
-    n, m, d, count = 12, 3883, 64, 300
-    rng = np.random.default_rng(7)
+@pytest.mark.parametrize("count", (300, 400))
+def test_xor4r_auto_mode_at_the_movielens_shape_with_d_64(count):
+    """the auto mode at 12 levels, 3,883 rows and d = 64 (the SecEmb
+    retrieval's shape) against the twin: 300 keys are one batch of 256 in
+    the kernel and a tail of 44 in the masked XOR, 400 two batches (the
+    second of 144 keys) in the kernel"""
+    n, m, d = 12, 3883, 64
+    rng = np.random.default_rng(count)
     alphas = rng.integers(0, m, count)
     k0, k1, _ = dpf.path_gen_batch(alphas, n)
     table = np.frombuffer(os.urandom(8 * m * d), dtype=np.uint64).reshape(m, d)

@@ -186,12 +186,14 @@ unsigned secea__dpf_descend_multi(const secea__dpf_impl *im, const tree_t *t, si
  * path_convert_accumulate) descend their top levels interleaved, 0 for the
  * reference walk of one tree at a time (secea_dpf_set_interleave) */
 int secea__dpf_interleave(void);
-/* The XOR retrieval as a transposed Four-Russians product (xor4r.c):
- * whether secea_dpf_path_xor_rows takes it for count keys (the
- * secea_dpf_set_xor4r mode, the interleaved walk on, AVX2, not portable;
- * in auto mode also no AVX-512 multiply-accumulate and enough keys), and
- * the kernel itself (arguments as secea_dpf_path_xor_rows, checked). */
-int secea__dpf_xor4r_applies(size_t count, int mac512);
+/* The XOR retrieval as a transposed Four-Russians product (xor4r.c): how
+ * many of count keys secea_dpf_path_xor_rows gives it (the first ones; the
+ * rest take the masked XOR): 0 unless the secea_dpf_set_xor4r mode is on,
+ * the interleaved walk on, the CPU has AVX2 and the backend is not
+ * portable; in auto mode also 0 with the AVX-512 multiply-accumulate, and a
+ * last batch of too few keys left out.  Then the kernel itself (arguments
+ * as secea_dpf_path_xor_rows, checked). */
+size_t secea__dpf_xor4r_keys(size_t count, int mac512);
 int secea__dpf_xor4r_rows(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *paths, size_t count,
                           const uint64_t *table, uint64_t m, size_t d, int threads);
 

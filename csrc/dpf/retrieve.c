@@ -240,8 +240,17 @@ static int dot_run(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *k
         memset(out, 0, 8 * count * d);
         return 0;
     }
-    if (xor_mode && secea__dpf_xor4r_applies(count, secea__dpf_mac512()))
-        return secea__dpf_xor4r_rows(shape, out, keys, count, table, m, d, threads);
+    if (xor_mode) {
+        /* the Four-Russians product for whole batches; a short tail below */
+        size_t head = secea__dpf_xor4r_keys(count, secea__dpf_mac512());
+        if (head) {
+            int st = secea__dpf_xor4r_rows(shape, out, keys, head, table, m, d, threads);
+            if (st || head == count) return st;
+            keys += head * shape->stride;
+            out += head * d;
+            count -= head;
+        }
+    }
     dot_ctx c;
     memset(&c, 0, sizeof c);
     c.xor_mode = xor_mode;

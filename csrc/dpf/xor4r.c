@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include "dpf_tree.h"
 
-static int xor4r_mode = 1;   /* 0 off, 1 auto (count >= X4_MIN), 2 always (tests) */
+static int xor4r_mode = 1;   /* 0 off, 1 auto (batches of at least X4_MIN keys), 2 always (tests) */
 
 int secea_dpf_set_xor4r(int mode)
 {
@@ -44,16 +44,17 @@ int secea_dpf_set_xor4r(int mode)
 #define X4_KEYS 256      /* keys per batch: one control bit per key in a 256-bit register */
 #define X4_NB 4          /* row groups per pass over Y: 4 x 8 KiB of combinations, L1's size */
 #define X4_UN 8          /* outputs per step (W = 64 d is a multiple of 64) */
-#define X4_MIN 32        /* auto mode: fewer keys take xor_avx2 (a batch costs about 16 keys of it) */
+#define X4_MIN 128       /* auto mode: a batch of fewer keys takes xor_avx2 (a batch costs about 110 keys of it) */
 #define TGT_X4 SECEA_TARGET("avx2")
 
-int secea__dpf_xor4r_applies(size_t count, int mac512)
+size_t secea__dpf_xor4r_keys(size_t count, int mac512)
 {
     int mode = __atomic_load_n(&xor4r_mode, __ATOMIC_RELAXED);
     const secea__kernels *kn = secea__kernels_now();
     if (mode == 0 || !secea__dpf_interleave() || kn->portable || !kn->cpu.avx2) return 0;
-    if (mode == 2) return 1;
-    return !mac512 && count >= X4_MIN;
+    if (mode == 2) return count;
+    if (mac512) return 0;
+    return count % X4_KEYS >= X4_MIN ? count : count - count % X4_KEYS;
 }
 
 /* 8 x 8 bit transpose: bit 8i + j -> bit 8j + i (Hacker's Delight, 7-3) */
@@ -300,7 +301,7 @@ int secea__dpf_xor4r_rows(const secea_dpf_shape *shape, uint64_t *out, const uin
 
 #else   /* not x86: the portable and ARM paths keep retrieve.c's kernels */
 
-int secea__dpf_xor4r_applies(size_t count, int mac512)
+size_t secea__dpf_xor4r_keys(size_t count, int mac512)
 {
     (void)count;
     (void)mac512;
