@@ -7,6 +7,7 @@
  *     eval_full.c    full-domain evaluation and leaf states
  *     aggregate.c    convert-accumulate, stored and fused (SecEmb aggregation)
  *     retrieve.c     the fused dot product and the XOR PIR (SecEmb retrieval)
+ *     xor4r.c        the XOR PIR as a Four-Russians product (AVX2; retrieve.c its twin)
  *     tree.c         this header's functions; variants.c the variant tables.
  * Conventions (secea.h has the key layout):
  *  - a tree node is one 128-bit block: seed = block with bit 0 cleared

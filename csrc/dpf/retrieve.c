@@ -6,7 +6,10 @@
  * interleaved (secea__dpf_descend_multi); the multiply-accumulate is plain C
  * or AVX-512 (secea__dpf_mac512, chosen with the variant table), the XOR
  * also AVX2 where AVX-512 is missing.  secea_dpf_set_interleave(0) selects
- * the reference: one tree at a time and the plain-C XOR. */
+ * the reference: one tree at a time and the plain-C XOR.  On x86 with AVX2
+ * the XOR PIR's whole 256-key batches go to xor4r.c (a Four-Russians
+ * product indexed by the table's bits; secea_dpf_set_xor4r(0): these
+ * kernels, its twins). */
 #include <stdlib.h>
 #include "dpf_tree.h"
 
