@@ -5,7 +5,8 @@
  *
  * The retrieval is Y = B x T over GF(2): B (K x m) the keys' leaf control
  * bits -- the server's share, secret -- and T (m x W, W = 64 d) the table's
- * bits, public to the server.  A Four-Russians table indexed by B's bits
+ * bits, public to the server.  A Four-Russians table (Arlazarov, Dinic,
+ * Kronrod, Faradzev 1970: docs/papers.md) indexed by B's bits
  * would address memory by secret bits; here, for a batch of X4_KEYS = 256
  * keys, c_j is the 256-bit vector of the keys' control bits at row j, and
  * for every group of 8 rows the 256 XOR combinations of c_{8g..8g+7} are
