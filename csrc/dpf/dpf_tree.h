@@ -191,10 +191,11 @@ int secea__dpf_interleave(void);
  * many of count keys secea_dpf_path_xor_rows gives it (the first ones; the
  * rest take the masked XOR): 0 unless the secea_dpf_set_xor4r mode is on,
  * the interleaved walk on, the CPU has AVX2 and the backend is not
- * portable; in auto mode also 0 with the AVX-512 multiply-accumulate, and a
- * last batch of too few keys left out.  Then the kernel itself (arguments
- * as secea_dpf_path_xor_rows, checked). */
-size_t secea__dpf_xor4r_keys(size_t count, int mac512);
+ * portable and the table's bit index (as many bytes as the m x d table)
+ * stays within 256 MiB; in auto mode also 0 with the AVX-512
+ * multiply-accumulate, and a last batch of too few keys left out.  Then the
+ * kernel itself (arguments as secea_dpf_path_xor_rows, d >= 1). */
+size_t secea__dpf_xor4r_keys(size_t count, int mac512, uint64_t m, size_t d);
 int secea__dpf_xor4r_rows(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *paths, size_t count,
                           const uint64_t *table, uint64_t m, size_t d, int threads);
 

@@ -245,7 +245,7 @@ static int dot_run(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *k
     }
     if (xor_mode) {
         /* the Four-Russians product for whole batches; a short tail below */
-        size_t head = secea__dpf_xor4r_keys(count, secea__dpf_mac512());
+        size_t head = secea__dpf_xor4r_keys(count, secea__dpf_mac512(), m, d);
         if (head) {
             int st = secea__dpf_xor4r_rows(shape, out, keys, head, table, m, d, threads);
             if (st || head == count) return st;
