@@ -340,3 +340,46 @@ def test_secemb_vaes256_twin(benchmark, workload, bits):
         info[f"ratio_{k}"] = info[f"aesni_{k}"] / info[f"vaes256_{k}"]
     benchmark.extra_info.update(info)
     print(info)
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_secemb_xor4r_twin(benchmark, workload, bits):
+    """The XOR retrieval's Four-Russians kernel (``csrc/dpf/xor4r.c``: the
+    GF(2) product indexed by the table's bits, batches of 256 keys) against
+    its twin, the masked XOR (``lib.secea_dpf_set_xor4r(0)``), the two
+    alternating twice in one process, one thread, process CPU seconds (best
+    of the two rounds per kernel), with the DPF variant's AES ceiling on the
+    same clock in the same run.  The aggregation is the same code in both: its
+    ratio is the noise.  Command: ``pytest bench/test_secemb.py
+    --benchmark-only -k xor4r_twin``."""
+    Q, items, grads = workload
+    clock = time.process_time
+    peak = 0.0
+    best: dict = {}
+
+    def run():
+        nonlocal peak
+        for _ in range(2):
+            for mode in (0, 1):
+                peak = max(peak, dpf_peak_blocks_per_s(clock, 1 << 26, 3))
+                prev = lib.secea_dpf_set_xor4r(mode)
+                try:
+                    rep = secemb.run_round(Q, items, grads, MP, threads=1, agg_bits=bits)
+                finally:
+                    lib.secea_dpf_set_xor4r(prev)
+                old = best.get(mode)
+                if old is None or rep.seconds["server_retrieval"] < old.seconds["server_retrieval"]:
+                    best[mode] = rep
+
+    benchmark.group = "secemb retrieval: Four-Russians product vs the masked XOR"
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    info = {"agg_bits": bits, "clock": "process CPU seconds", "aes_peak_gblocks_per_s": peak / 1e9}
+    for mode, name in ((0, "masked_xor"), (1, "xor4r")):
+        i = _round_info(best[mode], USERS, bits, 1, peak)
+        for k in ("server_retrieval_s", "server_aggregation_s", "server_seconds_per_iteration",
+                  "aes_fraction_retrieval", "aes_fraction_aggregation", "aes_fraction_server"):
+            info[f"{name}_{k}"] = i[k]
+    for k in ("server_retrieval_s", "server_aggregation_s", "server_seconds_per_iteration"):
+        info[f"ratio_{k}"] = info[f"masked_xor_{k}"] / info[f"xor4r_{k}"]
+    benchmark.extra_info.update(info)
+    print(info)

@@ -22,7 +22,8 @@ PRIMES = [2, 3, 65537, 2**31 - 1, 2**31 + 11, 2**61 - 1, secea_fast.EMBEDDING_PR
 # repeats "auto" everywhere, and on a CPU with VAES but no AVX-512 (Zen 3) only the DPF
 # family differs.  SECEA_FAST_TEST_BACKENDS=all runs all three everywhere anyway.
 # The kernel families (backend_info()["kernels"]) each kernel test module exercises:
-MODULE_FAMILIES = {"test_dpf": {"dpf", "aes"}, "test_prg": {"aes", "field"}, "test_field": {"field"},
+MODULE_FAMILIES = {"test_dpf": {"dpf", "aes"}, "test_dpf_xor4r": {"dpf"}, "test_prg": {"aes", "field"},
+                   "test_field": {"field"},
                    "test_linalg": {"matmul", "field"}, "test_paillier": {"bignum"},
                    "test_poly": {"ntt", "field", "matmul"}, "test_properties": {"ntt", "field", "matmul"}}
 KERNEL_MODULES = frozenset(MODULE_FAMILIES)

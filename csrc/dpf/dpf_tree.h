@@ -7,6 +7,7 @@
  *     eval_full.c    full-domain evaluation and leaf states
  *     aggregate.c    convert-accumulate, stored and fused (SecEmb aggregation)
  *     retrieve.c     the fused dot product and the XOR PIR (SecEmb retrieval)
+ *     xor4r.c        the XOR PIR as a Four-Russians product (AVX2; retrieve.c its twin)
  *     tree.c         this header's functions; variants.c the variant tables.
  * Conventions (secea.h has the key layout):
  *  - a tree node is one 128-bit block: seed = block with bit 0 cleared
@@ -186,6 +187,17 @@ unsigned secea__dpf_descend_multi(const secea__dpf_impl *im, const tree_t *t, si
  * path_convert_accumulate) descend their top levels interleaved, 0 for the
  * reference walk of one tree at a time (secea_dpf_set_interleave) */
 int secea__dpf_interleave(void);
+/* The XOR retrieval as a transposed Four-Russians product (xor4r.c): how
+ * many of count keys secea_dpf_path_xor_rows gives it (the first ones; the
+ * rest take the masked XOR): 0 unless the secea_dpf_set_xor4r mode is on,
+ * the interleaved walk on, the CPU has AVX2 and the backend is not
+ * portable and the table's bit index (as many bytes as the m x d table)
+ * stays within 256 MiB; in auto mode also 0 with the AVX-512
+ * multiply-accumulate, and a last batch of too few keys left out.  Then the
+ * kernel itself (arguments as secea_dpf_path_xor_rows, d >= 1). */
+size_t secea__dpf_xor4r_keys(size_t count, int mac512, uint64_t m, size_t d);
+int secea__dpf_xor4r_rows(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *paths, size_t count,
+                          const uint64_t *table, uint64_t m, size_t d, int threads);
 
 /* Writes the values of leaves[0..cnt) (out[i*ncw + k]), at most nout of
  * them.  conv: CONV_CH * nb blocks of scratch. */

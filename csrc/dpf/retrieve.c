@@ -6,7 +6,10 @@
  * interleaved (secea__dpf_descend_multi); the multiply-accumulate is plain C
  * or AVX-512 (secea__dpf_mac512, chosen with the variant table), the XOR
  * also AVX2 where AVX-512 is missing.  secea_dpf_set_interleave(0) selects
- * the reference: one tree at a time and the plain-C XOR. */
+ * the reference: one tree at a time and the plain-C XOR.  On x86 with AVX2
+ * the XOR PIR's whole 256-key batches go to xor4r.c (a Four-Russians
+ * product indexed by the table's bits; secea_dpf_set_xor4r(0): these
+ * kernels, its twins). */
 #include <stdlib.h>
 #include "dpf_tree.h"
 
@@ -239,6 +242,17 @@ static int dot_run(const secea_dpf_shape *shape, uint64_t *out, const uint8_t *k
     if (m == 0) {
         memset(out, 0, 8 * count * d);
         return 0;
+    }
+    if (xor_mode) {
+        /* the Four-Russians product for whole batches; a short tail below */
+        size_t head = secea__dpf_xor4r_keys(count, secea__dpf_mac512(), m, d);
+        if (head) {
+            int st = secea__dpf_xor4r_rows(shape, out, keys, head, table, m, d, threads);
+            if (st || head == count) return st;
+            keys += head * shape->stride;
+            out += head * d;
+            count -= head;
+        }
     }
     dot_ctx c;
     memset(&c, 0, sizeof c);

@@ -353,6 +353,14 @@ int secea_dpf_path_xor_rows(const secea_dpf_shape *shape, uint64_t *out, const u
  * reference walk, bit-identical; tests and benchmarks compare the two).
  * Process-wide; returns the previous setting. */
 int secea_dpf_set_interleave(int on);
+/* secea_dpf_path_xor_rows as a Four-Russians GF(2) product indexed by the
+ * table's bits (csrc/dpf/xor4r.c; x86 with AVX2, interleaved walk on, the
+ * table at most 256 MiB): mode 0 off (the masked-XOR kernels), 1 auto (the
+ * default: whole 256-key batches and a last batch of at least 128 keys, on
+ * CPUs without AVX-512), 2 every key where the CPU has AVX2 (tests); values
+ * outside 0..2 are clamped.  The same outputs bit for bit.  Process-wide;
+ * returns the previous mode. */
+int secea_dpf_set_xor4r(int mode);
 /* The fixed-key hash H_which (0 = left, 1 = right, 2 = convert) on
  * nblocks 16-byte blocks (known answers against the Python twin). */
 void secea_dpf_hash(uint8_t *out, const uint8_t *in, size_t nblocks, int which);
