@@ -250,6 +250,13 @@ uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const 
 int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_t *key, const uint8_t *iv, unsigned skip, uint64_t p, uint64_t coef, int flags);
 /* out = in with non-temporal stores (csrc/prg/prg_field.c) */
 void secea_copy_stream(uint64_t *out, const uint64_t *in, size_t nwords);
+/* Fixed point into Z_2^b (csrc/field/fixed_rows.c): out[i*d + k] =
+ * rint(x[r*d + k] * scale) mod 2^b (two's complement, masked by mask),
+ * r = rows[i] (rows NULL: r = i); rows with r < 0 are encoded from zeros
+ * with the same work.  Returns 1 if a rounded value is outside [-lim, lim]
+ * or NaN, 0 if all fit, SECEA_EINVAL if a row index is >= nx (x has nx
+ * rows), SECEA_ENOMEM. */
+int secea_fixed_encode_rows(uint64_t *out, const double *x, size_t nx, const int64_t *rows, size_t nrows, size_t d, double scale, double lim, uint64_t mask);
 /* A random mp-subset of [0, m) preferring the n marked items (distinct,
  * < m), from m + mp random words (csrc/prg/subset.c): the mp elements j of
  * smallest ((words[j] >> 1) | [j unmarked] << 63, j), in ascending order,
