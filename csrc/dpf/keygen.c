@@ -13,6 +13,8 @@
 
 #define GEN_CH 32  /* keys per batch */
 
+typedef uint64_t v2 __attribute__((vector_size(16)));     /* one block: lo, hi */
+
 typedef struct {
     const secea__dpf_impl *im;
     grp_t g;
@@ -104,22 +106,26 @@ static int gen_unit(void *vctx, size_t unit, void *scratch)
     for (unsigned dep = 0; dep < L; dep++) {
         /* H = L_0, R_0, L_1, R_1 per key (X's t bits meet a zero correction) */
         im->expand(H, X, 2 * K, zero);
+        const unsigned sh = L - 1 - dep;
+        const size_t off = 16 + 16 * (size_t)dep;
         for (size_t k = 0; k < K; k++) {
-            uint64_t a = (c->alphas[k0 + k] >> (L - 1 - dep)) & 1;
-            uint64_t am = 0 - a;
-            blk L0 = H[4 * k], R0 = H[4 * k + 1], L1 = H[4 * k + 2], R1 = H[4 * k + 3];
-            blk lose = blk_xor(blk_sel(am, L0, R0), blk_sel(am, L1, R1));
-            blk scw = lose;
-            scw.lo &= ~(uint64_t)1;
-            uint64_t tlc = (L0.lo ^ L1.lo ^ a ^ 1) & 1;
-            uint64_t trc = (R0.lo ^ R1.lo ^ a) & 1;
-            blk ckeep = scw;
-            ckeep.lo |= (trc & am) | (tlc & ~am);
-            blk keep0 = blk_sel(am, R0, L0), keep1 = blk_sel(am, R1, L1);
-            X[2 * k] = blk_xor(keep0, blk_and(ckeep, 0 - (X[2 * k].lo & 1)));
-            X[2 * k + 1] = blk_xor(keep1, blk_and(ckeep, 0 - (X[2 * k + 1].lo & 1)));
-            st_blk(c->keys0 + (k0 + k) * c->key_bytes + 16 + 16 * (size_t)dep, scw);
-            st_blk(c->keys1 + (k0 + k) * c->key_bytes + 16 + 16 * (size_t)dep, scw);
+            /* 128-bit lanes (vector extensions: SSE2 / NEON), selections by
+             * the mask of alpha's bit, never a branch */
+            const v2 *h = (const v2 *)(H + 4 * k);
+            v2 L0 = h[0], R0 = h[1], L1 = h[2], R1 = h[3];
+            uint64_t a = (c->alphas[k0 + k] >> sh) & 1;
+            v2 am = (v2){0 - a, 0 - a};
+            v2 keep0 = (R0 & am) | (L0 & ~am), keep1 = (R1 & am) | (L1 & ~am);
+            v2 scw = (keep0 ^ keep1 ^ L0 ^ L1 ^ R0 ^ R1) & (v2){~(uint64_t)1, ~(uint64_t)0};   /* the losing side */
+            uint64_t tlc = (L0[0] ^ L1[0] ^ a ^ 1) & 1;
+            uint64_t trc = (R0[0] ^ R1[0] ^ a) & 1;
+            v2 ckeep = scw | (v2){((keep0[0] ^ keep1[0]) & 1) ^ 1, 0};          /* t_CW of the kept side */
+            v2 *x = (v2 *)(X + 2 * k);
+            v2 x0 = x[0], x1 = x[1];
+            x[0] = keep0 ^ (ckeep & (v2){0 - (x0[0] & 1), 0 - (x0[0] & 1)});
+            x[1] = keep1 ^ (ckeep & (v2){0 - (x1[0] & 1), 0 - (x1[0] & 1)});
+            memcpy(c->keys0 + (k0 + k) * c->key_bytes + off, &scw, 16);
+            memcpy(c->keys1 + (k0 + k) * c->key_bytes + off, &scw, 16);
             tl[k] |= tlc << dep;
             tr[k] |= trc << dep;
         }

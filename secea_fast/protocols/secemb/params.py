@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..._checks import check_int
-from ...prg import Prg, priority_subset, random_seed
+from ...prg import Prg, aes128_ctr, priority_subset, random_seed
 
 
 
@@ -217,7 +217,7 @@ def pad_or_trunc_idx(items: NDArray[np.int64], m: int, m_prime: int, *,
                      impl: Literal["c", "numpy"] = "c") -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Algorithm 1 (PadOrTrunc): returns (indices of length m', positions
     of the kept real items in ``items`` (-1 for padding)).  Sampling uses
-    ``secrets``: m + m' words of AES-CTR under a fresh seed.
+    ``secrets``: m + m' words of AES-128-CTR under a fresh 16-byte key.
 
     Constant work: the same operations on arrays of the same sizes whatever
     |items| (work that depended on the count made the user's retrieve time
@@ -235,5 +235,6 @@ def pad_or_trunc_idx(items: NDArray[np.int64], m: int, m_prime: int, *,
     items = item_ids(items)
     if m > 1 << 31:
         raise ValueError(f"m = {m}: PadOrTrunc draws one key per item and supports m <= 2^31")
-    words = Prg(random_seed(), b"secemb/pad-or-trunc").uint64(m + m_prime)   # m item keys, m' slot keys
+    # m item keys, m' slot keys: AES-128-CTR under a fresh key used for this draw only
+    words = np.frombuffer(aes128_ctr(random_seed(16), bytes(16), 8 * (m + m_prime)), dtype="<u8")
     return priority_subset(items, m, m_prime, words, impl=impl)
