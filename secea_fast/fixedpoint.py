@@ -27,9 +27,76 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_array, check_elements, check_int, check_prime
+from ._native import ffi, lib
 from .field import EMBEDDING_PRIME
 
-__all__ = ["FixedPoint"]
+__all__ = ["FixedPoint", "encode_rows"]
+
+
+def encode_rows(x: NDArray[np.float64], rows: NDArray[np.int64] | None, frac_bits: int, lim: float,
+                bits: int = 64, *, impl: str = "c") -> NDArray[np.uint64]:
+    """Fixed point in Z_2^bits of selected rows: ``out[i] = rint(x[rows[i]]
+    * 2^frac_bits) mod 2^bits`` (two's complement, uint64 values < 2^bits;
+    ties to even as ``numpy.rint``), a zero row where ``rows[i] < 0``, every
+    row with the same work (C kernel, csrc/field/fixed_rows.c; ``impl="numpy"``:
+    the twin, bit for bit the same).  ``rows=None``: all rows of ``x``.
+
+    ``x``: float64 array of shape (n, d); ``rows``: int64 array, entries
+    < n.  ValueError if a rounded value is NaN, infinite or above ``lim``
+    in absolute value (fixed-point units).
+
+    >>> encode_rows(np.array([[1.5, -0.25]]), np.array([0, -1]), 2, 100).tolist()
+    [[6, 18446744073709551615], [0, 0]]
+    """
+    frac_bits = check_int(frac_bits, "frac_bits")
+    bits = check_int(bits, "bits")
+    if bits not in (32, 64) or not 0 <= frac_bits <= 62:
+        raise ValueError(f"need bits in (32, 64) and frac_bits in [0, 62], got {bits}, {frac_bits}")
+    if not isinstance(x, np.ndarray) or x.dtype != np.float64 or x.ndim != 2:
+        raise TypeError("x must be a 2-D float64 NumPy array")
+    if rows is not None and (not isinstance(rows, np.ndarray) or rows.dtype != np.int64 or rows.ndim != 1):
+        raise TypeError("rows must be a 1-D int64 NumPy array or None")
+    n, d = x.shape
+    nrows = n if rows is None else rows.size
+    scale, mask = float(1 << frac_bits), (1 << bits) - 1
+    lim = min(float(lim), _INT64_MAX_FLOAT)         # what int64 holds, as a double
+    if impl == "numpy":
+        if rows is not None and nrows and int(rows.max()) >= n:
+            raise ValueError(f"rows: a row index is >= the {n} rows of x")
+        if rows is None:
+            sel = x
+        else:
+            src = x[np.maximum(rows, 0)] if n else np.zeros((nrows, d))
+            sel = np.where((rows >= 0)[:, None], src, 0.0)
+        q = np.rint(sel * scale)
+        if q.size and not (q.min() >= -lim and q.max() <= lim):
+            _raise_range(sel, lim, scale)
+        return q.astype(np.int64).view(np.uint64) & np.uint64(mask)
+    if impl != "c":
+        raise ValueError(f"impl must be 'c' or 'numpy', got {impl!r}")
+    x = np.ascontiguousarray(x)
+    out = np.empty((nrows, d), dtype=np.uint64)
+    st = lib.secea_fixed_encode_rows(ffi.from_buffer("uint64_t[]", out, require_writable=True),
+                                     ffi.from_buffer("double[]", x), n,
+                                     ffi.NULL if rows is None else ffi.from_buffer("int64_t[]", np.ascontiguousarray(rows)),
+                                     nrows, d, scale, float(lim), mask)
+    if st == 1:
+        sel = x if rows is None else x[rows[rows >= 0]]
+        _raise_range(sel, lim, scale)
+    if st == lib.SECEA_EINVAL:
+        raise ValueError(f"rows: a row index is >= the {n} rows of x")
+    if st != 0:
+        raise MemoryError("encode_rows: out of memory")
+    return out
+
+
+_INT64_MAX_FLOAT = float(2**63 - 1024)        # the largest double below 2^63
+
+
+def _raise_range(x: np.ndarray, lim: float, scale: float) -> None:
+    if not np.isfinite(x).all():
+        raise ValueError("values contain NaN or infinity")
+    raise ValueError(f"a value exceeds the range {lim / scale:.6g}")
 
 
 class FixedPoint:

@@ -907,3 +907,40 @@ def test_kernels_refuse_a_shape_outside_their_limits():
         assert st == -2 and (out == 7).all(), bad
     with pytest.raises(ValueError, match="layout"):
         dpf.eval_full_batch(dpf.KeyBatch(dpf.Params(8, early=False), 0, bodies[:, :size - 8]))
+
+
+# ------------------------------------------- batched PathGen / ConvertGen vs the twin
+def test_path_gen_batch_matches_python_twin(backend):
+    """path_gen_batch on given roots, bit for bit ref.gen's path bodies and
+    final states: depths 1 to 20, batches around gen_unit's 32 keys."""
+    for n, count in ((1, 3), (5, 33), (12, 70), (20, 31)):
+        alphas = [secrets.randbelow(2**n) for _ in range(count)]
+        rand = secrets.token_bytes(32 * count)
+        p0, p1, sec = dpf.path_gen_batch(alphas, n, _rand=rand)
+        finals = sec.export_secret()[24:24 + 32 * count]
+        for k, a in enumerate(alphas):
+            b0, b1, (x0, x1) = ref.gen(a, [], n, 0, 0, rand[32 * k:32 * k + 32])
+            assert p0.bodies[k].tobytes() == b0 and p1.bodies[k].tobytes() == b1, (n, k)
+            assert finals[32 * k:32 * k + 32] == x0.to_bytes(16, "little") + x1.to_bytes(16, "little")
+    with pytest.raises(ValueError, match="_rand"):
+        dpf.path_gen_batch([1, 2], 4, _rand=bytes(32))
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_convert_gen_batch_matches_python_twin(backend, group):
+    """convert_gen_batch (the Convert streams of 8 keys a call, the rings'
+    words from the variant's accumulating conversion) against
+    ref.convert_gen: rows of 1 to 65 elements, counts around the 8-key
+    chunks, conversion domains 0, 1 and 5."""
+    g = _layout.group_of(group)
+    M = modulus(group)
+    for d, count, dom in ((1, 1, 0), (3, 9, 1), (8, 8, 5), (64, 17, 1), (65, 20, 0)):
+        alphas = [secrets.randbelow(2**6) for _ in range(count)]
+        rand = secrets.token_bytes(32 * count)
+        _, _, sec = dpf.path_gen_batch(alphas, 6, _rand=rand)
+        betas = np.array([[secrets.randbelow(M) for _ in range(d)] for _ in range(count)], dtype=np.uint64)
+        cws = dpf.convert_gen_batch(sec, betas, group=group, domain=dom)
+        for k, a in enumerate(alphas):
+            _, _, (x0, x1) = ref.gen(a, [], 6, 0, 0, rand[32 * k:32 * k + 32])
+            want = ref.convert_gen(x0, x1, [int(v) for v in betas[k]], g.gid, g.p, dom)
+            assert cws[k].tolist() == want, (d, count, dom, k)

@@ -84,3 +84,45 @@ def test_decode_with_divisor_and_goldilocks():
     assert fx.decode(enc, divisor=np.array([2.0, 3.0])).tolist() == [1.5, -1.0]
     with pytest.raises(ValueError, match=">= p"):
         FixedPoint(101, digits=0).decode(np.array([101], dtype=np.uint64))
+
+
+# ------------------------------------------------------------ encode_rows
+def test_encode_rows_matches_numpy_twin():
+    """The C kernel against its NumPy twin, bit for bit: ties to even, signs,
+    values near 2^52 (where the rounding trick stops) and near the bound,
+    padding rows, both rings, rows=None, an empty x."""
+    from secea_fast.fixedpoint import encode_rows
+    rng = np.random.default_rng(3)
+    ties = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, -0.0, 0.49999999999999994, 2.0**51 + 0.5,
+                     2.0**52 - 0.5, 2.0**52 + 1, -(2.0**53) - 2, 1e-300, -1e-300])
+    for f in (0, 3, 16):
+        for bits in (32, 64):
+            for n, d, nr in ((4, 7, 9), (50, 64, 300), (1, 14, 3), (0, 5, 4)):
+                x = rng.normal(size=(n, d)) * 10.0 ** rng.integers(-3, 4)
+                if n and d == 14:
+                    x[0] = ties / 2**f
+                rows = rng.integers(-1, max(n, 1), nr).astype(np.int64) if n else np.full(nr, -1, dtype=np.int64)
+                lim = 2**62
+                a = encode_rows(x, rows, f, lim, bits)
+                b = encode_rows(x, rows, f, lim, bits, impl="numpy")
+                assert a.dtype == np.uint64 and np.array_equal(a, b), (f, bits, n, d)
+                assert np.array_equal(encode_rows(x, None, f, lim, bits), encode_rows(x, None, f, lim, bits, impl="numpy"))
+
+
+@pytest.mark.parametrize("impl", ["c", "numpy"])
+def test_encode_rows_refuses_out_of_range(impl):
+    from secea_fast.fixedpoint import encode_rows
+    x = np.array([[1.0, 2.0], [3.0, np.nan]])
+    with pytest.raises(ValueError, match="NaN"):
+        encode_rows(x, np.array([0, 1]), 4, 1000, impl=impl)
+    assert encode_rows(x, np.array([0, -1]), 4, 1000, impl=impl).tolist() == [[16, 32], [0, 0]]   # NaN row not kept
+    with pytest.raises(ValueError, match="exceeds"):
+        encode_rows(x, np.array([0]), 4, 31, impl=impl)                  # 2.0 * 16 = 32 > 31
+    with pytest.raises(ValueError, match="exceeds"):
+        encode_rows(np.array([[2.0**70]]), None, 0, 2**64, impl=impl)    # clamped to what int64 holds
+    with pytest.raises(ValueError, match="rows"):
+        encode_rows(x, np.array([2]), 4, 1000, impl=impl)
+    with pytest.raises(TypeError, match="rows"):
+        encode_rows(x, np.array([0], dtype=np.int32), 4, 1000, impl=impl)
+    with pytest.raises(TypeError, match="x"):
+        encode_rows(x.astype(np.float32), None, 4, 1000, impl=impl)

@@ -392,3 +392,53 @@ def test_aes_peak_runs_on_every_variant(backend):
     from secea_fast._native import lib
     a, b = lib.secea_aes_peak(4096), lib.secea_aes_peak(8192)
     assert isinstance(a, int) and isinstance(b, int) and a != b
+
+
+# ------------------------------------------------------------ priority_subset
+def _subset_case(rng, m, mp, n, ties=False):
+    items = rng.choice(m, n, replace=False).astype(np.int64)
+    words = rng.integers(0, 2**64, m + mp, dtype=np.uint64)
+    if ties:                      # few random bits: equal keys and equal slot words are common
+        words &= np.uint64(0x3F)
+    return items, words
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_priority_subset_matches_numpy_twin(ties):
+    """The C kernel against its NumPy twin on the same words, bit for bit
+    (sizes from 1 to past the histogram's and the insertion sort's limits,
+    every |items| regime: none, fewer than m', more, all)."""
+    rng = np.random.default_rng(11 + ties)
+    cases = [(1, 1, 0), (1, 1, 1), (2, 1, 1), (8, 8, 3), (40, 33, 0), (40, 33, 40), (300, 40, 39),
+             (300, 40, 41), (3883, 300, 120), (3883, 300, 1500), (5000, 4000, 100)]
+    cases += [(m, int(rng.integers(1, m + 1)), int(rng.integers(0, m + 1)))
+              for m in rng.integers(1, 700, 40)]
+    for m, mp, n in cases:
+        items, words = _subset_case(rng, int(m), mp, n, ties)
+        a = prg.priority_subset(items, int(m), mp, words)
+        b = prg.priority_subset(items, int(m), mp, words, impl="numpy")
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]), (m, mp, n)
+        idx, pos = a
+        assert len(set(idx.tolist())) == mp
+        kept = pos >= 0
+        assert kept.sum() == min(n, mp) and np.array_equal(items[pos[kept]], idx[kept])
+
+
+def test_priority_subset_refuses_bad_input():
+    w = np.zeros(12, dtype=np.uint64)
+    for impl in ("c", "numpy"):
+        with pytest.raises(ValueError, match="duplicates"):
+            prg.priority_subset(np.array([1, 1]), 10, 2, w, impl=impl)
+        for bad in ([10], [-1], [3, 12]):
+            with pytest.raises(ValueError, match=r"item ids must be in \[0, 10\)"):
+                prg.priority_subset(np.array(bad), 10, 2, w, impl=impl)
+        with pytest.raises(ValueError, match="item ids"):
+            prg.priority_subset(np.array([2**63 + 1], dtype=np.uint64), 10, 2, w, impl=impl)
+    with pytest.raises(TypeError, match="words"):
+        prg.priority_subset(np.array([1]), 10, 3, w)
+    with pytest.raises(TypeError, match="items"):
+        prg.priority_subset([1], 10, 2, w)
+    with pytest.raises(ValueError, match="m_prime"):
+        prg.priority_subset(np.array([1]), 10, 11, np.zeros(21, dtype=np.uint64))
+    with pytest.raises(ValueError, match="impl"):
+        prg.priority_subset(np.array([1]), 10, 2, w, impl="fast")

@@ -13,6 +13,8 @@
 
 #define GEN_CH 32  /* keys per batch */
 
+typedef uint64_t v2 __attribute__((vector_size(16)));     /* one block: lo, hi */
+
 typedef struct {
     const secea__dpf_impl *im;
     grp_t g;
@@ -23,22 +25,63 @@ typedef struct {
     unsigned levels;
 } gen_ctx;
 
-/* cw = (-1)^{t_1} (beta - Convert_D(s_0) + Convert_D(s_1)) for one key;
- * conv: 2 * nb blocks of scratch. */
-static void cw_from_finals(const secea__dpf_impl *im, const grp_t *g, blk x0, blk x1,
-                           const uint64_t *beta, uint64_t *cw, blk *conv, uint64_t domain)
+/* cw = (-1)^{t_1} (beta - c0 + c1) for one key, c0 and c1 its two Convert
+ * streams (nb blocks each), t1 = 0 - t_1: one loop per group, so that the
+ * rings' loops are plain word arithmetic the compiler vectorises (the
+ * negation is (v xor t1) - t1, no branch). */
+static void cw_row(const grp_t *g, const blk *c0, const blk *c1, uint64_t t1, const uint64_t *beta, uint64_t *cw)
 {
-    x0.hi ^= domain;
-    x1.hi ^= domain;
-    blk x[2] = {x0, x1};
-    size_t nb = g->nb;
-    secea__dpf_conv_inputs(conv, x, 2, nb);
-    im->hash(conv, conv, 2 * nb, DPF_KV, 0);
-    uint64_t t1 = 0 - (x1.lo & 1);
-    for (size_t k = 0; k < g->ncw; k++) {
-        uint64_t v = g_add(g, beta[k], g_neg(g, g_elem(g, conv, k)));
-        v = g_add(g, v, g_elem(g, conv + nb, k));
-        cw[k] = g_cneg(g, v, t1);
+    size_t n = g->ncw;
+    if (g->group == 0) {
+        const uint64_t *a = (const uint64_t *)c0, *b = (const uint64_t *)c1;
+        for (size_t k = 0; k < n; k++) cw[k] = ((beta[k] - a[k] + b[k]) ^ t1) - t1;
+    } else if (g->group == 1) {
+        const uint32_t *a = (const uint32_t *)c0, *b = (const uint32_t *)c1;
+        uint32_t t = (uint32_t)t1;
+        for (size_t k = 0; k < n; k++) cw[k] = (uint32_t)((((uint32_t)beta[k] - a[k] + b[k]) ^ t) - t);
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            uint64_t v = g_add(g, beta[k], g_neg(g, g_elem(g, c0, k)));
+            v = g_add(g, v, g_elem(g, c1, k));
+            cw[k] = g_cneg(g, v, t1);
+        }
+    }
+}
+
+/* cw rows of count keys from their finals (x0, x1 per key) in conversion
+ * domain D: the Convert streams of CONVG_CH keys computed in one call, then
+ * cw_row per key.  Over the rings with `zero` (ncw zero elements), the
+ * variant's accumulating conversion writes the streams' words straight into
+ * conv (zeroed first: acc += word + t * 0), without the Convert inputs in
+ * memory; otherwise (F_p, or zero == NULL) the inputs are hashed in place.
+ * conv: 2 CONVG_CH nb blocks of scratch. */
+#define CONVG_CH 8
+static void cw_from_finals(const secea__dpf_impl *im, const grp_t *g, const blk *finals, size_t count,
+                           const uint64_t *betas, uint64_t *cw, size_t cw_stride, blk *conv, uint64_t domain,
+                           const void *zero)
+{
+    size_t nb = g->nb, ncw = g->ncw;
+    int words = zero && g->group < 2;
+    size_t per = words ? ncw * g->w : 16 * nb;          /* bytes of one stream in conv */
+    for (size_t i0 = 0; i0 < count; i0 += CONVG_CH) {
+        size_t c = count - i0 < CONVG_CH ? count - i0 : CONVG_CH;
+        blk x[2 * CONVG_CH];
+        for (size_t i = 0; i < 2 * c; i++) {
+            x[i] = finals[2 * i0 + i];
+            x[i].hi ^= domain;
+        }
+        if (words) {
+            memset(conv, 0, 2 * c * per);
+            im->conv_acc(conv, x, 2 * c, zero, ncw, (unsigned)g->w);
+        } else {
+            secea__dpf_conv_inputs(conv, x, 2 * c, nb);
+            im->hash(conv, conv, 2 * c * nb, DPF_KV, 0);
+        }
+        for (size_t i = 0; i < c; i++)
+            cw_row(g, (const blk *)((const uint8_t *)conv + 2 * i * per),
+                   (const blk *)((const uint8_t *)conv + (2 * i + 1) * per), 0 - (x[2 * i + 1].lo & 1),
+                   betas + (i0 + i) * ncw, cw + (i0 + i) * cw_stride);
+        secea_wipe(x, sizeof x);
     }
 }
 
@@ -63,22 +106,26 @@ static int gen_unit(void *vctx, size_t unit, void *scratch)
     for (unsigned dep = 0; dep < L; dep++) {
         /* H = L_0, R_0, L_1, R_1 per key (X's t bits meet a zero correction) */
         im->expand(H, X, 2 * K, zero);
+        const unsigned sh = L - 1 - dep;
+        const size_t off = 16 + 16 * (size_t)dep;
         for (size_t k = 0; k < K; k++) {
-            uint64_t a = (c->alphas[k0 + k] >> (L - 1 - dep)) & 1;
-            uint64_t am = 0 - a;
-            blk L0 = H[4 * k], R0 = H[4 * k + 1], L1 = H[4 * k + 2], R1 = H[4 * k + 3];
-            blk lose = blk_xor(blk_sel(am, L0, R0), blk_sel(am, L1, R1));
-            blk scw = lose;
-            scw.lo &= ~(uint64_t)1;
-            uint64_t tlc = (L0.lo ^ L1.lo ^ a ^ 1) & 1;
-            uint64_t trc = (R0.lo ^ R1.lo ^ a) & 1;
-            blk ckeep = scw;
-            ckeep.lo |= (trc & am) | (tlc & ~am);
-            blk keep0 = blk_sel(am, R0, L0), keep1 = blk_sel(am, R1, L1);
-            X[2 * k] = blk_xor(keep0, blk_and(ckeep, 0 - (X[2 * k].lo & 1)));
-            X[2 * k + 1] = blk_xor(keep1, blk_and(ckeep, 0 - (X[2 * k + 1].lo & 1)));
-            st_blk(c->keys0 + (k0 + k) * c->key_bytes + 16 + 16 * (size_t)dep, scw);
-            st_blk(c->keys1 + (k0 + k) * c->key_bytes + 16 + 16 * (size_t)dep, scw);
+            /* 128-bit lanes (vector extensions: SSE2 / NEON), selections by
+             * the mask of alpha's bit, never a branch */
+            const v2 *h = (const v2 *)(H + 4 * k);
+            v2 L0 = h[0], R0 = h[1], L1 = h[2], R1 = h[3];
+            uint64_t a = (c->alphas[k0 + k] >> sh) & 1;
+            v2 am = (v2){0 - a, 0 - a};
+            v2 keep0 = (R0 & am) | (L0 & ~am), keep1 = (R1 & am) | (L1 & ~am);
+            v2 scw = (keep0 ^ keep1 ^ L0 ^ L1 ^ R0 ^ R1) & (v2){~(uint64_t)1, ~(uint64_t)0};   /* the losing side */
+            uint64_t tlc = (L0[0] ^ L1[0] ^ a ^ 1) & 1;
+            uint64_t trc = (R0[0] ^ R1[0] ^ a) & 1;
+            v2 ckeep = scw | (v2){((keep0[0] ^ keep1[0]) & 1) ^ 1, 0};          /* t_CW of the kept side */
+            v2 *x = (v2 *)(X + 2 * k);
+            v2 x0 = x[0], x1 = x[1];
+            x[0] = keep0 ^ (ckeep & (v2){0 - (x0[0] & 1), 0 - (x0[0] & 1)});
+            x[1] = keep1 ^ (ckeep & (v2){0 - (x1[0] & 1), 0 - (x1[0] & 1)});
+            memcpy(c->keys0 + (k0 + k) * c->key_bytes + off, &scw, 16);
+            memcpy(c->keys1 + (k0 + k) * c->key_bytes + off, &scw, 16);
             tl[k] |= tlc << dep;
             tr[k] |= trc << dep;
         }
@@ -96,7 +143,7 @@ static int gen_unit(void *vctx, size_t unit, void *scratch)
             st_blk(c->finals + 32 * (k0 + k) + 16, X[2 * k + 1]);
         }
         if (c->g.ncw) {
-            cw_from_finals(im, &c->g, X[2 * k], X[2 * k + 1], c->betas + (k0 + k) * c->g.ncw, cw, conv, 0);
+            cw_from_finals(im, &c->g, X + 2 * k, 1, c->betas + (k0 + k) * c->g.ncw, cw, 0, conv, 0, NULL);
             secea__dpf_store_fcw(&c->g, c->keys0 + (k0 + k) * c->key_bytes + path_bytes(L), cw);
             secea__dpf_store_fcw(&c->g, c->keys1 + (k0 + k) * c->key_bytes + path_bytes(L), cw);
         }
@@ -166,14 +213,21 @@ int secea_dpf_convert_gen(const secea_dpf_shape *shape, uint64_t *cw, const uint
     if (!secea__dpf_shape_ok(shape, SHAPE_CONV)) return SECEA_EINVAL;
     const secea__dpf_impl *im = secea__dpf_impl_cur();
     size_t ncw = shape->ncw;
+    if (!ncw || !count) return 0;
     grp_t g;
     secea__dpf_grp_init(&g, shape->group, shape->modulus, ncw);
-    blk *conv = aligned_alloc(64, (32 * g.nb + 63) & ~(size_t)63);
+    size_t cbytes = (32 * CONVG_CH * g.nb + 63) & ~(size_t)63, zbytes = (8 * ncw + 63) & ~(size_t)63;
+    blk *conv = aligned_alloc(64, cbytes + 32 * CONVG_CH + zbytes);
     if (!conv) return SECEA_ENOMEM;
-    for (size_t i = 0; i < count; i++)
-        cw_from_finals(im, &g, ld_blk(finals + 32 * i), ld_blk(finals + 32 * i + 16), betas + i * ncw,
-                       cw + i * ncw, conv, domain);
-    memset(conv, 0, 32 * g.nb);
+    blk *fin = (blk *)((uint8_t *)conv + cbytes);      /* the finals, aligned */
+    void *zero = (uint8_t *)fin + 32 * CONVG_CH;
+    memset(zero, 0, zbytes);
+    for (size_t i0 = 0; i0 < count; i0 += CONVG_CH) {
+        size_t c = count - i0 < CONVG_CH ? count - i0 : CONVG_CH;
+        memcpy(fin, finals + 32 * i0, 32 * c);
+        cw_from_finals(im, &g, fin, c, betas + i0 * ncw, cw + i0 * ncw, ncw, conv, domain, zero);
+    }
+    secea_wipe(conv, cbytes + 32 * CONVG_CH);
     free(conv);
     return 0;
 }

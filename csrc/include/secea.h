@@ -250,6 +250,21 @@ uint64_t secea_prg_field(uint64_t *out, size_t count, const uint8_t *key, const 
 int secea_prg_xor(uint64_t *out, const uint64_t *in, size_t nwords, const uint8_t *key, const uint8_t *iv, unsigned skip, uint64_t p, uint64_t coef, int flags);
 /* out = in with non-temporal stores (csrc/prg/prg_field.c) */
 void secea_copy_stream(uint64_t *out, const uint64_t *in, size_t nwords);
+/* Fixed point into Z_2^b (csrc/field/fixed_rows.c): out[i*d + k] =
+ * rint(x[r*d + k] * scale) mod 2^b (two's complement, masked by mask),
+ * r = rows[i] (rows NULL: r = i); rows with r < 0 are encoded from zeros
+ * with the same work.  Returns 1 if a rounded value is outside [-lim, lim]
+ * or NaN, 0 if all fit, SECEA_EINVAL if a row index is >= nx (x has nx
+ * rows), SECEA_ENOMEM. */
+int secea_fixed_encode_rows(uint64_t *out, const double *x, size_t nx, const int64_t *rows, size_t nrows, size_t d, double scale, double lim, uint64_t mask);
+/* A random mp-subset of [0, m) preferring the n marked items (distinct,
+ * < m), from m + mp random words (csrc/prg/subset.c): the mp elements j of
+ * smallest ((words[j] >> 1) | [j unmarked] << 63, j), in ascending order,
+ * permuted by the stable ascending order of words[m .. m + mp); idx[i] the
+ * element, pos[i] its position in items or -1.  Returns 0, 1 if items has
+ * duplicates, SECEA_EINVAL if an item is outside [0, m) or not
+ * 1 <= mp <= m <= 2^31, SECEA_ENOMEM. */
+int secea_priority_subset(int64_t *idx, int64_t *pos, const int64_t *items, size_t n, uint64_t m, uint64_t mp, const uint64_t *words);
 /* ECB encryption of nblocks independent 16-byte blocks (known-answer tests,
  * fixed-key hashing).  out may alias in. */
 void secea_aes128_ecb_encrypt(uint8_t *out, const uint8_t *in, size_t nblocks, const uint8_t *key);

@@ -41,7 +41,7 @@ from .._checks import check_int, check_prime
 from .._native import ffi, lib, u8ptr
 from .._secrets import SecretHolder
 
-__all__ = ["aes128_ctr", "aes128_ctr_into", "aes128_ecb", "Prg", "random_seed", "uniform",
+__all__ = ["aes128_ctr", "aes128_ctr_into", "aes128_ecb", "Prg", "random_seed", "uniform", "priority_subset",
            "copy_stream", "X25519KeyPair", "pairwise_seed"]
 
 _PRG_LABEL = b"secea_fast.prg.v1"
@@ -391,6 +391,75 @@ def copy_stream(out: np.ndarray, src: np.ndarray) -> np.ndarray:
 def uniform(count: int, p: int) -> np.ndarray:
     """``count`` fresh secret uniform elements of F_p (seeded from ``secrets``)."""
     return Prg(random_seed(32), b"secea_fast.uniform").field(count, p)
+
+
+def priority_subset(items: np.ndarray, m: int, m_prime: int, words: np.ndarray, *,
+                    impl: Literal["c", "numpy"] = "c") -> tuple[np.ndarray, np.ndarray]:
+    """A random ``m_prime``-subset of ``range(m)`` that prefers ``items``,
+    from ``m + m_prime`` random uint64 ``words`` (SecEmb's PadOrTrunc, Mai
+    et al. 2025, Algorithm 1, passes fresh secret words).
+
+    Element j gets the key ``(words[j] >> 1) | (j not in items) << 63``; the
+    subset is the ``m_prime`` elements of smallest key (a uniform subset of
+    ``items`` if it has at least ``m_prime`` of them, else all of them and a
+    uniform subset of the others), listed in ascending order and then
+    permuted by ``argsort(words[m:], kind="stable")`` (a uniform order);
+    equal keys are taken in ascending j.  Returns ``(idx, pos)``, int64
+    arrays of length ``m_prime``: the elements and their positions in
+    ``items`` (-1 for the others).
+
+    ``impl="c"``: one kernel (csrc/prg/subset.c) whose work depends on m and
+    ``m_prime`` only, apart from sorting the few keys that share the top
+    bits of the ``m_prime``-th smallest; ``"numpy"``: the twin (stable
+    ``argsort``s), bit for bit the same.  ``items``: distinct
+    integers in ``[0, m)`` (ValueError otherwise), ``1 <= m_prime <= m <= 2^31``.
+
+    >>> idx, pos = priority_subset(np.array([5, 2]), 8, 3, np.arange(11, dtype=np.uint64))
+    >>> sorted(idx.tolist())[:2], sorted(pos.tolist())
+    ([0, 2], [-1, 0, 1])
+    """
+    m = check_int(m, "m")
+    m_prime = check_int(m_prime, "m_prime")
+    if not 1 <= m <= 1 << 31:
+        raise ValueError(f"m must be in [1, 2^31], got {m}")
+    if not 1 <= m_prime <= m:
+        raise ValueError(f"m_prime must be in [1, m = {m}], got {m_prime}")
+    if not isinstance(items, np.ndarray) or items.dtype.kind not in "iu" or items.ndim != 1:
+        raise TypeError("items must be a 1-D integer NumPy array")
+    if not isinstance(words, np.ndarray) or words.dtype != np.uint64 or words.shape != (m + m_prime,):
+        raise TypeError(f"words must be a uint64 NumPy array of shape ({m + m_prime},)")
+    if items.dtype.kind == "u" and items.size and int(items.max()) >= 1 << 63:
+        raise ValueError(f"items: item ids must be in [0, {m})")
+    items = np.ascontiguousarray(items, dtype=np.int64)
+    n = items.size
+    if impl == "numpy":
+        if n and (int(items.min()) < 0 or int(items.max()) >= m):
+            raise ValueError(f"items: item ids must be in [0, {m})")
+        slot = np.full(m, -1, dtype=np.int64)          # element -> its position in items, -1 if none
+        slot[items] = np.arange(n, dtype=np.int64)
+        if int(np.count_nonzero(slot >= 0)) != n:
+            raise ValueError("items has duplicates")
+        keys = words[:m] >> np.uint64(1)
+        keys |= (slot < 0).astype(np.uint64) << np.uint64(63)     # unmarked elements sort after every marked one
+        sel = np.sort(np.argsort(keys, kind="stable")[:m_prime])   # smallest (key, j), ascending j
+        idx = sel[np.argsort(words[m:], kind="stable")].astype(np.int64)
+        return idx, slot[idx]
+    if impl != "c":
+        raise ValueError(f"impl must be 'c' or 'numpy', got {impl!r}")
+    words = np.ascontiguousarray(words)
+    idx = np.empty(m_prime, dtype=np.int64)
+    pos = np.empty(m_prime, dtype=np.int64)
+    st = lib.secea_priority_subset(ffi.from_buffer("int64_t[]", idx, require_writable=True),
+                                   ffi.from_buffer("int64_t[]", pos, require_writable=True),
+                                   ffi.from_buffer("int64_t[]", items), n, m, m_prime,
+                                   ffi.from_buffer("uint64_t[]", words))
+    if st == 1:
+        raise ValueError("items has duplicates")
+    if st == lib.SECEA_EINVAL:         # m and m_prime are checked above: an item outside [0, m)
+        raise ValueError(f"items: item ids must be in [0, {m})")
+    if st != 0:
+        raise MemoryError("priority_subset: out of memory")
+    return idx, pos
 
 
 class X25519KeyPair(SecretHolder):

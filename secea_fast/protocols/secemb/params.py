@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..._checks import check_int
-from ...prg import Prg, random_seed
+from ...prg import Prg, aes128_ctr, priority_subset, random_seed
 
 
 
@@ -212,15 +213,11 @@ def unified_m_prime(shares0: Iterable[int], shares1: Iterable[int], n_users: int
     return int(min(m, max(1, round(alpha * total / n))))
 
 
-def _secret_keys(n: int) -> np.ndarray:
-    """n uniform 64-bit keys from AES-CTR under a fresh ``secrets`` seed."""
-    return Prg(random_seed(), b"secemb/pad-or-trunc").uint64(n)
-
-
-def pad_or_trunc_idx(items: NDArray[np.int64], m: int, m_prime: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def pad_or_trunc_idx(items: NDArray[np.int64], m: int, m_prime: int, *,
+                     impl: Literal["c", "numpy"] = "c") -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Algorithm 1 (PadOrTrunc): returns (indices of length m', positions
     of the kept real items in ``items`` (-1 for padding)).  Sampling uses
-    ``secrets``.
+    ``secrets``: m + m' words of AES-128-CTR under a fresh 16-byte key.
 
     Constant work: the same operations on arrays of the same sizes whatever
     |items| (work that depended on the count made the user's retrieve time
@@ -230,21 +227,14 @@ def pad_or_trunc_idx(items: NDArray[np.int64], m: int, m_prime: int) -> tuple[ND
     m' smallest keys are then a uniform m'-subset of the rated items if
     there are at least m' of them, else all rated items and a uniform subset
     of the unrated ones, as Algorithm 1 asks; a secret permutation hides
-    which slots are padding.  The work is O(m) (one key per item), plus the
-    range and duplicate checks, which are O(|items|) vectorised."""
+    which slots are padding (``prg.priority_subset``, whose C kernel does
+    O(m) work whatever |items|, apart from sorting the few keys that share
+    the top bits of the m'-th smallest; ``impl="numpy"``: its twin, the
+    same output for the same words).  The range and duplicate checks are
+    O(|items|)."""
     items = item_ids(items)
-    if items.size and (items.min() < 0 or items.max() >= m):
-        raise ValueError(f"item ids must be in [0, {m})")
     if m > 1 << 31:
         raise ValueError(f"m = {m}: PadOrTrunc draws one key per item and supports m <= 2^31")
-    n = len(items)
-    slot = np.full(m, -1, dtype=np.int64)          # item -> its position in items, -1 if unrated
-    slot[items] = np.arange(n, dtype=np.int64)
-    if int(np.count_nonzero(slot >= 0)) != n:
-        raise ValueError("items has duplicates")
-    words = _secret_keys(m + m_prime)                      # one seed: m item keys, m' slot keys
-    keys = words[:m] >> np.uint64(1)
-    keys |= (slot < 0).astype(np.uint64) << np.uint64(63)      # unrated items sort after every rated one
-    idx = np.argpartition(keys, m_prime - 1)[:m_prime] if m_prime < m else np.arange(m)
-    idx = idx[np.argsort(words[m:], kind="stable")].astype(np.int64)     # hide which slots are padding
-    return idx, slot[idx]
+    # m item keys, m' slot keys: AES-128-CTR under a fresh key used for this draw only
+    words = np.frombuffer(aes128_ctr(random_seed(16), bytes(16), 8 * (m + m_prime)), dtype="<u8")
+    return priority_subset(items, m, m_prime, words, impl=impl)

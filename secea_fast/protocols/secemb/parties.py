@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike
 from ... import dpf
 from ..._secrets import SecretHolder
 from ...executor import Executor
+from ...fixedpoint import encode_rows
 from ...prg import Prg, random_seed
 from ..common.wire import Reader, Writer
 from .messages import AggregateShare, AggregationUpload, RetrievalRequest, RetrievalResponse
@@ -48,7 +49,7 @@ class User(SecretHolder):
             (idx, pos), self._draw = self._draw, None
         else:
             idx, pos = pad_or_trunc_idx(self.items, P.m, P.m_prime)
-        paths0, paths1, secrets_ = dpf.path_gen_batch(idx, P.log_domain, threads=1)
+        paths0, paths1, secrets_ = dpf.path_gen_batch(idx.view(np.uint64), P.log_domain, threads=1)   # idx >= 0
         self._round = {"idx": idx, "pos": pos, "paths": secrets_}
         return RetrievalRequest(0, paths0), RetrievalRequest(1, paths1)
 
@@ -82,12 +83,14 @@ class User(SecretHolder):
             clip = check_real(clip, "clip", positive=True)
             norms = np.linalg.norm(g, axis=1, keepdims=True)
             g = g * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
-        real = st["pos"] >= 0
-        rows = np.zeros((P.m_prime, P.d))
-        rows[real] = g[st["pos"][real]]
-        # all m' rows encoded, padding included: the encoding's work must not
-        # depend on how many of the user's items are real (as PadOrTrunc's)
-        enc = encode_agg(rows, P)
+        # the kept rows gathered and encoded in one pass, all m' rows with the
+        # same work, padding included: the encoding's work must not depend on
+        # how many of the user's items are real (as PadOrTrunc's)
+        try:
+            enc = encode_rows(np.ascontiguousarray(g), st["pos"], P.frac_bits, P.user_bound_fixed, P.agg_bits)
+        except ValueError:
+            encode_agg(g[st["pos"][st["pos"] >= 0]], P)     # raises in SecEmb's words (NaN, or R_u)
+            raise
         cws = dpf.convert_gen_batch(st["paths"], enc, group=P.agg_group, domain=AGGREGATION_DOMAIN)
         dense0, dense1 = self._dense_shares(dense)
         self._round = None                    # one upload per round: the paths are spent
@@ -96,6 +99,8 @@ class User(SecretHolder):
     def _dense_shares(self, dense):
         P = self.params
         if dense is None:
+            if not P.dense_size:      # nothing to share: no seed drawn for an empty mask
+                return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint64)
             dense = np.zeros(P.dense_size)
         x = encode_agg(np.asarray(dense, dtype=np.float64).reshape(-1), P)
         if x.size != P.dense_size:
