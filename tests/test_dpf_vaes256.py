@@ -161,12 +161,12 @@ def test_convacc_peak_runs_and_refuses_other_shapes():
     refuses other chain counts, mixes and row counts."""
     assert lib.secea_dpf_select_variant(b"vaes256") == 0
     chk = ffi.new("uint64_t*")
-    for mix in (0, 1, 2):
+    for mix in (0, 1, 2, 3, 4, 5):
         for chains in (8, 12, 16):
             got = []
             for _ in range(2):
                 assert lib.secea_dpf_convacc_peak(4096, chains, mix, 16, chk) == 0
                 got.append(chk[0])
             assert got[0] == got[1]
-    for chains, mix, rows in ((7, 1, 16), (8, 3, 16), (8, -1, 16), (8, 1, 1), (8, 1, 4097)):
+    for chains, mix, rows in ((7, 1, 16), (8, 6, 16), (8, -1, 16), (8, 1, 1), (8, 1, 4097)):
         assert lib.secea_dpf_convacc_peak(4096, chains, mix, rows, chk) == lib.SECEA_EINVAL

@@ -17,7 +17,10 @@
  *          on `rows` accumulator rows cycled (16 rows = 4 KB stay in L1;
  *          512 rows = 128 KB is the real work unit's accumulator, in L2);
  *   mix 2  the real slot, conv_acc_v256 over Z_2^32 with d = 64, called on
- *          the `rows` leaves again and again (chains ignored: its own 8).
+ *          the `rows` leaves again and again (chains ignored: its own 8);
+ *   mix 3, 4, 5  the AES ceiling's loop (8 chains carried over, round keys
+ *          from memory) plus 0, 2 or 6 AVX2 operations per register that
+ *          feed nothing back (chains ignored: 8; pk_asm*).
  *
  * A group of 12 or 16 registers spans 2 leaves (sigma and the mask set up
  * for each; the 12-register group uses 4 of the second leaf's registers),
@@ -83,6 +86,45 @@ TGT_Y static INL uint64_t pk_run(size_t ngroups, const int CH, int mix, const bl
     return (uint64_t)_mm_cvtsi128_si64(_mm256_castsi256_si128(sink)) ^ (uint64_t)acc[0];
 }
 
+/* mixes 3, 4 and 5 (inline assembly, so the compiler neither folds the
+ * fixed keys nor spills the chains): 8 chains in ymm0-7 carried from group
+ * to group as in secea__dpf_aes_peak_v256, the round keys memory operands
+ * as in the real kernel, plus E = 0, 2 or 6 AVX2 operations per register
+ * and 10 rounds that feed nothing back into the chains (sinks ymm8-11):
+ * whether VAESENC loses issue slots to the conversion's AVX2 work. */
+#if defined(__x86_64__)
+#define PK_ROUNDS                                                                                                \
+    ".irp k,16,32,48,64,80,96,112,128,144\n"                                                                    \
+    ".irp j,0,1,2,3,4,5,6,7\n vaesenc \\k*2(%[kp]), %%ymm\\j, %%ymm\\j\n .endr\n .endr\n"
+#define PK_ASM(NAME, EXTRA)                                                                                      \
+    TGT_Y static uint64_t NAME(size_t ngroups, const __m256i *kp)                                                \
+    {                                                                                                            \
+        uint64_t out;                                                                                            \
+        __asm__ volatile(".irp j,0,1,2,3,4,5,6,7,8,9,10,11\n vmovdqu (%[kp]), %%ymm\\j\n .endr\n"               \
+                         "test %[n], %[n]\n jz 2f\n"                                                             \
+                         "1:\n" PK_ROUNDS                                                                        \
+                         ".irp j,0,1,2,3,4,5,6,7\n vaesenclast 320(%[kp]), %%ymm\\j, %%ymm\\j\n" EXTRA ".endr\n" \
+                         "dec %[n]\n jnz 1b\n"                                                                   \
+                         "2:\n vpxor %%ymm0, %%ymm8, %%ymm8\n vpxor %%ymm9, %%ymm8, %%ymm8\n"                    \
+                         " vpxor %%ymm10, %%ymm8, %%ymm8\n vpxor %%ymm11, %%ymm8, %%ymm8\n vmovq %%xmm8, %[o]\n" \
+                         " vzeroupper\n"                                                                         \
+                         : [n] "+r"(ngroups), [o] "=r"(out)                                                      \
+                         : [kp] "r"(kp)                                                                          \
+                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",      \
+                           "xmm10", "xmm11", "memory", "cc");                                                    \
+        return out;                                                                                              \
+    }
+PK_ASM(pk_asm0, "")
+PK_ASM(pk_asm2, " vpxor %%ymm\\j, %%ymm8, %%ymm8\n vpaddd %%ymm\\j, %%ymm9, %%ymm9\n")
+PK_ASM(pk_asm6, " vpxor %%ymm\\j, %%ymm8, %%ymm8\n vpaddd %%ymm\\j, %%ymm9, %%ymm9\n"
+                " vpand %%ymm\\j, %%ymm10, %%ymm10\n vpsubd %%ymm\\j, %%ymm11, %%ymm11\n"
+                " vpaddq %%ymm\\j, %%ymm8, %%ymm8\n vpor %%ymm\\j, %%ymm9, %%ymm9\n")
+#else
+#define pk_asm0(n, k) pk_8_0(n / 2, leaves, rows, acc, cw, k)
+#define pk_asm2 pk_asm0
+#define pk_asm6 pk_asm0
+#endif
+
 #define PK_FN(CH, MIX)                                                                                            \
     TGT_Y static uint64_t pk_##CH##_##MIX(size_t ngroups, const blk *leaves, size_t rows, uint8_t *acc,           \
                                           const uint8_t *cw, const __m256i *k)                                    \
@@ -103,6 +145,9 @@ TGT_Y static uint64_t pk_dispatch(size_t nblocks, int chains, int mix, size_t ro
     for (int r = 0; r < 11; r++)
         k[r] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)secea__dpf_rk[DPF_KV] + r));
     size_t ngroups = nblocks / (2 * (size_t)chains);
+    if (mix == 3) return pk_asm0(nblocks / 16, k);
+    if (mix == 4) return pk_asm2(nblocks / 16, k);
+    if (mix == 5) return pk_asm6(nblocks / 16, k);
     switch (chains * 2 + mix) {
     case 16: return pk_8_0(ngroups, leaves, rows, acc, cw, k);
     case 24: return pk_12_0(ngroups, leaves, rows, acc, cw, k);
@@ -116,7 +161,7 @@ TGT_Y static uint64_t pk_dispatch(size_t nblocks, int chains, int mix, size_t ro
 
 int secea_dpf_convacc_peak(size_t nblocks, int chains, int mix, size_t rows, uint64_t *check)
 {
-    if ((chains != 8 && chains != 12 && chains != 16) || (mix < 0 || mix > 2) || rows < 2 || rows > 4096)
+    if ((chains != 8 && chains != 12 && chains != 16) || (mix < 0 || mix > 5) || rows < 2 || rows > 4096)
         return SECEA_EINVAL;
 #if SECEA_X86
     const secea__kernels *kn = secea__kernels_now();
