@@ -71,30 +71,40 @@ TGT_Y static INL void y_store(blk *p, __m256i v, size_t c)
 
 /* ------------------------------------------------------------ expansion */
 
-/* m nodes from in (a constant YW after inlining, or the tail).  The round
- * keys are read from memory once per round (the empty asm keeps the
- * compiler from holding all 11 in registers and spilling the chains), and
- * sigma and t are made again from the nodes (L1 loads) after the rounds. */
+/* m nodes from in (a constant YW after inlining, or the tail).  A pre-pass
+ * makes sigma(s) and the control-bit mask of two nodes per ymm register
+ * (on the stack, 16 bytes per node), so the rounds' loops only broadcast
+ * them: about half the AVX2 operations of making both per node and lane
+ * before and after the rounds, and AVX2 operations take issue slots from
+ * VAESENC on this core (secea_dpf_convacc_peak, mixes 3-5).  The round keys
+ * are read from memory once per round (the empty asm keeps the compiler
+ * from holding all 11 in registers and spilling the chains). */
 TGT_Y static INL void y_expand_group(blk *out, const blk *in, int m, const __m256i k[11], __m256i cwv)
 {
     const __m256i one = _mm256_set_epi64x(0, 1, 0, 1);
     const __m256i *kq = k;
     __asm__("" : "+r"(kq));
+    __m256i sgv[YW / 2], tmv[YW / 2];
+    for (int j = 0; 2 * j < m; j++) {
+        __m256i x = y_load(in + 2 * j, (size_t)(m - 2 * j));
+        sgv[j] = y_sigma(_mm256_andnot_si256(one, x));
+        tmv[j] = y_tmask(x);
+    }
+    const __m128i *sg = (const __m128i *)sgv, *tm = (const __m128i *)tmv;
+    __asm__("" : "+r"(sg), "+r"(tm));   /* broadcast from memory, not lane shuffles */
     __m256i b[YW];
     __m256i k0 = _mm256_loadu_si256(kq);
-    for (int j = 0; j < m; j++) {
-        __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(in + j)));
-        b[j] = _mm256_xor_si256(y_sigma(_mm256_andnot_si256(one, x)), k0);
-    }
+    for (int j = 0; j < m; j++) b[j] = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_load_si128(sg + j)), k0);
     for (int r = 1; r < 10; r++) {
         __m256i kr = _mm256_loadu_si256(kq + r);
         for (int j = 0; j < m; j++) b[j] = _mm256_aesenc_epi128(b[j], kr);
     }
     __m256i k10 = _mm256_loadu_si256(kq + 10);
     for (int j = 0; j < m; j++) {
-        __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(in + j)));
-        __m256i h = _mm256_aesenclast_epi128(b[j], _mm256_xor_si256(k10, y_sigma(_mm256_andnot_si256(one, x))));
-        _mm256_storeu_si256((__m256i *)(out + 2 * j), _mm256_xor_si256(h, _mm256_and_si256(y_tmask(x), cwv)));
+        __m256i h = _mm256_aesenclast_epi128(
+            b[j], _mm256_xor_si256(k10, _mm256_broadcastsi128_si256(_mm_load_si128(sg + j))));
+        __m256i c = _mm256_and_si256(_mm256_broadcastsi128_si256(_mm_load_si128(tm + j)), cwv);
+        _mm256_storeu_si256((__m256i *)(out + 2 * j), _mm256_xor_si256(h, c));
     }
 }
 
