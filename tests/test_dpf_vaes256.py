@@ -127,10 +127,12 @@ def test_scalar_keys_match_the_aesni_twin(early, group, count):
         _same(lambda: dpf.eval_full_dot(k0, table, threads=2))
 
 
-@pytest.mark.parametrize("d", (2, 3, 4, 5, 8, 9))
+@pytest.mark.parametrize("d", (2, 3, 4, 5, 8, 9, 32, 64))
 def test_vector_payload_leaf_values_match_the_aesni_twin(d):
     """Z_2^64 vector payloads: the leaf-value slots of 2 words (conv_u64),
-    4 words (conv_u64x4) and d words (conv_u64_vec), both parties."""
+    4 words (conv_u64x4) and d words (conv_u64_vec, its row kernel for d = 32
+    and 64: rows of 8 and 16 registers, 3 leaves in groups of 12), both
+    parties."""
     n = 9
     rng = np.random.default_rng(d)
     alphas = rng.integers(0, 1 << n, 5)

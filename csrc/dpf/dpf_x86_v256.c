@@ -284,22 +284,67 @@ TGT_Y static INL void y_conv_tasks(y_conv_state *st, int nt, const unsigned w, _
 
 /* Rows of a whole multiple of YW registers (d = 64 over Z_2^32 or Z_2^64,
  * the SecEmb shape).  sigma is linear, sigma(s xor j) = sigma(s) xor (0, j),
- * so register g + j's first and last round keys are sigma(s) xor (0, 2g)
- * (one XOR per group of YW registers; 2g is a multiple of 16, so XOR is the
- * add) XOR a table entry made once per call, K0 or K10 xor ((0, 2j) |
- * (0, 2j + 1)): one XOR with a memory operand per register and end, no
- * counters carried (the counter adds and their spills cost 0.68 -> 0.78 of
+ * so register q's first and last round keys are sigma(s) xor (0, 2o), o =
+ * q - q mod 16 (one XOR per group of YW registers past the first 16; 2o is a
+ * multiple of 32, so XOR is the add), XOR a table entry made once per call,
+ * K0 or K10 xor ((0, 2j) | (0, 2j + 1)), j = q mod 16: one XOR with a memory
+ * operand per register and end, no counters carried (the counter adds and
+ * their spills cost 0.68 -> 0.78 of
  * the ceiling; secea_dpf_convacc_peak). */
+/* 12 registers in flight over 256-byte rows (8 registers per leaf): nA
+ * registers of leaf A from register kA, then 12 - nA of leaf B from kB
+ * (constants after inlining); the row kernel's mix otherwise. */
+TGT_Y static INL void y_conv_g12(__m256i sgA, __m256i tmA, uint8_t *rowA, const int kA, const int nA, __m256i sgB,
+                                 __m256i tmB, uint8_t *rowB, const int kB, const uint8_t *cw, const unsigned w,
+                                 __m256i neg, int accumulate, const __m256i *k, const __m256i (*kc)[2 * YW])
+{
+    const __m256i *kq = k, *t0 = kc[0], *t1 = kc[1];
+    __asm__("" : "+r"(kq), "+r"(t0), "+r"(t1));
+    __m256i b[12];
+    for (int j = 0; j < 12; j++) b[j] = _mm256_xor_si256(j < nA ? sgA : sgB, t0[j < nA ? kA + j : kB + j - nA]);
+    for (int r = 1; r < 10; r++) {
+        __m256i kr = _mm256_loadu_si256(kq + r);
+        for (int j = 0; j < 12; j++) b[j] = _mm256_aesenc_epi128(b[j], kr);
+    }
+    for (int j = 0; j < 12; j++) {
+        int q = j < nA ? kA + j : kB + j - nA;
+        __m256i h = _mm256_aesenclast_epi128(b[j], _mm256_xor_si256(j < nA ? sgA : sgB, t1[q]));
+        y_conv_out((j < nA ? rowA : rowB) + 32 * q, cw + 32 * q, h, j < nA ? tmA : tmB, neg, w, accumulate, 0,
+                   _mm256_setzero_si256());
+    }
+}
+
 TGT_Y static INL void y_conv_rows(const blk *leaves, size_t n, uint8_t *out, const uint8_t *cw, size_t nz,
                                   const unsigned w, __m256i neg, int accumulate, const __m256i k[11])
 {
-    __m256i kc[2][YW];   /* K0 ^ ctr_j, K10 ^ ctr_j */
-    for (int j = 0; j < YW; j++) {
+    __m256i kc[2][2 * YW];   /* K0 ^ ctr_j, K10 ^ ctr_j */
+    for (int j = 0; j < 2 * YW; j++) {
         __m256i c = _mm256_set_epi64x(2 * j + 1, 0, 2 * j, 0);
         kc[0][j] = _mm256_xor_si256(k[0], c);
         kc[1][j] = _mm256_xor_si256(k[10], c);
     }
-    for (size_t i = 0; i < n; i++) {
+    /* rows of 8 registers (d = 64 over Z_2^32): 3 leaves in 2 groups of 12
+     * registers, 12 chains in flight (slot 0.80 -> 0.87 of the ceiling
+     * against groups of 8, secea_dpf_convacc_peak; the same path for rows
+     * of 16 in this function made gcc's code for both slower, 0.59) */
+    size_t i = 0;
+    const __m256i(*kt)[2 * YW] = (const __m256i(*)[2 * YW])kc;
+    if (nz == YW)
+        for (; i + 3 <= n; i += 3) {
+            __m256i sg[3], tm[3];
+            for (int l = 0; l < 3; l++) {
+                blk x = leaves[i + l];
+                uint64_t lo = x.lo & ~(uint64_t)1;
+                sg[l] = _mm256_set_epi64x((long long)(x.hi ^ lo), (long long)x.hi, (long long)(x.hi ^ lo),
+                                          (long long)x.hi);
+                tm[l] = _mm256_set1_epi64x(-(long long)(x.lo & 1));
+            }
+            size_t rb = 32 * nz;
+            uint8_t *r0 = out + i * rb, *r1 = r0 + rb, *r2 = r1 + rb;
+            y_conv_g12(sg[0], tm[0], r0, 0, 8, sg[1], tm[1], r1, 0, cw, w, neg, accumulate, k, kt);
+            y_conv_g12(sg[1], tm[1], r1, 4, 4, sg[2], tm[2], r2, 0, cw, w, neg, accumulate, k, kt);
+        }
+    for (; i < n; i++) {
         blk x = leaves[i];
         uint64_t lo = x.lo & ~(uint64_t)1;
         const __m256i sg0 = _mm256_set_epi64x((long long)(x.hi ^ lo), (long long)x.hi, (long long)(x.hi ^ lo),
@@ -307,10 +352,11 @@ TGT_Y static INL void y_conv_rows(const blk *leaves, size_t n, uint8_t *out, con
         const __m256i tm = _mm256_set1_epi64x(-(long long)(x.lo & 1));
         uint8_t *row = out + i * nz * 32;
         for (size_t g = 0; g < nz; g += YW) {
-            const __m256i *kq = k, *t0 = kc[0], *t1 = kc[1];
+            size_t g0 = g % (2 * YW), go = g - g0;
+            const __m256i *kq = k, *t0 = kc[0] + g0, *t1 = kc[1] + g0;
             __asm__("" : "+r"(kq), "+r"(t0), "+r"(t1));   /* keys and tables stay memory operands */
-            __m256i sg = g ? _mm256_xor_si256(sg0, _mm256_set_epi64x((long long)(2 * g), 0, (long long)(2 * g), 0))
-                           : sg0;
+            __m256i sg = go ? _mm256_xor_si256(sg0, _mm256_set_epi64x((long long)(2 * go), 0, (long long)(2 * go), 0))
+                            : sg0;
             __m256i b[YW];
             for (int j = 0; j < YW; j++) b[j] = _mm256_xor_si256(sg, t0[j]);
             for (int r = 1; r < 10; r++) {
