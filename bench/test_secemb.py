@@ -383,3 +383,48 @@ def test_secemb_xor4r_twin(benchmark, workload, bits):
         info[f"ratio_{k}"] = info[f"masked_xor_{k}"] / info[f"xor4r_{k}"]
     benchmark.extra_info.update(info)
     print(info)
+
+
+def test_vaes256_conversion_bound(benchmark):
+    """What bounds the fused aggregation's conversion on a VAES-256 CPU,
+    measured (``secea_dpf_convacc_peak``, csrc/dpf/peak_x86_v256.c): the AES
+    ceiling beside AES in independent groups of 8, 12 and 16 ymm chains
+    with the round keys from memory, the conversion's instruction mix on an
+    accumulator in L1 and in L2, the ``conv_acc_v256`` slot itself, and the
+    ceiling's loop with 0, 2 and 6 AVX2 operations per register (inline
+    assembly); each as a fraction of the ceiling, thread CPU time, best of
+    3 in one process.  Skipped where the CPU lacks VAES-256.  Command:
+    ``pytest bench/test_secemb.py --benchmark-only -k conversion_bound``."""
+    from secea_fast._native import ffi
+    import secea_fast
+    if lib.secea_dpf_select_variant(b"vaes256") != 0:
+        pytest.skip("this CPU does not run the vaes256 DPF variant")
+    n, chk = 1 << 24, ffi.new("uint64_t*")
+    cases = {"aes_groups_memory_keys_8": (8, 0, 16), "aes_groups_memory_keys_12": (12, 0, 16),
+             "aes_groups_memory_keys_16": (16, 0, 16), "mix_l1_8": (8, 1, 16), "mix_l1_12": (12, 1, 16),
+             "mix_l1_16": (16, 1, 16), "mix_l2_8": (8, 1, 512), "slot_l1": (8, 2, 16), "slot_l2": (8, 2, 512),
+             "ceiling_loop_memory_keys_avx2_0": (8, 3, 16), "ceiling_loop_memory_keys_avx2_2": (8, 4, 16),
+             "ceiling_loop_memory_keys_avx2_6": (8, 5, 16)}
+    best: dict = {}
+
+    def rate(fn):
+        t = time.thread_time()
+        fn()
+        return n / (time.thread_time() - t)
+
+    def run():
+        try:
+            for _ in range(3):
+                best["ceiling"] = max(best.get("ceiling", 0.0), rate(lambda: lib.secea_dpf_aes_peak(n)))
+                for name, args in cases.items():
+                    v = rate(lambda: lib.secea_dpf_convacc_peak(n, *args, chk))
+                    best[name] = max(best.get(name, 0.0), v)
+        finally:
+            secea_fast.set_backend(secea_fast.get_backend())
+
+    benchmark.group = "vaes256 conversion bound"
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    info = {"clock": "thread CPU seconds", "ceiling_gblocks_per_s": best["ceiling"] / 1e9}
+    info.update({f"fraction_{k}": v / best["ceiling"] for k, v in best.items() if k != "ceiling"})
+    benchmark.extra_info.update(info)
+    print(info)

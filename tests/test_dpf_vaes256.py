@@ -127,10 +127,12 @@ def test_scalar_keys_match_the_aesni_twin(early, group, count):
         _same(lambda: dpf.eval_full_dot(k0, table, threads=2))
 
 
-@pytest.mark.parametrize("d", (2, 3, 4, 5, 8, 9))
+@pytest.mark.parametrize("d", (2, 3, 4, 5, 8, 9, 32, 64))
 def test_vector_payload_leaf_values_match_the_aesni_twin(d):
     """Z_2^64 vector payloads: the leaf-value slots of 2 words (conv_u64),
-    4 words (conv_u64x4) and d words (conv_u64_vec), both parties."""
+    4 words (conv_u64x4) and d words (conv_u64_vec, its row kernel for d = 32
+    and 64: rows of 8 and 16 registers, 3 leaves in groups of 12), both
+    parties."""
     n = 9
     rng = np.random.default_rng(d)
     alphas = rng.integers(0, 1 << n, 5)
@@ -152,3 +154,21 @@ def test_hash_matches_the_aesni_twin():
                 return np.frombuffer(bytes(out), dtype=np.uint8)
             _same(run)
 
+
+
+def test_convacc_peak_runs_and_refuses_other_shapes():
+    """The benchmarks' bound of the fused conversion (secea_dpf_convacc_peak:
+    AES groups, the conversion's instruction mix, the real slot) runs on
+    "vaes256" for 8, 12 and 16 chains, gives the same checksum twice, and
+    refuses other chain counts, mixes and row counts."""
+    assert lib.secea_dpf_select_variant(b"vaes256") == 0
+    chk = ffi.new("uint64_t*")
+    for mix in (0, 1, 2, 3, 4, 5):
+        for chains in (8, 12, 16):
+            got = []
+            for _ in range(2):
+                assert lib.secea_dpf_convacc_peak(4096, chains, mix, 16, chk) == 0
+                got.append(chk[0])
+            assert got[0] == got[1]
+    for chains, mix, rows in ((7, 1, 16), (8, 6, 16), (8, -1, 16), (8, 1, 1), (8, 1, 4097)):
+        assert lib.secea_dpf_convacc_peak(4096, chains, mix, rows, chk) == lib.SECEA_EINVAL

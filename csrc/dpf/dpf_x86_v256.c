@@ -71,30 +71,40 @@ TGT_Y static INL void y_store(blk *p, __m256i v, size_t c)
 
 /* ------------------------------------------------------------ expansion */
 
-/* m nodes from in (a constant YW after inlining, or the tail).  The round
- * keys are read from memory once per round (the empty asm keeps the
- * compiler from holding all 11 in registers and spilling the chains), and
- * sigma and t are made again from the nodes (L1 loads) after the rounds. */
+/* m nodes from in (a constant YW after inlining, or the tail).  A pre-pass
+ * makes sigma(s) and the control-bit mask of two nodes per ymm register
+ * (on the stack, 16 bytes per node), so the rounds' loops only broadcast
+ * them: about half the AVX2 operations of making both per node and lane
+ * before and after the rounds, and AVX2 operations take issue slots from
+ * VAESENC on this core (secea_dpf_convacc_peak, mixes 3-5).  The round keys
+ * are read from memory once per round (the empty asm keeps the compiler
+ * from holding all 11 in registers and spilling the chains). */
 TGT_Y static INL void y_expand_group(blk *out, const blk *in, int m, const __m256i k[11], __m256i cwv)
 {
     const __m256i one = _mm256_set_epi64x(0, 1, 0, 1);
     const __m256i *kq = k;
     __asm__("" : "+r"(kq));
+    __m256i sgv[YW / 2], tmv[YW / 2];
+    for (int j = 0; 2 * j < m; j++) {
+        __m256i x = y_load(in + 2 * j, (size_t)(m - 2 * j));
+        sgv[j] = y_sigma(_mm256_andnot_si256(one, x));
+        tmv[j] = y_tmask(x);
+    }
+    const __m128i *sg = (const __m128i *)sgv, *tm = (const __m128i *)tmv;
+    __asm__("" : "+r"(sg), "+r"(tm));   /* broadcast from memory, not lane shuffles */
     __m256i b[YW];
     __m256i k0 = _mm256_loadu_si256(kq);
-    for (int j = 0; j < m; j++) {
-        __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(in + j)));
-        b[j] = _mm256_xor_si256(y_sigma(_mm256_andnot_si256(one, x)), k0);
-    }
+    for (int j = 0; j < m; j++) b[j] = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_load_si128(sg + j)), k0);
     for (int r = 1; r < 10; r++) {
         __m256i kr = _mm256_loadu_si256(kq + r);
         for (int j = 0; j < m; j++) b[j] = _mm256_aesenc_epi128(b[j], kr);
     }
     __m256i k10 = _mm256_loadu_si256(kq + 10);
     for (int j = 0; j < m; j++) {
-        __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(in + j)));
-        __m256i h = _mm256_aesenclast_epi128(b[j], _mm256_xor_si256(k10, y_sigma(_mm256_andnot_si256(one, x))));
-        _mm256_storeu_si256((__m256i *)(out + 2 * j), _mm256_xor_si256(h, _mm256_and_si256(y_tmask(x), cwv)));
+        __m256i h = _mm256_aesenclast_epi128(
+            b[j], _mm256_xor_si256(k10, _mm256_broadcastsi128_si256(_mm_load_si128(sg + j))));
+        __m256i c = _mm256_and_si256(_mm256_broadcastsi128_si256(_mm_load_si128(tm + j)), cwv);
+        _mm256_storeu_si256((__m256i *)(out + 2 * j), _mm256_xor_si256(h, c));
     }
 }
 
@@ -273,42 +283,88 @@ TGT_Y static INL void y_conv_tasks(y_conv_state *st, int nt, const unsigned w, _
 }
 
 /* Rows of a whole multiple of YW registers (d = 64 over Z_2^32 or Z_2^64,
- * the SecEmb shape): YW registers of one leaf per group, its sigma and
- * control-bit mask made once, one XOR with a lane counter per register. */
+ * the SecEmb shape).  sigma is linear, sigma(s xor j) = sigma(s) xor (0, j),
+ * so register q's first and last round keys are sigma(s) xor (0, 2o), o =
+ * q - q mod 16 (one XOR per group of YW registers past the first 16; 2o is a
+ * multiple of 32, so XOR is the add), XOR a table entry made once per call,
+ * K0 or K10 xor ((0, 2j) | (0, 2j + 1)), j = q mod 16: one XOR with a memory
+ * operand per register and end, no counters carried (the counter adds and
+ * their spills cost 0.68 -> 0.78 of
+ * the ceiling; secea_dpf_convacc_peak). */
+/* 12 registers in flight over 256-byte rows (8 registers per leaf): nA
+ * registers of leaf A from register kA, then 12 - nA of leaf B from kB
+ * (constants after inlining); the row kernel's mix otherwise. */
+TGT_Y static INL void y_conv_g12(__m256i sgA, __m256i tmA, uint8_t *rowA, const int kA, const int nA, __m256i sgB,
+                                 __m256i tmB, uint8_t *rowB, const int kB, const uint8_t *cw, const unsigned w,
+                                 __m256i neg, int accumulate, const __m256i *k, const __m256i (*kc)[2 * YW])
+{
+    const __m256i *kq = k, *t0 = kc[0], *t1 = kc[1];
+    __asm__("" : "+r"(kq), "+r"(t0), "+r"(t1));
+    __m256i b[12];
+    for (int j = 0; j < 12; j++) b[j] = _mm256_xor_si256(j < nA ? sgA : sgB, t0[j < nA ? kA + j : kB + j - nA]);
+    for (int r = 1; r < 10; r++) {
+        __m256i kr = _mm256_loadu_si256(kq + r);
+        for (int j = 0; j < 12; j++) b[j] = _mm256_aesenc_epi128(b[j], kr);
+    }
+    for (int j = 0; j < 12; j++) {
+        int q = j < nA ? kA + j : kB + j - nA;
+        __m256i h = _mm256_aesenclast_epi128(b[j], _mm256_xor_si256(j < nA ? sgA : sgB, t1[q]));
+        y_conv_out((j < nA ? rowA : rowB) + 32 * q, cw + 32 * q, h, j < nA ? tmA : tmB, neg, w, accumulate, 0,
+                   _mm256_setzero_si256());
+    }
+}
+
 TGT_Y static INL void y_conv_rows(const blk *leaves, size_t n, uint8_t *out, const uint8_t *cw, size_t nz,
                                   const unsigned w, __m256i neg, int accumulate, const __m256i k[11])
 {
-    const __m256i ctr0 = _mm256_set_epi64x(1, 0, 0, 0), step = _mm256_set_epi64x(2, 0, 2, 0);
-    for (size_t i = 0; i < n; i++) {
+    __m256i kc[2][2 * YW];   /* K0 ^ ctr_j, K10 ^ ctr_j */
+    for (int j = 0; j < 2 * YW; j++) {
+        __m256i c = _mm256_set_epi64x(2 * j + 1, 0, 2 * j, 0);
+        kc[0][j] = _mm256_xor_si256(k[0], c);
+        kc[1][j] = _mm256_xor_si256(k[10], c);
+    }
+    /* rows of 8 registers (d = 64 over Z_2^32): 3 leaves in 2 groups of 12
+     * registers, 12 chains in flight (slot 0.80 -> 0.87 of the ceiling
+     * against groups of 8, secea_dpf_convacc_peak; the same path for rows
+     * of 16 in this function made gcc's code for both slower, 0.59) */
+    size_t i = 0;
+    const __m256i(*kt)[2 * YW] = (const __m256i(*)[2 * YW])kc;
+    if (nz == YW)
+        for (; i + 3 <= n; i += 3) {
+            __m256i sg[3], tm[3];
+            for (int l = 0; l < 3; l++) {
+                blk x = leaves[i + l];
+                uint64_t lo = x.lo & ~(uint64_t)1;
+                sg[l] = _mm256_set_epi64x((long long)(x.hi ^ lo), (long long)x.hi, (long long)(x.hi ^ lo),
+                                          (long long)x.hi);
+                tm[l] = _mm256_set1_epi64x(-(long long)(x.lo & 1));
+            }
+            size_t rb = 32 * nz;
+            uint8_t *r0 = out + i * rb, *r1 = r0 + rb, *r2 = r1 + rb;
+            y_conv_g12(sg[0], tm[0], r0, 0, 8, sg[1], tm[1], r1, 0, cw, w, neg, accumulate, k, kt);
+            y_conv_g12(sg[1], tm[1], r1, 4, 4, sg[2], tm[2], r2, 0, cw, w, neg, accumulate, k, kt);
+        }
+    for (; i < n; i++) {
         blk x = leaves[i];
         uint64_t lo = x.lo & ~(uint64_t)1;
-        const __m256i sg = _mm256_set_epi64x((long long)(x.hi ^ lo), (long long)x.hi, (long long)(x.hi ^ lo),
-                                             (long long)x.hi);
+        const __m256i sg0 = _mm256_set_epi64x((long long)(x.hi ^ lo), (long long)x.hi, (long long)(x.hi ^ lo),
+                                              (long long)x.hi);
         const __m256i tm = _mm256_set1_epi64x(-(long long)(x.lo & 1));
-        __m256i ctr = ctr0;
         uint8_t *row = out + i * nz * 32;
         for (size_t g = 0; g < nz; g += YW) {
-            /* the round keys are read from memory once per round and group
-             * (the empty asm keeps the compiler from hoisting them into 11
-             * of the 16 ymm registers, which spilled the chains) */
-            const __m256i *kq = k;
-            __asm__("" : "+r"(kq));
+            size_t g0 = g % (2 * YW), go = g - g0;
+            const __m256i *kq = k, *t0 = kc[0] + g0, *t1 = kc[1] + g0;
+            __asm__("" : "+r"(kq), "+r"(t0), "+r"(t1));   /* keys and tables stay memory operands */
+            __m256i sg = go ? _mm256_xor_si256(sg0, _mm256_set_epi64x((long long)(2 * go), 0, (long long)(2 * go), 0))
+                            : sg0;
             __m256i b[YW];
-            __m256i k0 = _mm256_xor_si256(sg, kq[0]);
-            for (int j = 0; j < YW; j++) {
-                b[j] = _mm256_xor_si256(k0, ctr);
-                ctr = _mm256_add_epi64(ctr, step);
-            }
+            for (int j = 0; j < YW; j++) b[j] = _mm256_xor_si256(sg, t0[j]);
             for (int r = 1; r < 10; r++) {
                 __m256i kr = _mm256_loadu_si256(kq + r);
                 for (int j = 0; j < YW; j++) b[j] = _mm256_aesenc_epi128(b[j], kr);
             }
-            /* the last round's key folds in the feed-forward: k10 ^ sigma(s) ^ (0, j) */
-            __m256i c10 = _mm256_sub_epi64(ctr, _mm256_set_epi64x(2 * YW, 0, 2 * YW, 0));
-            __m256i k10 = _mm256_xor_si256(sg, _mm256_loadu_si256(kq + 10));
             for (int j = 0; j < YW; j++) {
-                __m256i h = _mm256_aesenclast_epi128(b[j], _mm256_xor_si256(k10, c10));
-                c10 = _mm256_add_epi64(c10, step);
+                __m256i h = _mm256_aesenclast_epi128(b[j], _mm256_xor_si256(sg, t1[j]));
                 y_conv_out(row + 32 * (g + (size_t)j), cw + 32 * (g + (size_t)j), h, tm, neg, w, accumulate, 0,
                            _mm256_setzero_si256());
             }

@@ -394,6 +394,16 @@ uint64_t secea_dpf_aes_peak(size_t nblocks);
  * per-call preparation or conversion).  Returns a checksum of the leaf
  * states (the same on every variant for the same npoints). */
 uint64_t secea_dpf_points_peak(size_t npoints);
+/* What bounds the "vaes256" fused conversion (benchmarks,
+ * csrc/dpf/peak_x86_v256.c): nblocks AES blocks in independent groups of
+ * `chains` ymm registers (8, 12 or 16), mix 0 AES only with the round keys
+ * read from memory per round and group, mix 1 conv_acc_v256's per-register
+ * instruction mix on `rows` accumulator rows of 256 bytes cycled (2..4096;
+ * 16 rows stay in L1), mix 2 conv_acc_v256 itself on those rows, mixes 3,
+ * 4 and 5 the AES ceiling's loop (round keys from memory) plus 0, 2 or 6
+ * AVX2 operations per register.  *check receives a checksum.  SECEA_EINVAL for other
+ * arguments or where the DPF variant "vaes256" cannot run. */
+int secea_dpf_convacc_peak(size_t nblocks, int chains, int mix, size_t rows, uint64_t *check);
 
 /* ---- half-GCD (csrc/poly/hgcd.c) ----
  * hgcd(a, b) for deg a = n > deg b (la >= 1, a[la-1] != 0, lb < la; b may
