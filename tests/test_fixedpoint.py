@@ -145,3 +145,19 @@ def test_encode_rows_checks_lim(impl):
     assert encode_rows(x, None, 4, np.float64(32), impl=impl).tolist() == [[16, 32]]
     with pytest.raises(ValueError, match="exceeds"):
         encode_rows(x, None, 4, 0, impl=impl)               # lim = 0: only zeros fit
+
+
+@pytest.mark.parametrize("impl", ["c", "numpy"])
+def test_encode_rows_checks_every_column(impl):
+    """a bad value in any column is refused, the odd last column included
+    (the C kernel's SSE2 loop takes columns in pairs and a scalar loop the
+    last one of an odd d; the other tests' bad values sat in the pairs)"""
+    from secea_fast.fixedpoint import encode_rows
+    for d in (1, 3, 5):
+        for k in range(d):
+            for bad, what in ((np.nan, "NaN"), (np.inf, "NaN"), (3.0, "exceeds"), (-3.0, "exceeds")):
+                x = np.full((2, d), 0.5)
+                x[1, k] = bad
+                with pytest.raises(ValueError, match=what):
+                    encode_rows(x, np.array([-1, 1, 0]), 2, 10, impl=impl)        # 3.0 * 4 = 12 > 10
+                assert encode_rows(x, np.array([0, -1]), 2, 10, impl=impl).tolist() == [[2] * d, [0] * d]
