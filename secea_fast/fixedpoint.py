@@ -42,7 +42,8 @@ def encode_rows(x: NDArray[np.float64], rows: NDArray[np.int64] | None, frac_bit
     the twin, bit for bit the same).  ``rows=None``: all rows of ``x``.
 
     ``x``: float64 array of shape (n, d); ``rows``: int64 array, entries
-    < n.  ValueError if a rounded value is NaN, infinite or above ``lim``
+    < n; ``lim``: a real number >= 0 (infinity: what int64 holds).
+    ValueError if a rounded value is NaN, infinite or above ``lim``
     in absolute value (fixed-point units).
 
     >>> encode_rows(np.array([[1.5, -0.25]]), np.array([0, -1]), 2, 100).tolist()
@@ -59,6 +60,10 @@ def encode_rows(x: NDArray[np.float64], rows: NDArray[np.int64] | None, frac_bit
     n, d = x.shape
     nrows = n if rows is None else rows.size
     scale, mask = float(1 << frac_bits), (1 << bits) - 1
+    if isinstance(lim, bool) or not isinstance(lim, (int, float, np.integer, np.floating)):
+        raise TypeError(f"lim must be a real number, got {type(lim).__name__}")
+    if not float(lim) >= 0:         # NaN too: the kernel's fast pass would skip the range check
+        raise ValueError(f"lim must be a number >= 0, got {lim}")
     lim = min(float(lim), _INT64_MAX_FLOAT)         # what int64 holds, as a double
     if impl == "numpy":
         if rows is not None and nrows and int(rows.max()) >= n:

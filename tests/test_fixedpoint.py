@@ -126,3 +126,38 @@ def test_encode_rows_refuses_out_of_range(impl):
         encode_rows(x, np.array([0], dtype=np.int32), 4, 1000, impl=impl)
     with pytest.raises(TypeError, match="x"):
         encode_rows(x.astype(np.float32), None, 4, 1000, impl=impl)
+
+
+@pytest.mark.parametrize("impl", ["c", "numpy"])
+def test_encode_rows_checks_lim(impl):
+    """lim must be a real number >= 0: a NaN bound made the C kernel's fast
+    pass skip the range check (NaN < 2^51 is false, so its bound fell back to
+    2^51) while the twin refused every value; None gave float()'s message"""
+    from secea_fast.fixedpoint import encode_rows
+    x = np.array([[1.0, 2.0]])
+    for bad in (float("nan"), -1.0, float("-inf")):
+        with pytest.raises(ValueError, match="lim"):
+            encode_rows(x, None, 4, bad, impl=impl)
+    for bad in (None, "100", 1j):
+        with pytest.raises(TypeError, match="lim"):
+            encode_rows(x, None, 4, bad, impl=impl)
+    assert encode_rows(x, None, 4, float("inf"), impl=impl).tolist() == [[16, 32]]
+    assert encode_rows(x, None, 4, np.float64(32), impl=impl).tolist() == [[16, 32]]
+    with pytest.raises(ValueError, match="exceeds"):
+        encode_rows(x, None, 4, 0, impl=impl)               # lim = 0: only zeros fit
+
+
+@pytest.mark.parametrize("impl", ["c", "numpy"])
+def test_encode_rows_checks_every_column(impl):
+    """a bad value in any column is refused, the odd last column included
+    (the C kernel's SSE2 loop takes columns in pairs and a scalar loop the
+    last one of an odd d; the other tests' bad values sat in the pairs)"""
+    from secea_fast.fixedpoint import encode_rows
+    for d in (1, 3, 5):
+        for k in range(d):
+            for bad, what in ((np.nan, "NaN"), (np.inf, "NaN"), (3.0, "exceeds"), (-3.0, "exceeds")):
+                x = np.full((2, d), 0.5)
+                x[1, k] = bad
+                with pytest.raises(ValueError, match=what):
+                    encode_rows(x, np.array([-1, 1, 0]), 2, 10, impl=impl)        # 3.0 * 4 = 12 > 10
+                assert encode_rows(x, np.array([0, -1]), 2, 10, impl=impl).tolist() == [[2] * d, [0] * d]

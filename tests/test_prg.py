@@ -429,7 +429,7 @@ def test_priority_subset_refuses_bad_input():
     for impl in ("c", "numpy"):
         with pytest.raises(ValueError, match="duplicates"):
             prg.priority_subset(np.array([1, 1]), 10, 2, w, impl=impl)
-        for bad in ([10], [-1], [3, 12]):
+        for bad in ([10], [-1], [3, 12], list(range(10)) + [10]):     # the last: more items than m, one out of range
             with pytest.raises(ValueError, match=r"item ids must be in \[0, 10\)"):
                 prg.priority_subset(np.array(bad), 10, 2, w, impl=impl)
         with pytest.raises(ValueError, match="item ids"):

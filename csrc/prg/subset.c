@@ -75,7 +75,6 @@ int secea_priority_subset(int64_t *idx, int64_t *pos, const int64_t *items, size
                           const uint64_t *words)
 {
     if (m < 1 || m > ((uint64_t)1 << 31) || mp < 1 || mp > m) return SECEA_EINVAL;
-    if (n > m) return 1;                  /* more items than elements: a duplicate */
     unsigned hb = 1;
     while (hb < HB_MAX && ((uint64_t)4 << hb) < m) hb++;   /* 2^hb >= m / 4 */
     size_t nb = (size_t)1 << hb;
@@ -95,6 +94,11 @@ int secea_priority_subset(int64_t *idx, int64_t *pos, const int64_t *items, size
             goto out;
         }
         slot[items[i]] = (int32_t)i;
+    }
+    if (n > m) {                          /* all in range, more than m of them: a duplicate (after the
+                                           * range check, as the NumPy twin, whose error it then gives) */
+        rc = 1;
+        goto out;
     }
     /* keys, the histogram of their top hb bits, and the marked count
      * (duplicate items leave fewer marked slots than items) */
