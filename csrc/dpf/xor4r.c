@@ -23,8 +23,12 @@
  *
  * The walk that produces the leaves is the server kernels' walk
  * (secea__dpf_descend_multi for 8 keys' subtree tops, then
- * secea__dpf_descend per key); each key's control bits are gathered with
- * movemask and transposed 8 x 8 into the c_j.  Work units are (batch of 256
+ * secea__dpf_descend per key); under the "vaes256" variant its last two
+ * levels are fused here (leaf_bits2_v256: the parents stay in registers,
+ * only the leaves' control bits come out, no leaf is stored), else (and
+ * with secea_dpf_set_xor4r_walk(0), the twin) the leaves are stored and
+ * their control bits gathered with movemask.  Each key's bits are then
+ * transposed 8 x 8 into the c_j.  Work units are (batch of 256
  * keys, leaf range), as in retrieve.c; a partial last batch has zero
  * control bits for its absent keys. */
 #include <stdlib.h>
