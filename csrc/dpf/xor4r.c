@@ -118,10 +118,12 @@ TGT_X4 static void leaf_bits(uint64_t *bits, size_t nw, const blk *leaves, size_
  * level is hashed as expand_v256 does (one register per parent, lanes k_L
  * and k_R on the broadcast sigma(s)) and only bit 0 of each lane is kept:
  * unpacklo of two registers, shift and movemask give the 4 bits of two
- * parents.  The rest of H and of the correction is bit 0 of words that are
- * already in scalar registers: bit 0 of H_c(s) = bit 0 of AES_c(sigma(s))
+ * parents.  The rest of H and of the correction is bit 0 of the parents'
+ * words (one more movemask of the parents' registers): bit 0 of H_c(s) = bit 0 of AES_c(sigma(s))
  * ^ bit 0 of s.hi (sigma(s).lo = s.hi; the last round key's XOR is
- * linear), and the correction t_s & t_CW^c, as masks (no branch).  No leaf
+ * linear), and the correction t_s & t_CW^c, as masks (no branch; pext and
+ * pdep with constant masks, fixed-latency instructions on every CPU
+ * with VAES, unlike the microcoded ones of earlier AMD cores).  No leaf
  * is stored, and leaf_bits' gather is gone.  Bit-identical to expand_v256
  * followed by leaf_bits (tests/test_dpf_xor4r.py, secea_dpf_set_xor4r_walk). */
 #define TGT_X4V SECEA_TARGET("aes,sse4.1,avx2,vaes,bmi2")
