@@ -89,3 +89,48 @@ def test_xor4r_switch_returns_the_previous_mode_and_clamps():
     finally:
         lib.secea_dpf_set_xor4r(prev)
     assert prev == 1
+
+
+def _walk(fused, fn):
+    prev = lib.secea_dpf_set_xor4r_walk(fused)
+    try:
+        return fn()
+    finally:
+        lib.secea_dpf_set_xor4r_walk(prev)
+
+
+@pytest.mark.parametrize("count", (1, 7, 255, 257))
+def test_xor4r_fused_leaf_level_matches_its_twin(backend, count):
+    """the leaf level hashed straight into the control bits (the "vaes256"
+    variant, ``secea_dpf_set_xor4r_walk(1)``, the default) against its twin,
+    the variant's expand then the gather of the leaves' bits (``(0)``), bit
+    for bit, and both against the masked XOR: every depth from 1 to 13 (odd
+    leaf counts: a lone last parent; 8-parent groups and their tails), 1 and
+    2 threads; on the other backends the switch must change nothing"""
+    if backend == "portable" and count != 7:
+        pytest.skip("the portable backend keeps the plain-C path: one count checks it")
+    for n in range(1, 14):
+        m = _rows(n) - (n % 2 if n > 2 else 0)
+        d = DS[(n + count) % len(DS)] if n < 12 else 3
+        rng = np.random.default_rng(1000 * n + count)
+        alphas = rng.integers(0, m, count)
+        k0, k1, _ = dpf.path_gen_batch(alphas, n)
+        table = np.frombuffer(os.urandom(8 * m * d), dtype=np.uint64).reshape(m, d)
+        got = []
+        for keys, threads in ((k0, 1), (k1, 2)):
+            twin = _walk(0, lambda: _mode(2, lambda: dpf.path_xor_rows(keys, table, threads=threads)))
+            new = _walk(1, lambda: _mode(2, lambda: dpf.path_xor_rows(keys, table, threads=threads)))
+            ref = _mode(0, lambda: dpf.path_xor_rows(keys, table, threads=threads))
+            assert new.tobytes() == twin.tobytes() == ref.tobytes(), (n, m, d, threads)
+            got.append(new)
+        assert np.array_equal((got[0] ^ got[1]).reshape(count, d), table[alphas]), (n, m, d)
+
+
+def test_xor4r_walk_switch_returns_the_previous_setting():
+    prev = lib.secea_dpf_set_xor4r_walk(0)
+    try:
+        assert lib.secea_dpf_set_xor4r_walk(5) == 0
+        assert lib.secea_dpf_set_xor4r_walk(0) == 1
+    finally:
+        lib.secea_dpf_set_xor4r_walk(prev)
+    assert prev == 1

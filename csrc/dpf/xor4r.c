@@ -23,14 +23,26 @@
  *
  * The walk that produces the leaves is the server kernels' walk
  * (secea__dpf_descend_multi for 8 keys' subtree tops, then
- * secea__dpf_descend per key); each key's control bits are gathered with
- * movemask and transposed 8 x 8 into the c_j.  Work units are (batch of 256
+ * secea__dpf_descend per key); under the "vaes256" variant its last two
+ * levels are fused here (leaf_bits2_v256: the parents stay in registers,
+ * only the leaves' control bits come out, no leaf is stored), else (and
+ * with secea_dpf_set_xor4r_walk(0), the twin) the leaves are stored and
+ * their control bits gathered with movemask.  Each key's bits are then
+ * transposed 8 x 8 into the c_j.  Work units are (batch of 256
  * keys, leaf range), as in retrieve.c; a partial last batch has zero
  * control bits for its absent keys. */
 #include <stdlib.h>
 #include "dpf_tree.h"
 
 static int xor4r_mode = 1;   /* 0 off, 1 auto (batches of at least X4_MIN keys), 2 always (tests) */
+static int xor4r_walk = 1;   /* 1: the leaf level's control bits straight from the hash (vaes256); 0: the twin */
+
+int secea_dpf_set_xor4r_walk(int fused)
+{
+    int prev = __atomic_load_n(&xor4r_walk, __ATOMIC_RELAXED);
+    __atomic_store_n(&xor4r_walk, fused ? 1 : 0, __ATOMIC_RELAXED);
+    return prev;
+}
 
 int secea_dpf_set_xor4r(int mode)
 {
@@ -100,6 +112,208 @@ TGT_X4 static void leaf_bits(uint64_t *bits, size_t nw, const blk *leaves, size_
     }
     for (; i < n; i++) bits[i >> 6] |= (leaves[i].lo & 1) << (i & 63);
 }
+
+/* The leaf level's control bits, fused (the "vaes256" variant): the leaves'
+ * seeds are never used by the retrieval, only their t bits, so the last
+ * level is hashed as expand_v256 does (one register per parent, lanes k_L
+ * and k_R on the broadcast sigma(s)) and only bit 0 of each lane is kept:
+ * unpacklo of two registers, shift and movemask give the 4 bits of two
+ * parents.  The rest of H and of the correction is bit 0 of the parents'
+ * words (one more movemask of the parents' registers): bit 0 of H_c(s) = bit 0 of AES_c(sigma(s))
+ * ^ bit 0 of s.hi (sigma(s).lo = s.hi; the last round key's XOR is
+ * linear), and the correction t_s & t_CW^c, as masks (no branch; pext and
+ * pdep with constant masks, fixed-latency instructions on every CPU
+ * with VAES, unlike the microcoded ones of earlier AMD cores).  No leaf
+ * is stored, and leaf_bits' gather is gone.  Bit-identical to expand_v256
+ * followed by leaf_bits (tests/test_dpf_xor4r.py, secea_dpf_set_xor4r_walk). */
+#define TGT_X4V SECEA_TARGET("aes,sse4.1,avx2,vaes,bmi2")
+#define LB_W 8   /* parents (registers) per group */
+
+/* bit 2i + c = control bit of child c of parents par[i], i < m <= LB_W */
+/* the parents in registers: xs[j] = parents 2j, 2j + 1 (a lone last one in the low lane, the high lane zero) */
+TGT_X4V static inline __attribute__((always_inline)) unsigned
+lb_core(const __m256i *xs, const int m, const __m256i *k, unsigned mL, unsigned mR)
+{
+    const __m256i one = _mm256_set_epi64x(0, 1, 0, 1), hm = _mm256_set_epi64x(-1, 0, -1, 0);
+    __m256i sgv[(LB_W + 1) / 2];
+    unsigned X = 0;   /* bits 4j .. 4j + 3: t, hi bit 0 of parent 2j, then of 2j + 1 */
+    for (int j = 0; 2 * j < m; j++) {
+        __m256i x = xs[j];
+        X |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(x, 63))) << (4 * j);
+        x = _mm256_andnot_si256(one, x);
+        sgv[j] = _mm256_xor_si256(_mm256_shuffle_epi32(x, 0x4E), _mm256_and_si256(x, hm));   /* sigma */
+    }
+    const __m128i *sg = (const __m128i *)sgv;
+    const __m256i *kq = k;
+    __asm__("" : "+r"(sg), "+r"(kq));   /* broadcasts from memory; round keys as memory operands */
+    __m256i b[LB_W];
+    __m256i k0 = _mm256_loadu_si256(kq);
+    for (int j = 0; j < m; j++) b[j] = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_load_si128(sg + j)), k0);
+    for (int r = 1; r < 10; r++) {
+        __m256i kr = _mm256_loadu_si256(kq + r);
+        for (int j = 0; j < m; j++) b[j] = _mm256_aesenc_epi128(b[j], kr);
+    }
+    __m256i k10 = _mm256_loadu_si256(kq + 10);
+    for (int j = 0; j < m; j++) b[j] = _mm256_aesenclast_epi128(b[j], k10);
+    unsigned Z = 0;   /* bits 4j .. 4j + 3: bit 0 of AES_L of parents 2j, 2j + 1, then of AES_R */
+    for (int j = 0; j < m; j += 2) {
+        __m256i u = j + 1 < m ? _mm256_unpacklo_epi64(b[j], b[j + 1]) : b[j];
+        unsigned z = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(u, 63)));
+        Z |= (j + 1 < m ? z : z & 5u) << (2 * j);   /* a last lone parent: its high words dropped */
+    }
+    /* per parent (its order): H = bit 0 of s.hi, T = t_s; child c's bit = AES_c ^ H ^ (T & t_CW^c) */
+    unsigned T = (unsigned)_pext_u32(X, 0x55555555u), H = (unsigned)_pext_u32(X, 0xAAAAAAAAu);
+    unsigned Lb = (unsigned)_pext_u32(Z, 0x33333333u) ^ H ^ (T & mL);
+    unsigned Rb = (unsigned)_pext_u32(Z, 0xCCCCCCCCu) ^ H ^ (T & mR);
+    return (unsigned)_pdep_u32(Lb, 0x55555555u) | (unsigned)_pdep_u32(Rb, 0xAAAAAAAAu);
+}
+
+TGT_X4V static inline __attribute__((always_inline)) unsigned
+lb_group(const blk *par, const int m, const __m256i *k, unsigned mL, unsigned mR)
+{
+    __m256i xs[(LB_W + 1) / 2];
+    for (int j = 0; 2 * j < m; j++)
+        xs[j] = 2 * j + 1 < m ? _mm256_loadu_si256((const __m256i *)(par + 2 * j))
+                              : _mm256_inserti128_si256(_mm256_setzero_si256(),
+                                                        _mm_loadu_si128((const __m128i *)(par + 2 * j)), 0);
+    return lb_core(xs, m, k, mL, mR);
+}
+
+/* The last two levels fused and pipelined: stage 1 expands LB_W / 2
+ * grandparents as expand_v256 does (one register per grandparent: its two
+ * children, the parents, corrected with cwv = level L - 1's correction
+ * words) into registers xs (lb_core's input: the parents' level is never
+ * stored); stage 2 is lb_core on the previous group's xs, its rounds
+ * interleaved with stage 1's (12 chains in flight). */
+enum { S1 = LB_W / 2 };
+
+TGT_X4V static inline __attribute__((always_inline)) void
+lb_s1_pre(const blk *gp, __m256i *sgv, __m256i *tmv)
+{
+    const __m256i one = _mm256_set_epi64x(0, 1, 0, 1), hm = _mm256_set_epi64x(-1, 0, -1, 0);
+    for (int j = 0; j < S1 / 2; j++) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(gp + 2 * j));
+        __m256i s = _mm256_andnot_si256(one, x);
+        sgv[j] = _mm256_xor_si256(_mm256_shuffle_epi32(s, 0x4E), _mm256_and_si256(s, hm));
+        tmv[j] = _mm256_shuffle_epi32(_mm256_sub_epi64(_mm256_setzero_si256(), _mm256_and_si256(x, one)), 0x44);
+    }
+}
+
+/* stage 2 on xs (its bits returned) and, if do1, stage 1 of gp into xn */
+TGT_X4V static inline __attribute__((always_inline)) unsigned
+lb_step(const __m256i *xs, const int do1, const blk *gp, __m256i *xn, const __m256i *k, __m256i cwv, unsigned mL,
+        unsigned mR)
+{
+    const __m256i one = _mm256_set_epi64x(0, 1, 0, 1), hm = _mm256_set_epi64x(-1, 0, -1, 0);
+    __m256i sgv[LB_W / 2], sgv1[S1 / 2], tmv1[S1 / 2];
+    unsigned X = 0;
+    for (int j = 0; j < LB_W / 2; j++) {
+        __m256i x = xs[j];
+        X |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(x, 63))) << (4 * j);
+        x = _mm256_andnot_si256(one, x);
+        sgv[j] = _mm256_xor_si256(_mm256_shuffle_epi32(x, 0x4E), _mm256_and_si256(x, hm));
+    }
+    if (do1) lb_s1_pre(gp, sgv1, tmv1);
+    const __m128i *sg = (const __m128i *)sgv, *sg1 = (const __m128i *)sgv1, *tm1 = (const __m128i *)tmv1;
+    const __m256i *kq = k;
+    __asm__("" : "+r"(sg), "+r"(sg1), "+r"(tm1), "+r"(kq));
+    __m256i b[LB_W], c[S1];
+    __m256i k0 = _mm256_loadu_si256(kq);
+    for (int j = 0; j < LB_W; j++) b[j] = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_load_si128(sg + j)), k0);
+    if (do1)
+        for (int j = 0; j < S1; j++)
+            c[j] = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_load_si128(sg1 + j)), k0);
+    for (int r = 1; r < 10; r++) {
+        __m256i kr = _mm256_loadu_si256(kq + r);
+        for (int j = 0; j < LB_W; j++) b[j] = _mm256_aesenc_epi128(b[j], kr);
+        if (do1)
+            for (int j = 0; j < S1; j++) c[j] = _mm256_aesenc_epi128(c[j], kr);
+    }
+    __m256i k10 = _mm256_loadu_si256(kq + 10);
+    for (int j = 0; j < LB_W; j++) b[j] = _mm256_aesenclast_epi128(b[j], k10);
+    if (do1)
+        for (int j = 0; j < S1; j++) {
+            __m256i h = _mm256_aesenclast_epi128(
+                c[j], _mm256_xor_si256(k10, _mm256_broadcastsi128_si256(_mm_load_si128(sg1 + j))));
+            xn[j] = _mm256_xor_si256(h, _mm256_and_si256(_mm256_broadcastsi128_si256(_mm_load_si128(tm1 + j)), cwv));
+        }
+    unsigned Z = 0;
+    for (int j = 0; j < LB_W; j += 2) {
+        __m256i u = _mm256_unpacklo_epi64(b[j], b[j + 1]);
+        Z |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(u, 63))) << (2 * j);
+    }
+    unsigned T = (unsigned)_pext_u32(X, 0x55555555u), H = (unsigned)_pext_u32(X, 0xAAAAAAAAu);
+    unsigned Lb = (unsigned)_pext_u32(Z, 0x33333333u) ^ H ^ (T & mL);
+    unsigned Rb = (unsigned)_pext_u32(Z, 0xCCCCCCCCu) ^ H ^ (T & mR);
+    return (unsigned)_pdep_u32(Lb, 0x55555555u) | (unsigned)_pdep_u32(Rb, 0xAAAAAAAAu);
+}
+
+/* ORs the 2 LB_W bits v in at bit position pos (public) */
+static inline void lb_put(uint64_t *bits, size_t pos, uint64_t v)
+{
+    unsigned sh = (unsigned)(pos & 63);
+    bits[pos >> 6] |= v << sh;
+    if (sh + 2 * LB_W > 64) bits[(pos >> 6) + 1] |= v >> (64 - sh);
+}
+
+/* bits past the first n cleared */
+static inline void lb_clear(uint64_t *bits, size_t nw, size_t n)
+{
+    if (n & 63) bits[n >> 6] &= ((uint64_t)1 << (n & 63)) - 1;
+    for (size_t w = (n + 63) >> 6; w < nw; w++) bits[w] = 0;
+}
+
+/* bits (nw words): bit i = control bit of leaf i, the children of parents
+ * par[0 .. np) in order, i < n <= 2 np; the rest cleared.  cw: the leaf
+ * level's correction words (cw[0] left, cw[1] right) */
+TGT_X4V static void leaf_bits_v256(uint64_t *bits, size_t nw, const blk *par, size_t np, size_t n, const blk cw[2])
+{
+    __m256i k[11];
+    for (int r = 0; r < 11; r++)
+        k[r] = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)secea__dpf_rk[DPF_KR] + r),
+                                _mm_loadu_si128((const __m128i *)secea__dpf_rk[DPF_KL] + r));
+    unsigned cwl = 0u - ((unsigned)cw[0].lo & 1u), cwr = 0u - ((unsigned)cw[1].lo & 1u);   /* masks */
+    memset(bits, 0, 8 * nw);
+    size_t i = 0;
+    for (; i + LB_W <= np; i += LB_W) lb_put(bits, 2 * i, lb_group(par + i, LB_W, k, cwl, cwr));
+    if (i < np) lb_put(bits, 2 * i, lb_group(par + i, (int)(np - i), k, cwl, cwr));
+    lb_clear(bits, nw, n);
+}
+
+/* The same from the grandparents gp[] (level L - 2, gp[0] the grandparent
+ * of leaf 0; as many as n leaves need), the parents' correction words cw1,
+ * the leaves' cw.  Whole groups of LB_W / 2 grandparents in lb_group2; the
+ * rest expanded into tmp (LB_W blocks) and hashed by lb_group. */
+TGT_X4V static void leaf_bits2_v256(uint64_t *bits, size_t nw, const blk *gp, size_t n, const blk cw1[2],
+                                    const blk cw[2], const secea__dpf_impl *im, blk *tmp)
+{
+    __m256i k[11];
+    for (int r = 0; r < 11; r++)
+        k[r] = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)secea__dpf_rk[DPF_KR] + r),
+                                _mm_loadu_si128((const __m128i *)secea__dpf_rk[DPF_KL] + r));
+    unsigned cwl = 0u - ((unsigned)cw[0].lo & 1u), cwr = 0u - ((unsigned)cw[1].lo & 1u);   /* masks */
+    const __m256i cwv = _mm256_loadu_si256((const __m256i *)cw1);
+    memset(bits, 0, 8 * nw);
+    size_t np = (n + 1) / 2;   /* parents */
+    size_t i = 0;
+    if (np >= LB_W) {
+        __m256i xs[S1], xn[S1];
+        im->expand((blk *)xs, gp, S1, cw1);   /* the first group's parents */
+        for (; i + 2 * LB_W <= np; i += LB_W) {
+            lb_put(bits, 2 * i, lb_step(xs, 1, gp + (i + LB_W) / 2, xn, k, cwv, cwl, cwr));
+            memcpy(xs, xn, sizeof xs);
+        }
+        lb_put(bits, 2 * i, lb_step(xs, 0, gp, xn, k, cwv, cwl, cwr));
+        i += LB_W;
+    }
+    if (i < np) {
+        size_t g = (np - i + 1) / 2;
+        im->expand(tmp, gp + i / 2, g, cw1);
+        lb_put(bits, 2 * i, lb_group(tmp, (int)(np - i), k, cwl, cwr));
+    }
+    lb_clear(bits, nw, n);
+}
+
 
 /* Y[w] ^= XOR_{j < nb} combo_j[ix_j[w]] for w < W (a multiple of X4_UN),
  * the nb (a constant) combination tables at comb + 256 j.  X4_UN outputs
@@ -190,6 +404,8 @@ static int x4_unit(void *vctx, size_t unit, void *scratch)
     blk *mtmp = (blk *)p;                             p += 16 * (size_t)MULTI_TMP;
     uint64_t *bits = (uint64_t *)p;                   p += 8 * nw * MULTI_KEYS;
     memset(Y, 0, 32 * W);
+    const int fused = im == &secea__dpf_impl_vaes256 && secea__kernels_now()->cpu.bmi2 &&
+                      __atomic_load_n(&xor4r_walk, __ATOMIC_RELAXED);
     walk_t w[MULTI_KEYS];
     for (uint64_t q = lo >> b; q <= (hi - 1) >> b; q++) {
         uint64_t a = q << b, z = (q + 1) << b;
@@ -208,6 +424,23 @@ static int x4_unit(void *vctx, size_t unit, void *scratch)
             size_t nm = 0;
             unsigned dm = secea__dpf_descend_multi(im, trees, nk, start, q, w[0].D, L, slo, shi, mout, &am, &nm,
                                                    mtmp);
+            /* the leaf range starts at the subtree's first leaf (slo even): parents slo / 2 .. */
+            if (fused && dm + 1 < L) {   /* L >= 2: b >= 2, slo a multiple of 4 */
+                uint64_t glo = slo >> 2, ghi = (shi - 1) >> 2;
+                for (size_t k = 0; k < nk; k++) {
+                    const blk *gp = secea__dpf_descend(im, &trees[k], mout + k * MULTI_OUT, am, dm, L - 2, glo,
+                                                       ghi + 1, sA, sB);
+                    leaf_bits2_v256(bits + k * nw, nw, gp, nrows, trees[k].cw[L - 2], trees[k].cw[L - 1], im,
+                                    mtmp);
+                }
+            } else if (fused && dm < L) {
+                uint64_t plo = slo >> 1, phi = (shi - 1) >> 1;
+                for (size_t k = 0; k < nk; k++) {
+                    const blk *par = secea__dpf_descend(im, &trees[k], mout + k * MULTI_OUT, am, dm, L - 1, plo,
+                                                        phi + 1, sA, sB);
+                    leaf_bits_v256(bits + k * nw, nw, par, (size_t)(phi - plo + 1), nrows, trees[k].cw[L - 1]);
+                }
+            } else
             for (size_t k = 0; k < nk; k++) {
                 const blk *leaves = secea__dpf_descend(im, &trees[k], mout + k * MULTI_OUT, am, dm, L, slo, shi,
                                                        sA, sB);

@@ -376,6 +376,13 @@ int secea_dpf_set_interleave(int on);
  * outside 0..2 are clamped.  The same outputs bit for bit.  Process-wide;
  * returns the previous mode. */
 int secea_dpf_set_xor4r(int mode);
+/* The Four-Russians kernel's leaf level under the "vaes256" DPF variant:
+ * 1 (the default) hashes the last tree level straight into the control
+ * bits the product consumes (no leaf stored), 0 the reference twin (the
+ * variant's expand, then a gather of the leaves' bits).  The same outputs
+ * bit for bit; other variants always take the twin.  Process-wide; returns
+ * the previous setting (0 or 1). */
+int secea_dpf_set_xor4r_walk(int fused);
 /* The fixed-key hash H_which (0 = left, 1 = right, 2 = convert) on
  * nblocks 16-byte blocks (known answers against the Python twin). */
 void secea_dpf_hash(uint8_t *out, const uint8_t *in, size_t nblocks, int which);
