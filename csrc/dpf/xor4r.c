@@ -59,6 +59,7 @@ int secea_dpf_set_xor4r(int mode)
 #define X4_UN 8          /* outputs per step (W = 64 d is a multiple of 64) */
 #define X4_MIN 128       /* auto mode: a batch of fewer keys takes xor_avx2 (a batch costs about 110 keys of it) */
 #define X4_MAX_IDX ((size_t)256 << 20)   /* the table's index (its size) is built only up to 256 MiB */
+#define X4_MAX_D 4096    /* Y is 2 KiB per word of a row and thread: rows of at most 4,096 words (8 MiB of Y) */
 #define TGT_X4 SECEA_TARGET("avx2")
 
 size_t secea__dpf_xor4r_keys(size_t count, int mac512, uint64_t m, size_t d)
@@ -66,7 +67,7 @@ size_t secea__dpf_xor4r_keys(size_t count, int mac512, uint64_t m, size_t d)
     int mode = __atomic_load_n(&xor4r_mode, __ATOMIC_RELAXED);
     const secea__kernels *kn = secea__kernels_now();
     if (mode == 0 || !secea__dpf_interleave() || kn->portable || !kn->cpu.avx2) return 0;
-    if (d == 0 || (m + 7) / 8 > X4_MAX_IDX / 64 / d) return 0;
+    if (d == 0 || d > X4_MAX_D || (m + 7) / 8 > X4_MAX_IDX / 64 / d) return 0;
     if (mode == 2) return count;
     if (mac512) return 0;
     return count % X4_KEYS >= X4_MIN ? count : count - count % X4_KEYS;
@@ -499,7 +500,7 @@ int secea__dpf_xor4r_rows(const secea_dpf_shape *shape, uint64_t *out, const uin
     size_t nbat = (count + X4_KEYS - 1) / X4_KEYS;
     c.parts = secea__dpf_choose_parts(nbat, threads, m);
     size_t G = (size_t)((m + 7) / 8);
-    if (d == 0 || G > X4_MAX_IDX / 64 / d) return SECEA_EINVAL;   /* callers ask secea__dpf_xor4r_keys first */
+    if (d == 0 || d > X4_MAX_D || G > X4_MAX_IDX / 64 / d) return SECEA_EINVAL;   /* callers ask secea__dpf_xor4r_keys first */
     uint8_t *idx = malloc(G * c.W);
     if (!idx) return SECEA_ENOMEM;
     build_idx(idx, table, m, d);
