@@ -208,9 +208,10 @@ class Roster:
             raise ValueError("roster: two parties share a public key")
         if not self.entries:
             raise ValueError("roster: no parties")
-        self._by_role: dict[str, tuple[str, ...]] = {}
+        by_role: dict[str, list[str]] = {}
         for e in self.entries.values():
-            self._by_role[e.role] = self._by_role.get(e.role, ()) + (e.name,)
+            by_role.setdefault(e.role, []).append(e.name)
+        self._by_role = {role: tuple(names) for role, names in by_role.items()}
         self.digest = hashlib.sha256(self.to_bytes()).digest()
 
     def __len__(self) -> int:
