@@ -287,11 +287,18 @@ def _run_ray(tmp_path, weakened=False):
 
     def actors():
         if p.poll() is not None:
-            raise AssertionError(f"the command ended early ({p.returncode}): {p.stderr.read()[-2000:]}")
-        tok = _token(_descendants(p.pid))
-        # Ray's processes start in sessions of their own; its actors name themselves ray::<class>
-        found = [q for q in _marked(tok) if "ray::_RayWorker" in _cmdline(q)] if tok else []
-        return (tok, found) if len(found) >= 2 else None
+            raise AssertionError(f"the command ended early ({p.returncode}) before two Ray actors were seen; "
+                                 f"last seen: {last}\n{p.stderr.read()[-2000:]}")
+        below = _descendants(p.pid)
+        tok = _token(below)
+        # Ray's processes start in sessions of their own, beneath the command (raylet's workers) and
+        # marked with its token; either way of finding them counts (a CI run once saw neither find
+        # the actors by the mark alone); its actors name themselves ray::<class>
+        procs = set(below) | (set(_marked(tok)) if tok else set())
+        found = [q for q in procs if "ray::_RayWorker" in _cmdline(q)]
+        last[:] = [f"{q}: {_cmdline(q)[:60]!r} token={_token([q])}" for q in sorted(procs)]
+        return (tok, found) if tok and len(found) >= 2 else None
+    last: list[str] = []
     tok, _ = _wait(actors, 300, "the executor's two Ray actors")
     time.sleep(1.0)
     seen = set(_marked(tok)) | set(_descendants(p.pid))
