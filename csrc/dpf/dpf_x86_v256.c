@@ -30,6 +30,7 @@
 #if SECEA_X86
 #include <immintrin.h>
 #include <wmmintrin.h>
+#include "aes_v256.h"
 
 #define TGT_Y SECEA_TARGET("aes,sse4.1,avx2,vaes")
 #define INL inline __attribute__((always_inline))
@@ -93,12 +94,7 @@ TGT_Y static INL void y_expand_group(blk *out, const blk *in, int m, const __m25
     const __m128i *sg = (const __m128i *)sgv, *tm = (const __m128i *)tmv;
     __asm__("" : "+r"(sg), "+r"(tm));   /* broadcast from memory, not lane shuffles */
     __m256i b[YW];
-    __m256i k0 = _mm256_loadu_si256(kq);
-    for (int j = 0; j < m; j++) b[j] = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_load_si128(sg + j)), k0);
-    for (int r = 1; r < 10; r++) {
-        __m256i kr = _mm256_loadu_si256(kq + r);
-        for (int j = 0; j < m; j++) b[j] = _mm256_aesenc_epi128(b[j], kr);
-    }
+    SECEA_V256_ROUNDS9(b, sg, m, kq);
     __m256i k10 = _mm256_loadu_si256(kq + 10);
     for (int j = 0; j < m; j++) {
         __m256i h = _mm256_aesenclast_epi128(

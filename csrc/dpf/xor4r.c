@@ -53,6 +53,7 @@ int secea_dpf_set_xor4r(int mode)
 
 #if SECEA_X86
 #include <immintrin.h>
+#include "aes_v256.h"
 
 #define X4_KEYS 256      /* keys per batch: one control bit per key in a 256-bit register */
 #define X4_NB 4          /* row groups per pass over Y: 4 x 8 KiB of combinations, L1's size */
@@ -148,12 +149,7 @@ lb_core(const __m256i *xs, const int m, const __m256i *k, unsigned mL, unsigned 
     const __m256i *kq = k;
     __asm__("" : "+r"(sg), "+r"(kq));   /* broadcasts from memory; round keys as memory operands */
     __m256i b[LB_W];
-    __m256i k0 = _mm256_loadu_si256(kq);
-    for (int j = 0; j < m; j++) b[j] = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_load_si128(sg + j)), k0);
-    for (int r = 1; r < 10; r++) {
-        __m256i kr = _mm256_loadu_si256(kq + r);
-        for (int j = 0; j < m; j++) b[j] = _mm256_aesenc_epi128(b[j], kr);
-    }
+    SECEA_V256_ROUNDS9(b, sg, m, kq);
     __m256i k10 = _mm256_loadu_si256(kq + 10);
     for (int j = 0; j < m; j++) b[j] = _mm256_aesenclast_epi128(b[j], k10);
     unsigned Z = 0;   /* bits 4j .. 4j + 3: bit 0 of AES_L of parents 2j, 2j + 1, then of AES_R */
