@@ -14,6 +14,8 @@ import secea_fast
 from secea_fast import dpf
 from secea_fast._native import lib
 
+from _switches import check_reports_previous
+
 VARIANTS = ("portable", "aesni", "vaes256", "vaes", "armce")
 COUNTS = (1, 3, 8, 9, 17)
 # (log_domain, m): a 1-level tree, a partial domain, the MovieLens-1M shape's
@@ -100,10 +102,4 @@ def test_eval_full_dot_interleaved_matches_reference(variant, early, count):
 
 
 def test_interleave_switch_returns_the_previous_setting():
-    prev = lib.secea_dpf_set_interleave(0)
-    try:
-        assert lib.secea_dpf_set_interleave(5) == 0
-        assert lib.secea_dpf_set_interleave(1) == 1
-    finally:
-        lib.secea_dpf_set_interleave(prev)
-    assert prev == 1
+    check_reports_previous(lib.secea_dpf_set_interleave, 1, 0, [(5, 0), (1, 1)])

@@ -17,6 +17,8 @@ import pytest
 from secea_fast import dpf
 from secea_fast._native import lib
 
+from _switches import check_reports_previous, under
+
 COUNTS = (1, 7, 255, 256, 257, 300, 600)
 DS = (1, 3, 4, 5, 64)
 
@@ -32,12 +34,30 @@ def _rows(n):
     return (1 << n) - 3
 
 
+def _instance(seed, n, m, d, count):
+    """``count`` random rows of ``m`` (their indices), the two servers' keys
+    for them at depth ``n``, a random ``m`` x ``d`` table of words"""
+    alphas = np.random.default_rng(seed).integers(0, m, count)
+    k0, k1, _ = dpf.path_gen_batch(alphas, n)
+    table = np.frombuffer(os.urandom(8 * m * d), dtype=np.uint64).reshape(m, d)
+    return alphas, (k0, k1), table
+
+
+def _check_servers(alphas, keys, table, where, forms):
+    """Server 0 on 1 thread, server 1 on 2: ``forms(xor_rows)`` runs the
+    retrieval ``xor_rows()`` under each switch setting to compare, new
+    first; all agree bit for bit, and the servers' answers XOR to the
+    selected rows."""
+    got = []
+    for k, threads in zip(keys, (1, 2)):
+        out = forms(lambda: dpf.path_xor_rows(k, table, threads=threads))
+        assert all(o.tobytes() == out[0].tobytes() for o in out[1:]), (*where, threads)
+        got.append(out[0])
+    assert np.array_equal((got[0] ^ got[1]).reshape(len(alphas), table.shape[1]), table[alphas]), where
+
+
 def _mode(mode, fn):
-    prev = lib.secea_dpf_set_xor4r(mode)
-    try:
-        return fn()
-    finally:
-        lib.secea_dpf_set_xor4r(prev)
+    return under(lib.secea_dpf_set_xor4r, mode, fn)
 
 
 @pytest.mark.parametrize("count", COUNTS)
@@ -49,17 +69,9 @@ def test_xor4r_matches_the_masked_xor_twin(backend, count):
         d = DS[(n + count) % len(DS)]
         if count >= 300 and n < 12:
             d = min(d, 5)                # keeps the plain-C twin of the portable backend fast
-        rng = np.random.default_rng(100 * n + count)
-        alphas = rng.integers(0, m, count)
-        k0, k1, _ = dpf.path_gen_batch(alphas, n)
-        table = np.frombuffer(os.urandom(8 * m * d), dtype=np.uint64).reshape(m, d)
-        got = []
-        for keys, threads in ((k0, 1), (k1, 2)):
-            ref = _mode(0, lambda: dpf.path_xor_rows(keys, table, threads=threads))
-            new = _mode(2, lambda: dpf.path_xor_rows(keys, table, threads=threads))
-            assert new.tobytes() == ref.tobytes(), (n, m, d, threads)
-            got.append(new)
-        assert np.array_equal((got[0] ^ got[1]).reshape(count, d), table[alphas]), (n, m, d)
+        alphas, keys, table = _instance(100 * n + count, n, m, d, count)
+        _check_servers(alphas, keys, table, (n, m, d), lambda xor_rows: [
+            _mode(2, xor_rows), _mode(0, xor_rows)])
 
 
 @pytest.mark.parametrize("count", (300, 400))
@@ -69,10 +81,7 @@ def test_xor4r_auto_mode_at_the_movielens_shape_with_d_64(count):
     the kernel and a tail of 44 in the masked XOR, 400 two batches (the
     second of 144 keys) in the kernel"""
     n, m, d = 12, 3883, 64
-    rng = np.random.default_rng(count)
-    alphas = rng.integers(0, m, count)
-    k0, k1, _ = dpf.path_gen_batch(alphas, n)
-    table = np.frombuffer(os.urandom(8 * m * d), dtype=np.uint64).reshape(m, d)
+    alphas, (k0, k1), table = _instance(count, n, m, d, count)
     for keys in (k0, k1):
         ref = _mode(0, lambda: dpf.path_xor_rows(keys, table, threads=2))
         assert _mode(1, lambda: dpf.path_xor_rows(keys, table, threads=2)).tobytes() == ref.tobytes()
@@ -81,22 +90,11 @@ def test_xor4r_auto_mode_at_the_movielens_shape_with_d_64(count):
 
 
 def test_xor4r_switch_returns_the_previous_mode_and_clamps():
-    prev = lib.secea_dpf_set_xor4r(0)
-    try:
-        assert lib.secea_dpf_set_xor4r(7) == 0
-        assert lib.secea_dpf_set_xor4r(-3) == 2
-        assert lib.secea_dpf_set_xor4r(1) == 0
-    finally:
-        lib.secea_dpf_set_xor4r(prev)
-    assert prev == 1
+    check_reports_previous(lib.secea_dpf_set_xor4r, 1, 0, [(7, 0), (-3, 2), (1, 0)])
 
 
 def _walk(fused, fn):
-    prev = lib.secea_dpf_set_xor4r_walk(fused)
-    try:
-        return fn()
-    finally:
-        lib.secea_dpf_set_xor4r_walk(prev)
+    return under(lib.secea_dpf_set_xor4r_walk, fused, fn)
 
 
 @pytest.mark.parametrize("count", (1, 7, 255, 257))
@@ -112,25 +110,10 @@ def test_xor4r_fused_leaf_level_matches_its_twin(backend, count):
     for n in range(1, 14):
         m = _rows(n) - (n % 2 if n > 2 else 0)
         d = DS[(n + count) % len(DS)] if n < 12 else 3
-        rng = np.random.default_rng(1000 * n + count)
-        alphas = rng.integers(0, m, count)
-        k0, k1, _ = dpf.path_gen_batch(alphas, n)
-        table = np.frombuffer(os.urandom(8 * m * d), dtype=np.uint64).reshape(m, d)
-        got = []
-        for keys, threads in ((k0, 1), (k1, 2)):
-            twin = _walk(0, lambda: _mode(2, lambda: dpf.path_xor_rows(keys, table, threads=threads)))
-            new = _walk(1, lambda: _mode(2, lambda: dpf.path_xor_rows(keys, table, threads=threads)))
-            ref = _mode(0, lambda: dpf.path_xor_rows(keys, table, threads=threads))
-            assert new.tobytes() == twin.tobytes() == ref.tobytes(), (n, m, d, threads)
-            got.append(new)
-        assert np.array_equal((got[0] ^ got[1]).reshape(count, d), table[alphas]), (n, m, d)
+        alphas, keys, table = _instance(1000 * n + count, n, m, d, count)
+        _check_servers(alphas, keys, table, (n, m, d), lambda xor_rows: [
+            _walk(1, lambda: _mode(2, xor_rows)), _walk(0, lambda: _mode(2, xor_rows)), _mode(0, xor_rows)])
 
 
 def test_xor4r_walk_switch_returns_the_previous_setting():
-    prev = lib.secea_dpf_set_xor4r_walk(0)
-    try:
-        assert lib.secea_dpf_set_xor4r_walk(5) == 0
-        assert lib.secea_dpf_set_xor4r_walk(0) == 1
-    finally:
-        lib.secea_dpf_set_xor4r_walk(prev)
-    assert prev == 1
+    check_reports_previous(lib.secea_dpf_set_xor4r_walk, 1, 0, [(5, 0), (0, 1)])
