@@ -288,17 +288,19 @@ def _run_ray(tmp_path, weakened=False):
     def actors():
         if p.poll() is not None:
             raise AssertionError(f"the command ended early ({p.returncode}) before two Ray actors were seen; "
-                                 f"last seen: {last}\n{p.stderr.read()[-2000:]}")
+                                 f"processes seen: {sorted(seen_ever)}\n{p.stderr.read()[-2000:]}")
         below = _descendants(p.pid)
         tok = _token(below)
         # Ray's processes start in sessions of their own, beneath the command (raylet's workers) and
-        # marked with its token; either way of finding them counts (a CI run once saw neither find
-        # the actors by the mark alone); its actors name themselves ray::<class>
+        # marked with its token; either way of finding them counts; its actors name themselves
+        # ray::<class>
         procs = set(below) | (set(_marked(tok)) if tok else set())
         found = [q for q in procs if "ray::_RayWorker" in _cmdline(q)]
-        last[:] = [f"{q}: {_cmdline(q)[:60]!r} token={_token([q])}" for q in sorted(procs)]
+        anywhere = [q for q in map(int, filter(str.isdigit, os.listdir("/proc"))) if "ray::" in _cmdline(q)]
+        seen_ever.update(f"{'below' if q in below else 'elsewhere'}: {_cmdline(q)[:50]!r} "
+                         f"token={_token([q]) == tok}" for q in procs | set(anywhere))
         return (tok, found) if tok and len(found) >= 2 else None
-    last: list[str] = []
+    seen_ever: set[str] = set()
     tok, _ = _wait(actors, 300, "the executor's two Ray actors")
     time.sleep(1.0)
     seen = set(_marked(tok)) | set(_descendants(p.pid))
