@@ -32,11 +32,24 @@ def _alive(pid: int) -> bool:
 
 
 def _descendants(pid: int) -> list[int]:
-    import psutil
-    try:
-        return [c.pid for c in psutil.Process(pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return []
+    """Every process beneath ``pid``, from one reading of the parent links
+    in /proc (nothing checked or cached between calls, as psutil's process
+    objects are)."""
+    kids: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            kids.setdefault(ppid, []).append(int(name))
+    out, todo = [], [pid]
+    while todo:
+        for c in kids.get(todo.pop(), ()):
+            out.append(c)
+            todo.append(c)
+    return out
 
 
 def _cmdline(pid: int) -> str:
@@ -277,18 +290,43 @@ _RAY_HANDLERS = textwrap.dedent("""
 def _run_ray(tmp_path, weakened=False):
     """``secea-fast run --executor ray`` on the default workload, once its
     Ray cluster and both actors are up: (process, token, every process seen,
-    the directory of Ray's session files)."""
+    the directory of Ray's session files, a function that waits for the
+    command's end and returns its stderr).
+
+    The executor is made before the command's first stage line and waits
+    for every actor to answer, so that line on stderr says the actors are
+    up; only then are the processes looked for (each read of /proc only
+    at that point, so a slow poll cannot outlast the command's round)."""
     import re
+    import threading
     env = _env(tmp_path / "tmp")
     argv = ["run", "--executor", "ray", "--processes", "2"]
     head = [sys.executable, "-c", _RAY_HANDLERS] if weakened else [sys.executable, "-m", "secea_fast"]
-    p = subprocess.Popen([*head, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    p = subprocess.Popen([*head, *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
+    lines: list[str] = []
+    ready = threading.Event()
+
+    def read():
+        for line in p.stderr:
+            lines.append(line)
+            if "run secea: generate the workload" in line:
+                ready.set()
+        ready.set()
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+
+    def err(timeout=120.0) -> str:
+        p.wait(timeout=timeout)
+        reader.join(timeout=30)
+        return "".join(lines)
+
+    seen_ever: set[str] = set()
 
     def actors():
         if p.poll() is not None:
             raise AssertionError(f"the command ended early ({p.returncode}) before two Ray actors were seen; "
-                                 f"processes seen: {sorted(seen_ever)}\n{p.stderr.read()[-2000:]}")
+                                 f"processes seen: {sorted(seen_ever)}\n{err()[-2000:]}")
         below = _descendants(p.pid)
         tok = _token(below)
         # Ray's processes start in sessions of their own, beneath the command (raylet's workers) and
@@ -296,27 +334,26 @@ def _run_ray(tmp_path, weakened=False):
         # ray::<class>
         procs = set(below) | (set(_marked(tok)) if tok else set())
         found = [q for q in procs if "ray::_RayWorker" in _cmdline(q)]
-        anywhere = [q for q in map(int, filter(str.isdigit, os.listdir("/proc"))) if "ray::" in _cmdline(q)]
-        seen_ever.update(f"{'below' if q in below else 'elsewhere'}: {_cmdline(q)[:50]!r} "
-                         f"token={_token([q]) == tok}" for q in procs | set(anywhere))
+        seen_ever.update(f"{'below' if q in below else 'marked'}: {_cmdline(q)[:50]!r} "
+                         f"token={_token([q]) == tok}" for q in procs)
         return (tok, found) if tok and len(found) >= 2 else None
-    seen_ever: set[str] = set()
-    tok, _ = _wait(actors, 300, "the executor's two Ray actors")
-    time.sleep(1.0)
+    if not ready.wait(300):
+        raise AssertionError(f"no stage line after 300 s: {''.join(lines)[-2000:]}")
+    tok, _ = _wait(actors, 30, "the executor's two Ray actors")
     seen = set(_marked(tok)) | set(_descendants(p.pid))
     dirs = {m.group(1) for q in seen for m in [re.search(r"(/\S*?secea-ray-[^/\s]+)", _cmdline(q))] if m}
     assert len(dirs) == 1, dirs            # Ray's session files in a directory of the command's own
-    return p, tok, seen, Path(dirs.pop())
+    return p, tok, seen, Path(dirs.pop()), err
 
 
 @pytest.mark.slow     # a Ray cluster on 2 shared cores (30-120 s)
 def test_run_on_ray_ends_its_cluster_and_removes_its_files_on_sigterm(tmp_path):
     pytest.importorskip("ray")
-    p, tok, seen, ray_dir = _run_ray(tmp_path)
+    p, tok, seen, ray_dir, stderr = _run_ray(tmp_path)
     try:
         assert any("raylet" in _cmdline(q) for q in seen) and ray_dir.is_dir()
         os.kill(p.pid, signal.SIGTERM)
-        _, err = p.communicate(timeout=120)
+        err = stderr()
         assert p.returncode == 128 + signal.SIGTERM, err[-2000:]
         assert "Traceback" not in err and "stopped by SIGTERM" in err.strip().splitlines()[-1], err[-2000:]
         assert _gone(seen, 15) == []
@@ -336,10 +373,10 @@ def test_weakened_control_ray_keeping_its_sigterm_handler_skips_every_cleanup(tm
     which sees a killed command, is left to clean up): the test above has
     power."""
     pytest.importorskip("ray")
-    p, tok, seen, ray_dir = _run_ray(tmp_path, weakened=True)
+    p, tok, seen, ray_dir, stderr = _run_ray(tmp_path, weakened=True)
     try:
         os.kill(p.pid, signal.SIGTERM)
-        _, err = p.communicate(timeout=120)
+        err = stderr()
         assert p.returncode != 128 + signal.SIGTERM and "stopped by SIGTERM" not in err, err[-2000:]
         assert "SIGTERM received" in err                  # Ray's handler, not the command's
     finally:
