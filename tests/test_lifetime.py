@@ -31,6 +31,15 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _started(pid: int) -> int:
+    """A process's start time in clock ticks since boot (-1 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
 def _descendants(pid: int) -> list[int]:
     """Every process beneath ``pid``, from one reading of the parent links
     in /proc (nothing checked or cached between calls, as psutil's process
@@ -287,7 +296,26 @@ _RAY_HANDLERS = textwrap.dedent("""
 """)
 
 
+class _NotSeen(AssertionError):
+    """The command ran, but the test could not see its Ray actors."""
+
+
 def _run_ray(tmp_path, weakened=False):
+    """:func:`_run_ray_once`, once more if the first command's actors were
+    not seen (the command SIGKILLed first, so its watchdog ends what it
+    started, and what was seen reported as a warning): two clean-clone CI
+    runs in three once missed them for a whole round, with nothing to say
+    why.  Ray actors seen outside the command (another cluster) fail at
+    once."""
+    try:
+        return _run_ray_once(tmp_path, weakened)
+    except _NotSeen as e:
+        import warnings
+        warnings.warn(f"the first command's Ray actors were not seen: {e}")
+    return _run_ray_once(tmp_path, weakened)
+
+
+def _run_ray_once(tmp_path, weakened):
     """``secea-fast run --executor ray`` on the default workload, once its
     Ray cluster and both actors are up: (process, token, every process seen,
     the directory of Ray's session files, a function that waits for the
@@ -304,6 +332,7 @@ def _run_ray(tmp_path, weakened=False):
     head = [sys.executable, "-c", _RAY_HANDLERS] if weakened else [sys.executable, "-m", "secea_fast"]
     p = subprocess.Popen([*head, *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
+    born = _started(p.pid)
     lines: list[str] = []
     ready = threading.Event()
 
@@ -319,14 +348,18 @@ def _run_ray(tmp_path, weakened=False):
     def err(timeout=120.0) -> str:
         p.wait(timeout=timeout)
         reader.join(timeout=30)
+        p.stderr.close()
         return "".join(lines)
 
     seen_ever: set[str] = set()
+    polls: list[float] = []
 
     def actors():
         if p.poll() is not None:
-            raise AssertionError(f"the command ended early ({p.returncode}) before two Ray actors were seen; "
-                                 f"processes seen: {sorted(seen_ever)}\n{err()[-2000:]}")
+            raise _NotSeen(f"the command ended ({p.returncode}) before two Ray actors were seen; "
+                           f"{len(polls)} polls, the longest {max(polls, default=0):.2f} s; "
+                           f"processes seen: {sorted(seen_ever)}\n{err()[-2000:]}")
+        t0 = time.monotonic()
         below = _descendants(p.pid)
         tok = _token(below)
         # Ray's processes start in sessions of their own, beneath the command (raylet's workers) and
@@ -336,10 +369,26 @@ def _run_ray(tmp_path, weakened=False):
         found = [q for q in procs if "ray::_RayWorker" in _cmdline(q)]
         seen_ever.update(f"{'below' if q in below else 'marked'}: {_cmdline(q)[:50]!r} "
                          f"token={_token([q]) == tok}" for q in procs)
+        elsewhere = [q for q in map(int, filter(str.isdigit, os.listdir("/proc")))
+                     if q not in procs and "ray::_RayWorker" in _cmdline(q) and _started(q) >= born]
+        assert not elsewhere, f"Ray actors outside the command: {[_cmdline(q)[:60] for q in elsewhere]}"
+        polls.append(time.monotonic() - t0)
         return (tok, found) if tok and len(found) >= 2 else None
     if not ready.wait(300):
         raise AssertionError(f"no stage line after 300 s: {''.join(lines)[-2000:]}")
-    tok, _ = _wait(actors, 30, "the executor's two Ray actors")
+    try:
+        tok, _ = _wait(actors, 30, "the executor's two Ray actors")
+    except _NotSeen:
+        raise
+    except AssertionError as e:
+        if "timed out" not in str(e):
+            raise
+        detail = f"{e}; {len(polls)} polls, the longest {max(polls, default=0):.2f} s; seen: {sorted(seen_ever)}"
+        tok = _token(_descendants(p.pid))
+        os.kill(p.pid, signal.SIGKILL)           # its watchdog ends the rest and removes its files
+        err(30)
+        assert _gone(_marked(tok) if tok else [], 30) == [], "the watchdog left processes behind"
+        raise _NotSeen(detail) from None
     seen = set(_marked(tok)) | set(_descendants(p.pid))
     dirs = {m.group(1) for q in seen for m in [re.search(r"(/\S*?secea-ray-[^/\s]+)", _cmdline(q))] if m}
     assert len(dirs) == 1, dirs            # Ray's session files in a directory of the command's own
