@@ -107,7 +107,7 @@ TGT_Y static INL void y_expand_group(blk *out, const blk *in, int m, const __m25
 TGT_Y static void expand_v256(blk *out, const blk *in, size_t n, const blk cw[2])
 {
     __m256i k[11];
-    for (int r = 0; r < 11; r++) k[r] = _mm256_set_m128i(y_rk(DPF_KR, r), y_rk(DPF_KL, r));
+    secea__v256_keys_lr(k);
     const __m256i cwv = _mm256_loadu_si256((const __m256i *)cw);      /* lanes cw[0] (left), cw[1] (right) */
     for (; n >= YW; n -= YW, in += YW, out += 2 * YW) y_expand_group(out, in, YW, k, cwv);
     if (n) y_expand_group(out, in, (int)n, k, cwv);

@@ -131,20 +131,42 @@ TGT_X4 static void leaf_bits(uint64_t *bits, size_t nw, const blk *leaves, size_
 #define TGT_X4V SECEA_TARGET("aes,sse4.1,avx2,vaes,bmi2")
 #define LB_W 8   /* parents (registers) per group */
 
-/* bit 2i + c = control bit of child c of parents par[i], i < m <= LB_W */
-/* the parents in registers: xs[j] = parents 2j, 2j + 1 (a lone last one in the low lane, the high lane zero) */
-TGT_X4V static inline __attribute__((always_inline)) unsigned
-lb_core(const __m256i *xs, const int m, const __m256i *k, unsigned mL, unsigned mR)
+/* the parents in registers xs[j] (parents 2j, 2j + 1), m of them: sgv[j]
+ * = their sigma(s) with t cleared; returns X, bits 4j .. 4j + 3: t, hi bit
+ * 0 of parent 2j, then of 2j + 1 */
+TGT_X4V static inline __attribute__((always_inline)) unsigned lb_sigma(const __m256i *xs, const int m, __m256i *sgv)
 {
     const __m256i one = _mm256_set_epi64x(0, 1, 0, 1), hm = _mm256_set_epi64x(-1, 0, -1, 0);
-    __m256i sgv[(LB_W + 1) / 2];
-    unsigned X = 0;   /* bits 4j .. 4j + 3: t, hi bit 0 of parent 2j, then of 2j + 1 */
+    unsigned X = 0;
     for (int j = 0; 2 * j < m; j++) {
         __m256i x = xs[j];
         X |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(x, 63))) << (4 * j);
         x = _mm256_andnot_si256(one, x);
         sgv[j] = _mm256_xor_si256(_mm256_shuffle_epi32(x, 0x4E), _mm256_and_si256(x, hm));   /* sigma */
     }
+    return X;
+}
+
+/* the children's control bits (bit 2i + c: child c of parent i) from X
+ * (lb_sigma) and Z, bits 4j .. 4j + 3: bit 0 of AES_L of parents 2j,
+ * 2j + 1, then of AES_R.  Per parent: H = bit 0 of s.hi, T = t_s; child
+ * c's bit = AES_c ^ H ^ (T & t_CW^c), mL and mR the masks of t_CW^c */
+TGT_X4V static inline __attribute__((always_inline)) unsigned lb_children(unsigned X, unsigned Z, unsigned mL,
+                                                                          unsigned mR)
+{
+    unsigned T = (unsigned)_pext_u32(X, 0x55555555u), H = (unsigned)_pext_u32(X, 0xAAAAAAAAu);
+    unsigned Lb = (unsigned)_pext_u32(Z, 0x33333333u) ^ H ^ (T & mL);
+    unsigned Rb = (unsigned)_pext_u32(Z, 0xCCCCCCCCu) ^ H ^ (T & mR);
+    return (unsigned)_pdep_u32(Lb, 0x55555555u) | (unsigned)_pdep_u32(Rb, 0xAAAAAAAAu);
+}
+
+/* bit 2i + c = control bit of child c of parents par[i], i < m <= LB_W */
+/* the parents in registers: xs[j] = parents 2j, 2j + 1 (a lone last one in the low lane, the high lane zero) */
+TGT_X4V static inline __attribute__((always_inline)) unsigned
+lb_core(const __m256i *xs, const int m, const __m256i *k, unsigned mL, unsigned mR)
+{
+    __m256i sgv[(LB_W + 1) / 2];
+    unsigned X = lb_sigma(xs, m, sgv);
     const __m128i *sg = (const __m128i *)sgv;
     const __m256i *kq = k;
     __asm__("" : "+r"(sg), "+r"(kq));   /* broadcasts from memory; round keys as memory operands */
@@ -158,11 +180,7 @@ lb_core(const __m256i *xs, const int m, const __m256i *k, unsigned mL, unsigned 
         unsigned z = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(u, 63)));
         Z |= (j + 1 < m ? z : z & 5u) << (2 * j);   /* a last lone parent: its high words dropped */
     }
-    /* per parent (its order): H = bit 0 of s.hi, T = t_s; child c's bit = AES_c ^ H ^ (T & t_CW^c) */
-    unsigned T = (unsigned)_pext_u32(X, 0x55555555u), H = (unsigned)_pext_u32(X, 0xAAAAAAAAu);
-    unsigned Lb = (unsigned)_pext_u32(Z, 0x33333333u) ^ H ^ (T & mL);
-    unsigned Rb = (unsigned)_pext_u32(Z, 0xCCCCCCCCu) ^ H ^ (T & mR);
-    return (unsigned)_pdep_u32(Lb, 0x55555555u) | (unsigned)_pdep_u32(Rb, 0xAAAAAAAAu);
+    return lb_children(X, Z, mL, mR);
 }
 
 TGT_X4V static inline __attribute__((always_inline)) unsigned
@@ -201,15 +219,8 @@ TGT_X4V static inline __attribute__((always_inline)) unsigned
 lb_step(const __m256i *xs, const int do1, const blk *gp, __m256i *xn, const __m256i *k, __m256i cwv, unsigned mL,
         unsigned mR)
 {
-    const __m256i one = _mm256_set_epi64x(0, 1, 0, 1), hm = _mm256_set_epi64x(-1, 0, -1, 0);
     __m256i sgv[LB_W / 2], sgv1[S1 / 2], tmv1[S1 / 2];
-    unsigned X = 0;
-    for (int j = 0; j < LB_W / 2; j++) {
-        __m256i x = xs[j];
-        X |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(x, 63))) << (4 * j);
-        x = _mm256_andnot_si256(one, x);
-        sgv[j] = _mm256_xor_si256(_mm256_shuffle_epi32(x, 0x4E), _mm256_and_si256(x, hm));
-    }
+    unsigned X = lb_sigma(xs, LB_W, sgv);
     if (do1) lb_s1_pre(gp, sgv1, tmv1);
     const __m128i *sg = (const __m128i *)sgv, *sg1 = (const __m128i *)sgv1, *tm1 = (const __m128i *)tmv1;
     const __m256i *kq = k;
@@ -239,10 +250,7 @@ lb_step(const __m256i *xs, const int do1, const blk *gp, __m256i *xn, const __m2
         __m256i u = _mm256_unpacklo_epi64(b[j], b[j + 1]);
         Z |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(u, 63))) << (2 * j);
     }
-    unsigned T = (unsigned)_pext_u32(X, 0x55555555u), H = (unsigned)_pext_u32(X, 0xAAAAAAAAu);
-    unsigned Lb = (unsigned)_pext_u32(Z, 0x33333333u) ^ H ^ (T & mL);
-    unsigned Rb = (unsigned)_pext_u32(Z, 0xCCCCCCCCu) ^ H ^ (T & mR);
-    return (unsigned)_pdep_u32(Lb, 0x55555555u) | (unsigned)_pdep_u32(Rb, 0xAAAAAAAAu);
+    return lb_children(X, Z, mL, mR);
 }
 
 /* ORs the 2 LB_W bits v in at bit position pos (public) */
@@ -266,9 +274,7 @@ static inline void lb_clear(uint64_t *bits, size_t nw, size_t n)
 TGT_X4V static void leaf_bits_v256(uint64_t *bits, size_t nw, const blk *par, size_t np, size_t n, const blk cw[2])
 {
     __m256i k[11];
-    for (int r = 0; r < 11; r++)
-        k[r] = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)secea__dpf_rk[DPF_KR] + r),
-                                _mm_loadu_si128((const __m128i *)secea__dpf_rk[DPF_KL] + r));
+    secea__v256_keys_lr(k);
     unsigned cwl = 0u - ((unsigned)cw[0].lo & 1u), cwr = 0u - ((unsigned)cw[1].lo & 1u);   /* masks */
     memset(bits, 0, 8 * nw);
     size_t i = 0;
@@ -285,9 +291,7 @@ TGT_X4V static void leaf_bits2_v256(uint64_t *bits, size_t nw, const blk *gp, si
                                     const blk cw[2], const secea__dpf_impl *im, blk *tmp)
 {
     __m256i k[11];
-    for (int r = 0; r < 11; r++)
-        k[r] = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)secea__dpf_rk[DPF_KR] + r),
-                                _mm_loadu_si128((const __m128i *)secea__dpf_rk[DPF_KL] + r));
+    secea__v256_keys_lr(k);
     unsigned cwl = 0u - ((unsigned)cw[0].lo & 1u), cwr = 0u - ((unsigned)cw[1].lo & 1u);   /* masks */
     const __m256i cwv = _mm256_loadu_si256((const __m256i *)cw1);
     memset(bits, 0, 8 * nw);
