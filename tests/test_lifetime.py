@@ -23,21 +23,25 @@ ROOT = Path(__file__).resolve().parents[1]
 SIGNALS = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP]
 
 
-def _alive(pid: int) -> bool:
+def _stat(pid) -> list[bytes]:
+    """The fields of /proc/<pid>/stat after the command name (state, ppid,
+    ...; field k of proc(5) at k - 3), [] if the process is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+            return f.read().rsplit(b")", 1)[1].split()
     except OSError:
-        return False
+        return []
+
+
+def _alive(pid: int) -> bool:
+    st = _stat(pid)
+    return bool(st) and st[0] != b"Z"
 
 
 def _started(pid: int) -> int:
     """A process's start time in clock ticks since boot (-1 if it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return -1
+    st = _stat(pid)
+    return int(st[19]) if st else -1
 
 
 def _descendants(pid: int) -> list[int]:
@@ -46,13 +50,9 @@ def _descendants(pid: int) -> list[int]:
     objects are)."""
     kids: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            kids.setdefault(ppid, []).append(int(name))
+        st = _stat(name) if name.isdigit() else []
+        if st:
+            kids.setdefault(int(st[1]), []).append(int(name))
     out, todo = [], [pid]
     while todo:
         for c in kids.get(todo.pop(), ()):
@@ -99,6 +99,10 @@ def _env(tmp: Path) -> dict:
     return env
 
 
+class _TimedOut(AssertionError):
+    pass
+
+
 def _wait(cond, timeout: float, what: str):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -106,7 +110,7 @@ def _wait(cond, timeout: float, what: str):
         if got:
             return got
         time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+    raise _TimedOut(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def _gone(pids, timeout: float = 15.0) -> list[int]:
@@ -303,9 +307,9 @@ class _NotSeen(AssertionError):
 def _run_ray(tmp_path, weakened=False):
     """:func:`_run_ray_once`, once more if the first command's actors were
     not seen (the command SIGKILLed first, so its watchdog ends what it
-    started, and what was seen reported as a warning): two clean-clone CI
-    runs in three once missed them for a whole round, with nothing to say
-    why.  Ray actors seen outside the command (another cluster) fail at
+    started, and what was seen reported as a warning): two of three
+    clean-clone CI runs once missed them for a whole round, with nothing to
+    say why.  Ray actors seen outside the command (another cluster) fail at
     once."""
     try:
         return _run_ray_once(tmp_path, weakened)
@@ -354,11 +358,13 @@ def _run_ray_once(tmp_path, weakened):
     seen_ever: set[str] = set()
     polls: list[float] = []
 
+    def report() -> str:
+        return f"{len(polls)} polls, the longest {max(polls, default=0):.2f} s; processes seen: {sorted(seen_ever)}"
+
     def actors():
         if p.poll() is not None:
             raise _NotSeen(f"the command ended ({p.returncode}) before two Ray actors were seen; "
-                           f"{len(polls)} polls, the longest {max(polls, default=0):.2f} s; "
-                           f"processes seen: {sorted(seen_ever)}\n{err()[-2000:]}")
+                           f"{report()}\n{err()[-2000:]}")
         t0 = time.monotonic()
         below = _descendants(p.pid)
         tok = _token(below)
@@ -378,12 +384,8 @@ def _run_ray_once(tmp_path, weakened):
         raise AssertionError(f"no stage line after 300 s: {''.join(lines)[-2000:]}")
     try:
         tok, _ = _wait(actors, 30, "the executor's two Ray actors")
-    except _NotSeen:
-        raise
-    except AssertionError as e:
-        if "timed out" not in str(e):
-            raise
-        detail = f"{e}; {len(polls)} polls, the longest {max(polls, default=0):.2f} s; seen: {sorted(seen_ever)}"
+    except _TimedOut as e:
+        detail = f"{e}; {report()}"
         tok = _token(_descendants(p.pid))
         os.kill(p.pid, signal.SIGKILL)           # its watchdog ends the rest and removes its files
         err(30)
